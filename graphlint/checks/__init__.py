@@ -1,0 +1,1 @@
+"""Static analysis: parse → facts → link → regions → rules → report. Never imports torch."""

@@ -1,0 +1,62 @@
+"""The `graphlint` command line.
+
+Each sub-command lives beside the code it drives and registers itself here through a
+module-level ``register(subparsers)`` function. Those modules import only the standard library
+at top level, so `graphlint check` starts fast and never imports torch; the heavy imports happen
+inside the handlers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from graphlint import __version__
+
+# Order is the order of `graphlint --help`.
+COMMAND_MODULES: tuple[str, ...] = (
+    "graphlint.checks.command",  # check, rules, explain
+    "graphlint.tracer.command",  # trace, env
+    "graphlint.tracer.copies.command",  # copies
+    "graphlint.tracer.torchair.command",  # torchair fetch, ops
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="graphlint",
+        description=(
+            "Find where PyTorch graph mode breaks on Ascend NPUs: dynamo capture, torchair "
+            "translation, or graph capture (aclgraph / npugraph_ex / CUDA graphs)."
+        ),
+        epilog="Run `graphlint COMMAND --help` for the options of one command.",
+    )
+    parser.add_argument("--version", action="version", version=f"graphlint {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module_name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name != module_name:
+                raise
+            continue  # a command whose module is not built yet
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return int(handler(args))
+    except KeyboardInterrupt:
+        print("graphlint: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0

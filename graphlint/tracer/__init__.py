@@ -1,0 +1,1 @@
+"""Dynamic tracer: target → stages (eager, dynamo, aot, torchair, capture) → findings → report."""

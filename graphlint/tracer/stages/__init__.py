@@ -1,0 +1,1 @@
+"""The stages of the ladder, in the order they run. One module per stage."""

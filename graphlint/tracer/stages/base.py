@@ -1,0 +1,80 @@
+"""The one small interface every stage implements, and the context stages share in a worker.
+
+A stage is a class with a ``name``, the ``layer`` its failures belong to, ``unavailable_reason``
+(why it cannot run here, or None) and ``run(ctx) -> StageResult``. Stages run in order inside one
+worker process; the supervisor restarts a worker after a crash or hang and resumes at the next
+stage, so a stage must not rely on in-process state of an earlier stage except through
+``StageContext`` (which it may rebuild: e.g. eager outputs are recomputed when missing).
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from graphlint.tracer.findings import Finding, Layer, StageResult
+
+
+@dataclass
+class TraceTarget:
+    """What to run: a callable and the inputs of each call (several inputs surface recompiles)."""
+
+    fn: Callable[..., Any]
+    inputs: list[tuple[Any, ...]]
+    kwargs: list[dict[str, Any]]
+    name: str  # for reports: "samples/trace/clean.py" or "pkg.mod:factory"
+    user_files: set[str] = field(default_factory=set)  # absolute paths of the user's own files
+
+
+@dataclass
+class TraceOptions:
+    stages: tuple[str, ...] = ("eager", "dynamo", "aot", "torchair", "capture")
+    train: bool = False  # run backward too; otherwise the target runs under torch.no_grad()
+    timeout: float = 300.0  # per stage, seconds
+    dump_dir: Path | None = None
+    torchair: str | None = None  # --torchair PATH (wheel, unpacked wheel, site-packages)
+    lang: str = "en"
+
+
+_SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+@dataclass
+class StageContext:
+    target: TraceTarget
+    options: TraceOptions
+    eager_outputs: list[Any] | None = None  # one per input; set by the eager stage
+    results: dict[str, StageResult] = field(default_factory=dict)  # earlier stages, this worker
+    # In-process objects handed from one stage to the next (FX GraphModules, AOT graphs…).
+    shared: dict[str, Any] = field(default_factory=dict)
+
+    def dump(self, relative: str, text: str) -> Path | None:
+        """Write ``text`` under ``--dump DIR``; names from user code are sanitised so nothing is
+        written outside the directory. Returns the path, or None without ``--dump``."""
+        if self.options.dump_dir is None:
+            return None
+        parts = [_SAFE_NAME.sub("_", p).strip(".") or "_" for p in Path(relative).parts]
+        path = self.options.dump_dir.joinpath(*parts)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        return path
+
+
+class Stage(ABC):
+    name: ClassVar[str]
+    layer: ClassVar[Layer]
+
+    def unavailable_reason(self, ctx: StageContext) -> str | None:
+        """Why this stage cannot run on this machine (it is then ``skipped``), or None."""
+        return None
+
+    @abstractmethod
+    def run(self, ctx: StageContext) -> StageResult:
+        """Run the stage; failures of the target become findings, never exceptions."""
+
+    def finding(self, kind: str, message: str, **fields: Any) -> Finding:
+        return Finding(layer=self.layer, stage=self.name, kind=kind, message=message, **fields)
