@@ -39,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
-            if exc.name != module_name:
+            if exc.name is None or not module_name.startswith(exc.name):
                 raise
             continue  # a command whose module is not built yet
         module.register(subparsers)

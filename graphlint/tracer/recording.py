@@ -1,0 +1,105 @@
+"""Compile a target with backends that record what dynamo and AOTAutograd hand them.
+
+The dynamo, aot, capture and copies stages all need the graphs torch builds for the target;
+this is the one place that builds them. ``GraphRecorder.eager`` is dynamo's ``eager`` backend
+that keeps each graph; ``GraphRecorder.aot_eager`` is torch's ``aot_eager`` with compilers that
+keep the functionalized forward (inference) and backward graphs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import torch
+from torch._dynamo.backends.debugging import aot_eager, boxed_nop
+
+GraphKind = Literal["dynamo", "forward", "backward"]
+
+
+@dataclass
+class RecordedGraph:
+    index: int  # which dynamo graph (0, 1, … in compile order); AOT graphs share their parent's
+    kind: GraphKind
+    module: torch.fx.GraphModule
+    example_inputs: list[Any]  # as the backend received them (fake tensors under AOT)
+
+    @property
+    def name(self) -> str:
+        return f"graph_{self.index}" if self.kind == "dynamo" else f"graph_{self.index}_{self.kind}"
+
+
+@dataclass
+class GraphRecorder:
+    graphs: list[RecordedGraph] = field(default_factory=list)
+
+    def of_kind(self, kind: GraphKind) -> list[RecordedGraph]:
+        return [g for g in self.graphs if g.kind == kind]
+
+    def _record_dynamo(self, gm: torch.fx.GraphModule, example_inputs: list[Any]) -> int:
+        index = len(self.of_kind("dynamo"))
+        self.graphs.append(RecordedGraph(index, "dynamo", gm, list(example_inputs)))
+        return index
+
+    def eager(self, gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
+        self._record_dynamo(gm, example_inputs)
+        return gm.forward
+
+    def aot_eager(self, gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
+        index = self._record_dynamo(gm, example_inputs)
+
+        def compiler(kind: GraphKind) -> Callable[..., Any]:
+            def record(fx_g: torch.fx.GraphModule, inputs: list[Any]) -> Callable[..., Any]:
+                self.graphs.append(RecordedGraph(index, kind, fx_g, list(inputs)))
+                return boxed_nop(fx_g, inputs)
+
+            return record
+
+        return aot_eager(gm, example_inputs, fw_compiler=compiler("forward"), bw_compiler=compiler("backward"))
+
+
+def run_compiled(
+    fn: Callable[..., Any],
+    inputs: Sequence[tuple[Any, ...]],
+    kwargs: Sequence[dict[str, Any]],
+    backend: Callable[..., Any] | str,
+    *,
+    train: bool = False,
+    **compile_options: Any,
+) -> list[Any]:
+    """``torch.compile(fn, backend=backend)`` called once per input, from a clean dynamo state.
+
+    Exceptions propagate: the calling stage classifies them. Under ``train`` the outputs are
+    summed and back-propagated so the backward graph is built too."""
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend=backend, **compile_options)
+    outputs = []
+    for args, kw in zip(inputs, kwargs):
+        if train:
+            out = compiled(*args, **kw)
+            backward_of(out)
+        else:
+            with torch.no_grad():
+                out = compiled(*args, **kw)
+        outputs.append(out)
+    return outputs
+
+
+def backward_of(output: Any) -> None:
+    """Back-propagate the sum of every floating tensor that requires grad in ``output``."""
+    leaves = [t for t in _tensors(output) if t.requires_grad and t.is_floating_point()]
+    if leaves:
+        torch.stack([t.float().sum() for t in leaves]).sum().backward()
+
+
+def _tensors(value: Any) -> list[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    elif hasattr(value, "to_tuple"):  # transformers ModelOutput
+        value = list(value.to_tuple())
+    if isinstance(value, (list, tuple)):
+        return [t for item in value for t in _tensors(item)]
+    return []
