@@ -32,10 +32,12 @@ _LIBRARY_DIRS = tuple(
 
 
 def is_library_file(path: str) -> bool:
+    if path.startswith("<"):  # <frozen importlib._bootstrap>, <string>, <eval_with_key>…
+        return True
     path = os.path.abspath(path)
     if path.startswith(_GRAPHLINT_DIR + os.sep):
         return True
-    if "site-packages" in path or "dist-packages" in path or path.startswith("<"):
+    if "site-packages" in path or "dist-packages" in path:
         return True
     return any(path.startswith(d + os.sep) for d in _LIBRARY_DIRS)
 
@@ -44,7 +46,7 @@ def pick_user_frame(
     frames: Iterable[tuple[str, int]], user_files: set[str] | None = None
 ) -> tuple[str, int] | None:
     """The innermost frame in the user's files; frames are given outermost first."""
-    frames = [(os.path.abspath(f), n) for f, n in frames]
+    frames = [(f if f.startswith("<") else os.path.abspath(f), n) for f, n in frames]
     if user_files:
         own = [fr for fr in frames if fr[0] in user_files]
         if own:
@@ -83,3 +85,9 @@ def user_line_of_exception(
         candidates.extend((fs.filename, fs.lineno or 0) for fs in traceback.extract_tb(tb))
         current = current.__cause__ or current.__context__ or getattr(current, "inner_exception", None)
     return pick_user_frame(candidates, user_files)
+
+
+def display_path(path: str) -> str:
+    """Relative to the working directory when the file is under it, so reports are portable."""
+    relative = os.path.relpath(path)
+    return path if relative.startswith(os.pardir) else relative

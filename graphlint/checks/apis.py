@@ -1,0 +1,138 @@
+"""The PyTorch / torch_npu / torchair APIs the static checker knows, as data.
+
+Names are fully qualified after import aliases are resolved (``import torch as t`` makes
+``t.compile`` read ``torch.compile``) and canonical: torch_npu's copies of torchair and of the
+``torch.npu`` namespace read as ``torchair.…`` and ``torch.npu.…`` (see ``CANONICAL_PREFIXES``).
+Adding an API is adding a name here.
+"""
+
+from __future__ import annotations
+
+# Spellings of one module under another name: the first prefix is rewritten to the second.
+CANONICAL_PREFIXES = (
+    ("torch_npu.dynamo.torchair.", "torchair."),
+    ("torch_npu.npu.", "torch.npu."),
+)
+
+# Calls and decorators that hand a function or module to dynamo.
+COMPILE_FUNCTIONS = frozenset(
+    {
+        "torch.compile",
+        "torch._dynamo.optimize",
+        "torchair.inference.cache_compile",
+    }
+)
+# ``torch._dynamo.optimize(backend)(fn)``: the first call takes the backend, not the target.
+COMPILE_FACTORIES = frozenset({"torch._dynamo.optimize"})
+
+# torchair backends; with a CompilerConfig whose mode is "reduce-overhead" they capture.
+NPU_BACKEND_FACTORIES = frozenset({"torchair.get_npu_backend"})
+COMPILER_CONFIG_CLASSES = frozenset(
+    {
+        "torchair.CompilerConfig",
+        "torchair.configs.compiler_config.CompilerConfig",
+    }
+)
+CAPTURE_MODES = frozenset({"reduce-overhead"})
+CAPTURE_BACKENDS = frozenset({"npugraph_ex", "cudagraphs"})
+
+# ``with torch.npu.graph(g):`` and friends capture whatever runs inside.
+CAPTURE_CONTEXTS = frozenset(
+    {"torch.npu.graph", "torch.cuda.graph", "torch.npu.graphs.graph", "torch.cuda.graphs.graph"}
+)
+CAPTURE_BEGIN_METHOD = "capture_begin"
+CAPTURE_END_METHOD = "capture_end"
+MAKE_GRAPHED_CALLABLES = frozenset(
+    {
+        "torch.cuda.make_graphed_callables",
+        "torch.npu.make_graphed_callables",
+    }
+)
+
+# Dynamo does not trace into functions decorated with these (region boundaries).
+REGION_BOUNDARY_DECORATORS = frozenset(
+    {
+        "torch.compiler.disable",
+        "torch._dynamo.disable",
+        "torch.compiler.allow_in_graph",
+        "torch._dynamo.allow_in_graph",
+        "torch.library.custom_op",
+        "torch._library.custom_ops.custom_op",
+    }
+)
+# ``if is_compiling():`` — the other branch is eager code.
+IS_COMPILING = frozenset(
+    {
+        "torch.compiler.is_compiling",
+        "torch.compiler.is_dynamo_compiling",
+        "torch._dynamo.is_compiling",
+        "torch._dynamo.external_utils.is_compiling",
+        "torch._utils.is_compiling",
+    }
+)
+
+# nn containers whose constructor arguments are the submodules.
+MODULE_CONTAINERS = frozenset(
+    {"torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.ModuleDict"}
+)
+
+# Factories that make a tensor on the host unless given ``device=`` (GL203; GL201 with .to()).
+TENSOR_FACTORIES = frozenset(
+    {
+        "torch.arange", "torch.range", "torch.zeros", "torch.ones", "torch.full",
+        "torch.empty", "torch.rand", "torch.randn", "torch.randint", "torch.randperm",
+        "torch.tensor", "torch.linspace", "torch.logspace", "torch.eye",
+        "torch.empty_strided", "torch.tril_indices", "torch.triu_indices",
+    }
+)
+
+# Tensor methods that copy between host and device (GL201).
+HOST_DEVICE_METHODS = frozenset({"cuda", "npu", "cpu", "numpy"})
+DTYPE_NAMES = frozenset(
+    {
+        "float", "float16", "half", "bfloat16", "float32", "float64", "double", "int",
+        "int8", "int16", "int32", "int64", "long", "short", "uint8", "bool", "complex64",
+        "complex128", "float8_e4m3fn", "float8_e5m2", "cfloat",
+    }
+)
+
+# Calls that wait for the device or need a data-dependent output shape (GL202).
+SYNC_METHODS = frozenset(
+    {"item", "tolist", "synchronize", "nonzero", "masked_select", "unique", "argwhere"}
+)
+SYNC_FUNCTIONS = frozenset(
+    {
+        "torch.nonzero", "torch.masked_select", "torch.unique", "torch.argwhere",
+        "torch.npu.synchronize", "torch.cuda.synchronize",
+        "torch.unique_consecutive",
+    }
+)
+ONE_ARGUMENT_WHERE = "torch.where"
+
+# Calls whose result is a tensor's *value* read back to Python (GL105 when used in a branch).
+VALUE_METHODS = frozenset(
+    {"any", "all", "item", "sum", "max", "min", "mean", "norm", "equal", "count_nonzero"}
+)
+VALUE_FUNCTIONS = frozenset(
+    {
+        "torch.any", "torch.all", "torch.equal", "torch.allclose", "torch.is_nonzero",
+        "torch.count_nonzero", "torch.isnan", "torch.isinf", "torch.isfinite",
+    }
+)
+
+# numpy ↔ tensor bridges (GL104).
+NUMPY_BRIDGE_FUNCTIONS = frozenset(
+    {
+        "torch.from_numpy", "numpy.array", "numpy.asarray", "numpy.ascontiguousarray",
+        "numpy.asanyarray", "numpy.copy",
+    }
+)
+NUMPY_BRIDGE_METHODS = frozenset({"numpy"})
+
+# Expressions that give a dynamic int under dynamo (GL102).
+SHAPE_ATTRIBUTES = frozenset({"shape"})
+SHAPE_METHODS = frozenset({"size", "numel"})
+STRING_CONVERSIONS = frozenset({"str", "repr", "format"})
+
+BROADCAST_FUNCTIONS = frozenset({"torch.distributed.broadcast"})
+REPEAT_INTERLEAVE = "repeat_interleave"

@@ -1,0 +1,739 @@
+"""One file's source → its ``FileFacts``: one libcst parse, one walk, every rule on the way.
+
+The walk keeps its own scope stack and import table instead of libcst's metadata providers
+(perf-notes.md). Besides definitions, calls and entry points, it runs each rule's
+``visit_<NodeType>`` hooks on the nodes as it passes them; rules report candidates through the
+walk's context (``SiteContext``), which knows the scope, loops, ``is_compiling()`` branches,
+capture blocks and the names that hold dynamic ints or boolean masks.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+import libcst as cst
+
+from graphlint.checks import apis
+from graphlint.checks.facts import (
+    MODULE_SCOPE,
+    Candidate,
+    CallEdge,
+    ClassFacts,
+    EntryFacts,
+    FileFacts,
+    FunctionFacts,
+    Ref,
+)
+from graphlint.checks.positions import ANCHOR_KINDS, locate
+from graphlint.checks.rules import all_rules
+from graphlint.checks.rules.base import Rule
+from graphlint.checks.syntax import children, dotted_name, keyword, positional, preorder, string_value
+
+
+@dataclass(frozen=True)
+class ExtractOptions:
+    """What ``[tool.graphlint]`` adds to the built-in entry points (qualified names)."""
+
+    compile_entrypoints: tuple[str, ...] = ()
+    capture_entrypoints: tuple[str, ...] = ()
+
+
+def extract_facts(source: bytes, options: ExtractOptions = ExtractOptions()) -> FileFacts:
+    """Facts of one file. Never raises on bad input: it becomes ``FileFacts.error``."""
+    try:
+        text = source.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = source[: exc.start].count(b"\n") + 1
+        return FileFacts(error=f"file is not UTF-8 ({exc.reason} at byte {exc.start})", error_line=line)
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError as exc:
+        return FileFacts(
+            error=f"cannot parse: {exc.message}",
+            error_line=max(exc.raw_line, 1),
+            error_column=exc.raw_column + 1,
+        )
+    except (RecursionError, MemoryError, ValueError) as exc:  # pathological nesting, odd bytes
+        return FileFacts(error=f"cannot parse: {type(exc).__name__}: {exc}")
+    return _Extractor(text, options).run(module)
+
+
+@dataclass
+class _Scope:
+    kind: Literal["module", "class", "function"]
+    qualname: str
+    class_name: str | None = None  # the class whose ``self`` is in scope
+    types: dict[str, list[Ref]] = field(default_factory=dict)  # local name → what calling it calls
+    dynamic: dict[str, Literal["shape", "param"]] = field(default_factory=dict)
+    masks: set[str] = field(default_factory=set)
+    tensor_params: set[str] = field(default_factory=set)
+    configs: dict[str, bool] = field(default_factory=dict)  # CompilerConfig var → capture mode
+    backends: dict[str, str | None] = field(default_factory=dict)  # npu backend var → config var
+    nested: dict[str, str] = field(default_factory=dict)  # nested def name → qualname
+    loops: int = 0
+
+
+@dataclass
+class _Report:
+    rule: Rule
+    node: cst.CSTNode
+    message: str
+    scope: str
+    fix: bool
+    eager: bool
+    block: int | None
+    anywhere: bool
+    entry_scope_only: bool
+    own_entry: int | None
+
+
+_SUPPRESSION = re.compile(r"#\s*graphlint:\s*ignore(?:\[(?P<codes>[A-Za-z0-9_,\s-]*)\])?")
+_ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo, cst.Divide, cst.Power)
+_WalkItem = cst.CSTNode | Callable[[], None]
+
+
+class _Extractor:
+    def __init__(self, text: str, options: ExtractOptions) -> None:
+        self.text = text
+        self.options = options
+        self.facts = FileFacts()
+        self.module_scope = _Scope("module", MODULE_SCOPE)
+        self.scopes = [self.module_scope]
+        self.facts.functions[MODULE_SCOPE] = FunctionFacts(MODULE_SCOPE)
+        self.eager = False
+        self.block: int | None = None
+        self.counts: dict[str, int] = {kind: 0 for kind in ANCHOR_KINDS.values()}
+        self.ordinals: dict[int, tuple[str, int]] = {}
+        self.entry_nodes: dict[int, int] = {}  # id(node) → index of the compile entry it makes
+        self.entry_sites: list[cst.CSTNode] = []  # the node of each entry, for its line
+        self.claimed_nodes: set[int] = set()
+        self.reports: list[_Report] = []
+        self.handlers: dict[type, Callable[[cst.CSTNode], list[_WalkItem] | None]] = {
+            cst.Import: self._on_import,
+            cst.ImportFrom: self._on_import_from,
+            cst.ClassDef: self._on_class,
+            cst.FunctionDef: self._on_function,
+            cst.For: self._on_loop,
+            cst.While: self._on_loop,
+            cst.If: self._on_if,
+            cst.With: self._on_with,
+            cst.IndentedBlock: self._on_block,
+            cst.Module: self._on_block,
+            cst.Assign: self._on_assign,
+            cst.AnnAssign: self._on_assign,
+            cst.Call: self._on_call,
+        }
+        self.hooks: dict[type, list[Callable[[cst.CSTNode, _Extractor], None]]] = {}
+        for rule in all_rules():
+            for name in dir(rule):
+                if name.startswith("visit_"):
+                    node_type = getattr(cst, name[len("visit_") :])
+                    self.hooks.setdefault(node_type, []).append(getattr(rule, name))
+
+    # ---- the walk ---------------------------------------------------------------------------
+    def run(self, module: cst.Module) -> FileFacts:
+        stack: list[_WalkItem] = [module]
+        while stack:
+            item = stack.pop()
+            if not isinstance(item, cst.CSTNode):
+                item()
+                continue
+            node_type = type(item)
+            kind = ANCHOR_KINDS.get(node_type)
+            if kind is not None:
+                self.ordinals[id(item)] = (kind, self.counts[kind])
+                self.counts[kind] += 1
+            handler = self.handlers.get(node_type)
+            plan = handler(item) if handler is not None else None
+            for hook in self.hooks.get(node_type, ()):
+                hook(item, self)
+            stack.extend(reversed(plan if plan is not None else list(children(item))))
+        self._finish(module)
+        return self.facts
+
+    def _finish(self, module: cst.Module) -> None:
+        anchors = [(*self.ordinals[id(r.node)], r.node) for r in self.reports]
+        sites = [(*self.ordinals[id(node)], node) for node in self.entry_sites]
+        spans = locate(self.text, module, self.counts, anchors + sites)
+        for entry, (kind, ordinal, _) in zip(self.facts.entries, sites):
+            entry.line = spans[kind, ordinal].line
+        for report, (kind, ordinal, _) in zip(self.reports, anchors):
+            span = spans[kind, ordinal]
+            self.facts.candidates.append(
+                Candidate(
+                    code=report.rule.code,
+                    scope=report.scope,
+                    line=span.line,
+                    column=span.column,
+                    end_line=span.end_line,
+                    end_column=span.end_column,
+                    message=report.message,
+                    anchor=(kind, ordinal),
+                    fix=report.rule.fix_safety if report.fix else None,
+                    eager=report.eager,
+                    block=report.block,
+                    anywhere=report.anywhere,
+                    entry_scope_only=report.entry_scope_only,
+                    own_entry=report.own_entry,
+                )
+            )
+        self.facts.suppressions = _suppressions(self.text)
+
+    # ---- SiteContext ------------------------------------------------------------------------
+    @property
+    def scope(self) -> _Scope:
+        return self.scopes[-1]
+
+    @property
+    def function_scope(self) -> _Scope:
+        for scope in reversed(self.scopes):
+            if scope.kind != "class":
+                return scope
+        return self.module_scope
+
+    @property
+    def in_loop(self) -> bool:
+        return self.function_scope.loops > 0
+
+    @property
+    def function_name(self) -> str | None:
+        scope = self.function_scope
+        return scope.qualname.rsplit(".", 1)[-1] if scope.kind == "function" else None
+
+    def qualify(self, expr: cst.BaseExpression) -> str | None:
+        name = dotted_name(expr)
+        if name is None:
+            return None
+        head, dot, rest = name.partition(".")
+        target = self.facts.imports.get(head)
+        if target is not None:
+            name = target + dot + rest
+        for prefix, canonical in apis.CANONICAL_PREFIXES:
+            if name.startswith(prefix):
+                return canonical + name[len(prefix) :]
+        return name
+
+    def dynamic_int(self, expr: cst.BaseExpression) -> Literal["shape", "param"] | None:
+        if isinstance(expr, cst.Name):
+            return self.function_scope.dynamic.get(expr.value)
+        if isinstance(expr, cst.Subscript):
+            value = expr.value
+            if isinstance(value, cst.Attribute) and value.attr.value in apis.SHAPE_ATTRIBUTES:
+                return "shape"
+            if _is_method_call(value, "size") and not value.args:  # type: ignore[union-attr]
+                return "shape"
+            return None
+        if isinstance(expr, cst.Call):
+            func = expr.func
+            if isinstance(func, cst.Attribute) and func.attr.value in apis.SHAPE_METHODS:
+                return "shape" if (expr.args or func.attr.value == "numel") else None
+            name = self.qualify(func)
+            args = positional(expr)
+            if name == "len" and len(args) == 1 and isinstance(args[0].value, cst.Name):
+                return "shape" if args[0].value.value in self.function_scope.tensor_params else None
+            if name == "int" and len(args) == 1:
+                return self.dynamic_int(args[0].value)
+            return None
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, _ARITHMETIC):
+            return self.dynamic_int(expr.left) or self.dynamic_int(expr.right)
+        if isinstance(expr, cst.UnaryOperation):
+            return self.dynamic_int(expr.expression)
+        return None
+
+    def is_mask(self, expr: cst.BaseExpression) -> bool:
+        if isinstance(expr, cst.Comparison):
+            return True
+        if isinstance(expr, cst.Name):
+            return expr.value in self.function_scope.masks
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.BitInvert):
+            return self.is_mask(expr.expression)
+        if isinstance(expr, cst.BinaryOperation) and isinstance(
+            expr.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)
+        ):
+            return self.is_mask(expr.left) or self.is_mask(expr.right)
+        if isinstance(expr, cst.Call):
+            if _is_method_call(expr, "bool"):
+                return True
+            name = self.qualify(expr.func) or ""
+            return name in ("torch.isnan", "torch.isinf", "torch.isfinite") or name.startswith(
+                "torch.logical_"
+            )
+        return False
+
+    def compile_entry_at(self, node: cst.CSTNode) -> int | None:
+        return self.entry_nodes.get(id(node))
+
+    def claim(self, node: cst.CSTNode) -> None:
+        self.claimed_nodes.add(id(node))
+
+    def claimed(self, node: cst.CSTNode) -> bool:
+        return id(node) in self.claimed_nodes
+
+    def report(
+        self,
+        rule: Rule,
+        node: cst.CSTNode,
+        message: str | None = None,
+        *,
+        fix: bool = False,
+        anywhere: bool = False,
+        entry_scope_only: bool = False,
+        own_entry: int | None = None,
+        scope: str | None = None,
+    ) -> None:
+        if type(node) not in ANCHOR_KINDS:
+            raise TypeError(f"{rule.code} reports a {type(node).__name__}; report one of {list(ANCHOR_KINDS)}")
+        self.reports.append(
+            _Report(
+                rule=rule,
+                node=node,
+                message=message or rule.message,
+                scope=scope or self.function_scope.qualname,
+                fix=fix,
+                eager=self.eager,
+                block=self.block,
+                anywhere=anywhere,
+                entry_scope_only=entry_scope_only,
+                own_entry=own_entry,
+            )
+        )
+
+    # ---- state changes scheduled inside a walk plan -----------------------------------------
+    def _set(self, *, eager: bool | None = None, block: int | None | Literal["keep"] = "keep") -> Callable[[], None]:
+        def apply() -> None:
+            if eager is not None:
+                self.eager = eager
+            if block != "keep":
+                self.block = block  # type: ignore[assignment]
+
+        return apply
+
+    def _restore(self) -> Callable[[], None]:
+        eager, block = self.eager, self.block
+
+        def apply() -> None:
+            self.eager, self.block = eager, block
+
+        return apply
+
+    # ---- handlers ---------------------------------------------------------------------------
+    def _on_import(self, node: cst.CSTNode) -> list[_WalkItem]:
+        assert isinstance(node, cst.Import)
+        for alias in node.names:
+            full = dotted_name(alias.name)
+            if full is None:
+                continue
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                self.facts.imports[alias.asname.name.value] = full
+            else:
+                head = full.split(".", 1)[0]
+                self.facts.imports[head] = head
+        return []
+
+    def _on_import_from(self, node: cst.CSTNode) -> list[_WalkItem]:
+        assert isinstance(node, cst.ImportFrom)
+        if isinstance(node.names, cst.ImportStar):
+            return []
+        base = "." * len(node.relative)
+        if node.module is not None:
+            base += dotted_name(node.module) or ""
+        for alias in node.names:
+            name = dotted_name(alias.name)
+            if name is None:
+                continue
+            local = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else name
+            joiner = "" if base.endswith(".") or not base else "."
+            self.facts.imports[local] = f"{base}{joiner}{name}"
+        return []
+
+    def _qualname(self, name: str) -> str:
+        outer = self.scope
+        return name if outer.kind == "module" else f"{outer.qualname}.{name}"
+
+    def _on_class(self, node: cst.CSTNode) -> list[_WalkItem]:
+        assert isinstance(node, cst.ClassDef)
+        qualname = self._qualname(node.name.value)
+        bases = [b for b in (self.qualify(arg.value) for arg in node.bases if arg.keyword is None) if b]
+        self.facts.classes[qualname] = ClassFacts(qualname, bases=bases)
+        for decorator in node.decorators:
+            self._decorator_entry(decorator, [["instance", qualname]])
+        scope = _Scope("class", qualname, class_name=qualname)
+        return [*node.decorators, *node.bases, *node.keywords, self._push(scope), node.body, self.scopes.pop]
+
+    def _on_function(self, node: cst.CSTNode) -> list[_WalkItem]:
+        assert isinstance(node, cst.FunctionDef)
+        outer = self.scope
+        qualname = self._qualname(node.name.value)
+        if outer.kind == "function":
+            outer.nested[node.name.value] = qualname
+        facts = FunctionFacts(qualname)
+        self.facts.functions[qualname] = facts
+        scope = _Scope("function", qualname, class_name=outer.class_name if outer.kind == "class" else None)
+        if scope.class_name is None and outer.kind == "function":
+            scope.class_name = outer.class_name  # closures inside methods still see ``self``
+        params = node.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            annotation = self.qualify(param.annotation.annotation) if param.annotation else None
+            if annotation == "int":
+                facts.int_params.append(param.name.value)
+                scope.dynamic[param.name.value] = "param"
+            elif annotation in ("torch.Tensor", "Tensor"):
+                scope.tensor_params.add(param.name.value)
+        for decorator in node.decorators:
+            name = self.qualify(_callee(decorator.decorator))
+            if name in apis.REGION_BOUNDARY_DECORATORS:
+                facts.boundary = True
+            self._decorator_entry(decorator, [["local", qualname]])
+        returns = [node.returns] if node.returns else []
+        restore = self._restore()
+        enter = [self._push(scope), self._set(eager=False, block=None)]
+        return [*node.decorators, *enter, node.params, *returns, node.body, self.scopes.pop, restore]
+
+    def _push(self, scope: _Scope) -> Callable[[], None]:
+        return lambda: self.scopes.append(scope)
+
+    def _on_loop(self, node: cst.CSTNode) -> list[_WalkItem]:
+        assert isinstance(node, (cst.For, cst.While))
+        scope = self.function_scope
+        if isinstance(node, cst.For):
+            self._bind_loop_target(node.target, node.iter)
+            head: list[_WalkItem] = [node.target, node.iter]
+        else:
+            head = [node.test]
+
+        def enter() -> None:
+            scope.loops += 1
+
+        def leave() -> None:
+            scope.loops -= 1
+
+        tail = [node.orelse] if node.orelse else []
+        return [*head, enter, node.body, leave, *tail]
+
+    def _on_if(self, node: cst.CSTNode) -> list[_WalkItem] | None:
+        assert isinstance(node, cst.If)
+        test, negated = node.test, False
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test, negated = test.expression, True
+        if not (isinstance(test, cst.Call) and self.qualify(test.func) in apis.IS_COMPILING):
+            return None
+        restore = self._restore()
+        tail = [self._set(eager=self.eager or not negated), node.orelse] if node.orelse else []
+        return [node.test, self._set(eager=self.eager or negated), node.body, *tail, restore]
+
+    def _on_with(self, node: cst.CSTNode) -> list[_WalkItem] | None:
+        assert isinstance(node, cst.With)
+        for item in node.items:
+            call = item.item
+            if isinstance(call, cst.Call) and self.qualify(call.func) in apis.CAPTURE_CONTEXTS:
+                index = self._add_entry(call, "capture", traced=False, targets=[])
+                restore = self._restore()
+                return [*node.items, self._set(block=index), node.body, restore]
+        return None
+
+    def _on_block(self, node: cst.CSTNode) -> list[_WalkItem] | None:
+        """``g.capture_begin()`` … ``g.capture_end()``: the statements between are captured."""
+        assert isinstance(node, (cst.IndentedBlock, cst.Module))
+        plan: list[_WalkItem] = []
+        restore = None
+        for statement in node.body:
+            method = _statement_method_call(statement)
+            if method == apis.CAPTURE_END_METHOD and restore is not None:
+                plan.append(restore)
+                restore = None
+            plan.append(statement)
+            if method == apis.CAPTURE_BEGIN_METHOD and restore is None:
+                call = statement.body[0].value  # type: ignore[union-attr]
+                restore = self._restore()
+                index = self._add_entry(call, "capture", traced=False, targets=[])
+                plan.append(self._set(block=index))
+        if restore is not None:
+            plan.append(restore)
+        return plan
+
+    def _on_assign(self, node: cst.CSTNode) -> None:
+        assert isinstance(node, (cst.Assign, cst.AnnAssign))
+        value = node.value
+        if value is None:
+            return None
+        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+        scope = self.function_scope
+        for target in targets:
+            if isinstance(target, cst.Name):
+                self._bind_name(scope, target.value, value)
+            elif isinstance(target, (cst.Tuple, cst.List)) and self._is_shape_tuple(value):
+                for element in target.elements:
+                    if isinstance(element.value, cst.Name):
+                        scope.dynamic[element.value.value] = "shape"
+            elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
+                owner = target.value.value
+                if owner == "self" and scope.class_name is not None:
+                    members = self._members(scope.class_name)
+                    members.setdefault(target.attr.value, []).extend(self._value_refs(value))
+                elif owner in self._config_scope(owner).configs and target.attr.value == "mode":
+                    self._config_scope(owner).configs[owner] = string_value(value) in apis.CAPTURE_MODES
+        return None
+
+    def _bind_name(self, scope: _Scope, name: str, value: cst.BaseExpression) -> None:
+        kind = self.dynamic_int(value)
+        if kind is not None:
+            scope.dynamic[name] = kind
+        else:
+            scope.dynamic.pop(name, None)
+        if self.is_mask(value):
+            scope.masks.add(name)
+        else:
+            scope.masks.discard(name)
+        if isinstance(value, cst.Call):
+            callee = self.qualify(value.func)
+            if callee in apis.COMPILER_CONFIG_CLASSES:
+                scope.configs[name] = False
+                return
+            if callee in apis.NPU_BACKEND_FACTORIES:
+                config = keyword(value, "compiler_config")
+                config_name = config.value.value if config and isinstance(config.value, cst.Name) else None
+                scope.backends[name] = config_name
+                return
+        refs = self._value_refs(value)
+        if refs:
+            scope.types[name] = refs
+            if scope.kind == "module":
+                self.facts.bindings[name] = refs
+        else:
+            scope.types.pop(name, None)
+
+    def _bind_loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
+        """``for layer in self.layers`` / ``for i, layer in enumerate(self.layers)``."""
+        if isinstance(iterable, cst.Call) and self.qualify(iterable.func) == "enumerate" and iterable.args:
+            iterable = iterable.args[0].value
+            if isinstance(target, cst.Tuple) and len(target.elements) == 2:
+                target = target.elements[1].value
+        if isinstance(target, cst.Name):
+            refs = self._callable_refs(iterable)
+            if refs:
+                self.function_scope.types[target.value] = refs
+
+    def _is_shape_tuple(self, value: cst.BaseExpression) -> bool:
+        if isinstance(value, cst.Attribute) and value.attr.value in apis.SHAPE_ATTRIBUTES:
+            return True
+        if isinstance(value, cst.Subscript):
+            return self._is_shape_tuple(value.value)
+        return _is_method_call(value, "size") and not value.args  # type: ignore[union-attr]
+
+    def _members(self, class_name: str) -> dict[str, list[Ref]]:
+        return self.facts.classes[class_name].members
+
+    def _config_scope(self, name: str) -> _Scope:
+        scope = self.function_scope
+        return scope if name in scope.configs else self.module_scope
+
+    def _on_call(self, node: cst.CSTNode) -> None:
+        assert isinstance(node, cst.Call)
+        callee = self.qualify(node.func)
+        targets = self._compile_targets(node)
+        if targets is not None:
+            options = node.func if isinstance(node.func, cst.Call) else node
+            self._add_entry(node, self._compile_kind(options), traced=True, targets=targets, dynamic=_dynamic(options))
+        elif callee in apis.MAKE_GRAPHED_CALLABLES and node.args:
+            targets = self._callable_refs(node.args[0].value)
+            self._add_entry(node, "capture", traced=False, targets=targets)
+        elif callee in self.options.capture_entrypoints and node.args:
+            self._add_entry(node, "capture", traced=False, targets=self._callable_refs(node.args[0].value))
+        elif callee in self.options.compile_entrypoints and node.args:
+            self._add_entry(node, "compiled", traced=True, targets=self._callable_refs(node.args[0].value))
+        refs = self._callable_refs(node.func)
+        calls = self.facts.functions[self.function_scope.qualname].calls
+        for ref in refs:
+            calls.append(CallEdge(ref, eager=self.eager, block=self.block))
+        return None
+
+    # ---- entry points -----------------------------------------------------------------------
+    def _add_entry(self, node: cst.CSTNode, kind: str, *, traced: bool, targets: list[Ref], dynamic: bool | None = None) -> int:
+        self.facts.entries.append(
+            EntryFacts(
+                line=0,
+                kind=kind,  # type: ignore[arg-type]
+                traced=traced,
+                scope=self.function_scope.qualname,
+                targets=targets,
+                dynamic=dynamic,
+            )
+        )
+        if traced:
+            self.entry_nodes[id(node)] = len(self.entry_sites)
+        self.entry_sites.append(node)
+        return len(self.entry_sites) - 1
+
+    def _decorator_entry(self, decorator: cst.Decorator, targets: list[Ref]) -> None:
+        expr = decorator.decorator
+        name = self.qualify(_callee(expr))
+        options = expr if isinstance(expr, cst.Call) else None
+        if name in apis.COMPILE_FUNCTIONS:
+            kind = self._compile_kind(options) if options is not None else "compiled"
+            self._add_entry(decorator, kind, traced=True, targets=targets, dynamic=_dynamic(options))
+        elif name in self.options.capture_entrypoints:
+            self._add_entry(decorator, "capture", traced=False, targets=targets)
+        elif name in self.options.compile_entrypoints:
+            self._add_entry(decorator, "compiled", traced=True, targets=targets)
+
+    def _compile_targets(self, call: cst.Call) -> list[Ref] | None:
+        """What ``call`` hands to dynamo when it is a compile call (None when it is not):
+        ``torch.compile(f)``, ``torch._dynamo.optimize(backend)(f)``, ``model.compile()``."""
+        func = call.func
+        args = positional(call)
+        if isinstance(func, cst.Call) and self.qualify(func.func) in apis.COMPILE_FACTORIES:
+            return self._callable_refs(args[0].value) if args else []
+        callee = self.qualify(func)
+        if callee in apis.COMPILE_FACTORIES:
+            return None  # the backend-taking half of optimize(backend)(f)
+        if callee in apis.COMPILE_FUNCTIONS:
+            # Without a positional target, ``torch.compile(mode=...)`` makes a decorator.
+            return self._callable_refs(args[0].value) if args else None
+        if isinstance(func, cst.Attribute) and func.attr.value == "compile":
+            modules = [r for r in self._callable_refs(func.value) if r[0] in ("instance", "member")]
+            return modules or None
+        return None
+
+    def _compile_kind(self, options: cst.Call) -> Literal["compiled", "capture"]:
+        """Whether the compile options ask for graph capture (mode, backend, torchair config)."""
+        if self.qualify(options.func) in apis.COMPILE_FACTORIES:  # optimize(backend)
+            backend_arg = positional(options)[0] if positional(options) else keyword(options, "backend")
+            return "capture" if backend_arg and self._backend_captures(backend_arg.value) else "compiled"
+        mode = keyword(options, "mode")
+        if mode is not None and string_value(mode.value) in apis.CAPTURE_MODES:
+            return "capture"
+        backend = keyword(options, "backend")
+        if backend is not None and self._backend_captures(backend.value):
+            return "capture"
+        config = keyword(options, "config")  # torchair.inference.cache_compile(fn, config=cfg)
+        return "capture" if config is not None and self._config_captures(config.value) else "compiled"
+
+    def _backend_captures(self, backend: cst.BaseExpression | None) -> bool:
+        if backend is None:
+            return False
+        if string_value(backend) in apis.CAPTURE_BACKENDS:
+            return True
+        if isinstance(backend, cst.Call) and self.qualify(backend.func) in apis.NPU_BACKEND_FACTORIES:
+            config = keyword(backend, "compiler_config")
+            return config is not None and self._config_captures(config.value)
+        if isinstance(backend, cst.Name):
+            for scope in (self.function_scope, self.module_scope):
+                if backend.value in scope.backends:
+                    config_name = scope.backends[backend.value]
+                    return config_name is not None and self._config_captures(cst.Name(config_name))
+        return False
+
+    def _config_captures(self, config: cst.BaseExpression) -> bool:
+        if isinstance(config, cst.Name):
+            return self._config_scope(config.value).configs.get(config.value, False)
+        return False
+
+    # ---- what calling an expression calls ---------------------------------------------------
+    def _callable_refs(self, expr: cst.BaseExpression) -> list[Ref]:
+        scope = self.function_scope
+        if isinstance(expr, cst.Name):
+            for candidate in (scope, self.module_scope):
+                if expr.value in candidate.types:
+                    return candidate.types[expr.value]
+            for outer in reversed(self.scopes):
+                if expr.value in outer.nested:
+                    return [["local", outer.nested[expr.value]]]
+            if expr.value == "self" and scope.class_name is not None:
+                return [["instance", scope.class_name]]
+            name = self.qualify(expr)
+            return [["call", name]] if name else []
+        if isinstance(expr, cst.Attribute):
+            owner = expr.value
+            if isinstance(owner, cst.Name):
+                if owner.value == "self" and scope.class_name is not None:
+                    return [["member", scope.class_name, expr.attr.value]]
+                owner_refs = scope.types.get(owner.value) or self.module_scope.types.get(owner.value) or []
+                members = [["member", r[1], expr.attr.value] for r in owner_refs if r[0] == "instance"]
+                if members:
+                    return members
+            name = self.qualify(expr)
+            return [["call", name]] if name else []
+        if isinstance(expr, cst.Subscript):  # self.layers[0](x)
+            return self._callable_refs(expr.value)
+        if isinstance(expr, cst.Call):  # Model(...)(x), torch.compile(f)(x)
+            targets = self._compile_targets(expr)
+            if targets is not None:
+                return targets
+            name = self.qualify(expr.func)
+            return [["instance", name]] if name else []
+        return []
+
+    def _value_refs(self, value: cst.BaseExpression) -> list[Ref]:
+        """What calling the object that ``value`` evaluates to would call."""
+        if isinstance(value, cst.Call):
+            targets = self._compile_targets(value)
+            if targets is not None:
+                return targets
+            name = self.qualify(value.func)
+            if name in apis.MODULE_CONTAINERS:
+                refs: list[Ref] = []
+                for node in preorder(value):
+                    if isinstance(node, cst.Call) and node is not value:
+                        inner = self.qualify(node.func)
+                        if inner and inner not in apis.MODULE_CONTAINERS:
+                            refs.append(["instance", inner])
+                return refs
+            return [["instance", name]] if name else []
+        if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)):
+            refs = self._callable_refs(value)
+            return [r for r in refs if r[0] != "call" or not (r[1].startswith("torch.") or r[1] == "torch")]
+        return []
+
+
+def _callee(expr: cst.BaseExpression) -> cst.BaseExpression:
+    return expr.func if isinstance(expr, cst.Call) else expr
+
+
+def _dynamic(call: cst.Call | None) -> bool | None:
+    arg = keyword(call, "dynamic") if call is not None else None
+    if arg is None or not isinstance(arg.value, cst.Name):
+        return None
+    return {"True": True, "False": False}.get(arg.value.value)
+
+
+def _is_method_call(expr: cst.BaseExpression, method: str) -> bool:
+    return (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Attribute)
+        and expr.func.attr.value == method
+    )
+
+
+def _statement_method_call(statement: cst.CSTNode) -> str | None:
+    """``g.capture_begin()`` as a statement of its own: the method name."""
+    if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
+        expr = statement.body[0]
+        if isinstance(expr, cst.Expr) and isinstance(expr.value, cst.Call):
+            func = expr.value.func
+            if isinstance(func, cst.Attribute):
+                return func.attr.value
+    return None
+
+
+def _suppressions(text: str) -> dict[int, list[str]]:
+    """``# graphlint: ignore[GL201, GL202]`` (or bare) comments, by line."""
+    if "graphlint:" not in text:
+        return {}
+    found: dict[int, list[str]] = {}
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return {}
+    for token in tokens:
+        if token.type != tokenize.COMMENT:
+            continue
+        match = _SUPPRESSION.search(token.string)
+        if match:
+            codes = match["codes"]
+            found[token.start[0]] = [c.strip().upper() for c in codes.split(",") if c.strip()] if codes else []
+    return found

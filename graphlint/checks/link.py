@@ -1,0 +1,213 @@
+"""The facts of all files → one project: module names, and refs resolved to functions.
+
+A ref (see ``facts.py``) is resolved in the file it was written in: first the file's own
+definitions and module-level bindings, then its imports (relative ones against its package),
+then modules of the project by dotted name, following re-exports (``from .impl import norm`` in
+an ``__init__.py``). Calling a class instance reaches its ``forward`` (or ``__call__``), looked up
+through base classes; ``self.block(...)`` reaches a method of that name or, failing that, the
+submodules assigned to ``self.block``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from graphlint.checks.facts import MODULE_SCOPE, ClassFacts, FileFacts, FunctionFacts, Ref
+
+_MAX_DEPTH = 12  # re-export chains and alias loops end here
+_INSTANCE_CALL_METHODS = ("forward", "__call__")
+
+
+@dataclass(frozen=True)
+class FunctionKey:
+    file: int  # index into Project.files
+    qualname: str
+
+
+@dataclass
+class LinkedFile:
+    path: Path
+    display: str  # the path as reported (relative to the working directory when possible)
+    module: str
+    is_package: bool
+    facts: FileFacts
+
+
+@dataclass
+class Project:
+    files: list[LinkedFile]
+    _by_module: dict[str, list[int]] = field(default_factory=dict)
+    _resolved: dict[tuple[int, tuple[str, ...]], list[FunctionKey]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for index, file in enumerate(self.files):
+            self._by_module.setdefault(file.module, []).append(index)
+
+    def function(self, key: FunctionKey) -> FunctionFacts:
+        return self.files[key.file].facts.functions[key.qualname]
+
+    # ---- refs → functions -------------------------------------------------------------------
+    def resolve(self, file: int, ref: Ref) -> list[FunctionKey]:
+        """The functions that calling ``ref`` (written in ``file``) may run."""
+        key = (file, tuple(ref))
+        found = self._resolved.get(key)
+        if found is None:
+            found = self._resolved[key] = _dedupe(self._resolve_ref(file, ref, 0))
+        return found
+
+    def _resolve_ref(self, file: int, ref: Ref, depth: int) -> list[FunctionKey]:
+        if depth > _MAX_DEPTH:
+            return []
+        kind = ref[0]
+        if kind == "local":
+            return [FunctionKey(file, ref[1])] if ref[1] in self.files[file].facts.functions else []
+        if kind == "call":
+            found: list[FunctionKey] = []
+            for target in self._lookup(file, ref[1], depth):
+                if isinstance(target, FunctionKey):
+                    found.append(target)
+                elif isinstance(target, _Binding):
+                    for inner in target.refs:
+                        found.extend(self._resolve_ref(target.file, inner, depth + 1))
+            return found  # a class called by name is constructed: __init__ is not traced code
+        if kind == "instance":
+            return [
+                method
+                for cls in self._classes(file, ref[1], depth)
+                for method in self._method(cls, _INSTANCE_CALL_METHODS, depth)[:1]
+            ]
+        if kind == "member":
+            found = []
+            for cls in self._classes(file, ref[1], depth):
+                methods = self._method(cls, (ref[2],), depth)
+                if methods:
+                    found.extend(methods[:1])
+                    continue
+                for owner, refs in self._member_refs(cls, ref[2], depth):
+                    for inner in refs:
+                        found.extend(self._resolve_ref(owner, inner, depth + 1))
+            return found
+        return []
+
+    def _classes(self, file: int, dotted: str, depth: int) -> list[_Class]:
+        return [t for t in self._lookup(file, dotted, depth) if isinstance(t, _Class)]
+
+    def _lookup(self, file: int, dotted: str, depth: int) -> list[FunctionKey | _Class | _Binding]:
+        """What a dotted name means in ``file``."""
+        if depth > _MAX_DEPTH:
+            return []
+        linked = self.files[file]
+        facts = linked.facts
+        if dotted.startswith("."):
+            return self._lookup_absolute(self._absolute(linked, dotted), depth + 1, near=file)
+        if dotted in facts.functions and dotted != MODULE_SCOPE:
+            return [FunctionKey(file, dotted)]
+        if dotted in facts.classes:
+            return [_Class(file, facts.classes[dotted])]
+        head, dot, rest = dotted.partition(".")
+        if head in facts.bindings and not rest:
+            return [_Binding(file, facts.bindings[head])]
+        if head in facts.classes and rest:  # Outer.Inner / Model.forward written in this file
+            return [_Class(file, facts.classes[dotted])] if dotted in facts.classes else []
+        imported = facts.imports.get(head)
+        if imported is not None and imported != dotted:
+            target = imported + dot + rest
+            if target.startswith("."):
+                target = self._absolute(linked, target)
+            return self._lookup_absolute(target, depth + 1, near=file)
+        return self._lookup_absolute(dotted, depth + 1, near=file)
+
+    def _lookup_absolute(self, dotted: str, depth: int, near: int) -> list[FunctionKey | _Class | _Binding]:
+        parts = dotted.split(".")
+        for split in range(len(parts) - 1, 0, -1):
+            module, rest = ".".join(parts[:split]), ".".join(parts[split:])
+            for index in self._modules(module, near):
+                found = self._lookup(index, rest, depth + 1)
+                if found:
+                    return found
+        return []
+
+    def _modules(self, module: str, near: int) -> list[int]:
+        """Files of ``module``; when several files claim the name (scripts in different
+        directories), the one nearest to the importing file first."""
+        indices = self._by_module.get(module, [])
+        if len(indices) <= 1:
+            return indices
+        here = self.files[near].path.parent.parts
+        return sorted(indices, key=lambda i: -_common_prefix(self.files[i].path.parent.parts, here))
+
+    @staticmethod
+    def _absolute(linked: LinkedFile, relative: str) -> str:
+        level = len(relative) - len(relative.lstrip("."))
+        package = linked.module.split(".") if linked.is_package else linked.module.split(".")[:-1]
+        if level > 1:
+            package = package[: len(package) - (level - 1)]
+        rest = relative[level:]
+        return ".".join([*package, rest] if rest else package)
+
+    def _mro(self, cls: _Class, depth: int) -> list[_Class]:
+        order: list[_Class] = []
+        stack = [cls]
+        while stack and len(order) < 64:
+            current = stack.pop(0)
+            if any(c.facts is current.facts for c in order):
+                continue
+            order.append(current)
+            for base in current.facts.bases:
+                stack.extend(self._classes(current.file, base, depth + 1))
+        return order
+
+    def _method(self, cls: _Class, names: tuple[str, ...], depth: int) -> list[FunctionKey]:
+        for klass in self._mro(cls, depth):
+            functions = self.files[klass.file].facts.functions
+            for name in names:
+                qualname = f"{klass.facts.qualname}.{name}"
+                if qualname in functions:
+                    return [FunctionKey(klass.file, qualname)]
+        return []
+
+    def _member_refs(self, cls: _Class, name: str, depth: int) -> list[tuple[int, list[Ref]]]:
+        return [
+            (klass.file, klass.facts.members[name])
+            for klass in self._mro(cls, depth)
+            if name in klass.facts.members
+        ]
+
+
+@dataclass(frozen=True)
+class _Class:
+    file: int
+    facts: ClassFacts
+
+
+@dataclass(frozen=True)
+class _Binding:
+    file: int
+    refs: list[Ref]
+
+
+def module_name(path: Path) -> tuple[str, bool]:
+    """``pkg/sub/mod.py`` → ``pkg.sub.mod`` (climbing while ``__init__.py`` exists), and
+    whether the file is a package's ``__init__``."""
+    path = path.resolve()
+    is_package = path.name == "__init__.py"
+    parts = [] if is_package else [path.stem]
+    directory = path.parent
+    while (directory / "__init__.py").exists() and directory.parent != directory:
+        parts.append(directory.name)
+        directory = directory.parent
+    return ".".join(reversed(parts)) or path.parent.name, is_package
+
+
+def _dedupe(keys: list[FunctionKey]) -> list[FunctionKey]:
+    return list(dict.fromkeys(keys))
+
+
+def _common_prefix(a: tuple[str, ...], b: tuple[str, ...]) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n

@@ -1,0 +1,122 @@
+"""Line and column of the nodes the checker reports, without libcst's PositionProvider.
+
+libcst nodes carry no positions; its PositionProvider regenerates the whole file and costs about
+two parses (perf-notes.md). The standard ``ast`` parser gives positions for almost nothing (a
+tenth of a libcst parse), so each reported libcst node is matched with its ``ast`` twin: the
+n-th ``Call`` in source order in one tree is the n-th ``Call`` in the other. When the two trees
+disagree on how many nodes of a kind there are (syntax ``ast`` of this Python cannot read, or an
+odd construct), the file falls back to PositionProvider, which is slow but exact.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import libcst as cst
+
+
+@dataclass(frozen=True)
+class Span:
+    """1-based line and column of the start, and of the end (exclusive), of a node."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+# libcst node type → anchor kind; each kind has an ast twin below.
+ANCHOR_KINDS: dict[type[cst.CSTNode], str] = {
+    cst.Call: "Call",
+    cst.Subscript: "Subscript",
+    cst.BinaryOperation: "BinaryOperation",
+    cst.Decorator: "Decorator",
+    cst.FormattedStringExpression: "FormattedStringExpression",
+}
+
+_AstSpan = tuple[int, int, int, int]  # line, byte column, end line, end byte column
+
+
+def _ast_anchors(tree: ast.AST) -> dict[str, list[_AstSpan]]:
+    found: dict[str, list[_AstSpan]] = {kind: [] for kind in ANCHOR_KINDS.values()}
+
+    def add(kind: str, node: ast.AST) -> None:
+        found[kind].append((node.lineno, node.col_offset, node.end_lineno, node.end_col_offset))  # type: ignore[attr-defined]
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            add("Call", node)
+        elif isinstance(node, ast.Subscript):
+            add("Subscript", node)
+        elif isinstance(node, ast.BinOp):
+            add("BinaryOperation", node)
+        elif isinstance(node, ast.FormattedValue):
+            # Before Python 3.12 a FormattedValue spans the whole f-string; its value does not.
+            add("FormattedStringExpression", node.value)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for decorator in node.decorator_list:
+                add("Decorator", decorator)
+    for spans in found.values():
+        # Source order = by start; a node that contains another starting at the same place
+        # (``f(x)(y)`` around ``f(x)``) ends later and comes first, as in a pre-order walk.
+        spans.sort(key=lambda s: (s[0], s[1], -s[2], -s[3]))
+    return found
+
+
+def locate(
+    source: str,
+    module: cst.Module,
+    counts: dict[str, int],
+    anchors: Iterable[tuple[str, int, cst.CSTNode]],
+) -> dict[tuple[str, int], Span]:
+    """Spans of ``anchors`` (kind, ordinal in source order of that kind, node).
+
+    ``counts`` is how many nodes of each kind the libcst walk saw; it guards the matching.
+    """
+    anchors = list(anchors)
+    if not anchors:
+        return {}
+    try:
+        twins = _ast_anchors(ast.parse(source))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        twins = None
+    if twins is not None and all(len(twins[k]) == counts.get(k, 0) for k in twins):
+        lines = source.splitlines()
+        to_char = _char_column(lines)
+        spans = {}
+        for kind, ordinal, _ in anchors:
+            line, col, end_line, end_col = twins[kind][ordinal]
+            spans[kind, ordinal] = Span(line, to_char(line, col) + 1, end_line, to_char(end_line, end_col) + 1)
+        return spans
+    return _locate_with_libcst(module, anchors)
+
+
+def _char_column(lines: list[str]) -> Callable[[int, int], int]:
+    """ast columns count UTF-8 bytes; reports count characters."""
+
+    def convert(line: int, byte_col: int) -> int:
+        text = lines[line - 1] if 0 < line <= len(lines) else ""
+        if text.isascii():
+            return byte_col
+        return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+
+    return convert
+
+
+def _locate_with_libcst(
+    module: cst.Module, anchors: list[tuple[str, int, cst.CSTNode]]
+) -> dict[tuple[str, int], Span]:
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    spans = {}
+    for kind, ordinal, node in anchors:
+        if isinstance(node, cst.Decorator):
+            node = node.decorator
+        elif isinstance(node, cst.FormattedStringExpression):
+            node = node.expression
+        r = positions[node]
+        spans[kind, ordinal] = Span(r.start.line, r.start.column + 1, r.end.line, r.end.column + 1)
+    return spans

@@ -1,0 +1,97 @@
+"""What a rule is: a class with a code, a slug, its documentation and its own test snippets.
+
+A rule looks at syntax while the file is walked (``visit_<NodeType>(node, ctx)`` methods, one
+walk for all rules) and reports *candidates*; whether a candidate becomes a finding depends on
+the region its code runs in, which is only known once the whole project is linked. The engine
+decides that, and handles suppressions and selection; rules never do.
+
+The class docstring is the rule's documentation (``graphlint explain``, ``docs/rules.md``), with
+ruff's headings: What it does / Why is this bad? / Example / Use instead / Fix safety / References.
+``INVALID`` snippets pin the code and the line they must be flagged at (``# error`` marks it).
+"""
+
+from __future__ import annotations
+
+import inspect
+import textwrap
+from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
+
+import libcst as cst
+
+if TYPE_CHECKING:
+    from graphlint.checks.facts import RegionKind
+
+Severity = Literal["error", "warning"]
+
+
+class SiteContext(Protocol):
+    """What the walk knows at the node a rule is looking at."""
+
+    def qualify(self, expr: cst.BaseExpression) -> str | None:
+        """The fully qualified dotted name of ``expr`` after import aliases, or None."""
+
+    def dynamic_int(self, expr: cst.BaseExpression) -> Literal["shape", "param"] | None:
+        """Whether ``expr`` is an int dynamo treats as symbolic: from a tensor's shape, or an
+        int parameter (symbolic only when the function is itself compiled)."""
+
+    def is_mask(self, expr: cst.BaseExpression) -> bool:
+        """Whether ``expr`` is a boolean tensor (a comparison, or a name assigned one)."""
+
+    @property
+    def in_loop(self) -> bool: ...
+
+    @property
+    def function_name(self) -> str | None: ...
+
+    def compile_entry_at(self, node: cst.CSTNode) -> int | None:
+        """The compile entry point (dynamo-traced) this decorator or call creates, if any."""
+
+    def claim(self, node: cst.CSTNode) -> None:
+        """Note that a site is covered by an enclosing one (visited later, in pre-order)."""
+
+    def claimed(self, node: cst.CSTNode) -> bool: ...
+
+    def report(
+        self,
+        rule: "Rule",
+        node: cst.CSTNode,
+        message: str | None = None,
+        *,
+        fix: bool = False,
+        anywhere: bool = False,
+        entry_scope_only: bool = False,
+        own_entry: int | None = None,
+        scope: str | None = None,
+    ) -> None: ...
+
+
+class Rule:
+    code: ClassVar[str]
+    slug: ClassVar[str]
+    summary: ClassVar[str]  # one line for `graphlint rules`
+    message: ClassVar[str]  # what the finding says by default
+    default_severity: ClassVar[Severity] = "warning"
+    # Regions the rule applies in; ``traced_only``: only where dynamo traces (not eager capture).
+    regions: ClassVar[frozenset[str]] = frozenset({"compiled", "capture"})
+    traced_only: ClassVar[bool] = True
+    fix_title: ClassVar[str | None] = None
+    fix_safety: ClassVar[Literal["safe", "unsafe"] | None] = None
+    refs: ClassVar[tuple[str, ...]] = ()
+    VALID: ClassVar[list[str]] = []
+    INVALID: ClassVar[list[str]] = []
+
+    def severity(self, region: "RegionKind | None") -> Severity:
+        return self.default_severity
+
+    def apply_fix(self, node: cst.CSTNode) -> cst.CSTNode | cst.RemovalSentinel:
+        """The replacement for a reported node (rules with a ``fix_title`` override this)."""
+        raise NotImplementedError(f"{self.code} has no fix")
+
+    @classmethod
+    def documentation(cls) -> str:
+        return textwrap.dedent(inspect.getdoc(cls) or "").strip()
+
+
+def snippet(code: str) -> str:
+    """Rule snippets are written indented inside the class; tests run them dedented."""
+    return textwrap.dedent(code).lstrip("\n")

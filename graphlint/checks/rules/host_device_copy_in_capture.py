@@ -1,0 +1,154 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from graphlint.checks import apis
+from graphlint.checks.rules._capture import CaptureRule, moved_host_factory, moves_to_device
+from graphlint.checks.rules.base import SiteContext, snippet
+from graphlint.checks.syntax import keyword
+
+
+class HostDeviceCopyInCapture(CaptureRule):
+    """## What it does
+    Flags host↔device copies inside a capture region: `.to(device)`, `.cuda()`, `.npu()`,
+    `.cpu()`, `.numpy()`, `copy_(...)` from a host tensor, and `torch.tensor(data, device=...)`.
+    A host-made factory moved with `.to(device)` (`torch.arange(n).to(x.device)`) is reported
+    here once, not also as GL203.
+
+    ## Why is this bad?
+    During aclgraph capture (reduce-overhead, npugraph_ex, `torch.npu.graph`) `aclrtMemcpy` and
+    stream synchronisation are unsafe calls: capture aborts with "Not allow to sync
+    captured-stream" (qwen2.5-vl; the typical trigger is `arange` followed by `.to(device)`).
+    In a plain compiled region the copy is a slow path (layer: capture).
+
+    ## Example
+    ```python
+    positions = torch.arange(seq_len).to(x.device)
+    ```
+
+    ## Use instead
+    ```python
+    positions = torch.arange(seq_len, device=x.device)
+    ```
+
+    ## Fix safety
+    Moving `device=` into a factory call (`torch.arange(n).to(d)` → `torch.arange(n, device=d)`)
+    is safe: the result is the same tensor, made where it is used. Other copies have no fix.
+
+    ## References
+    torchair#236
+    """
+
+    code = "GL201"
+    slug = "host-device-copy-in-capture"
+    summary = "host↔device copy (.to(device), .cpu(), .npu(), copy_ from host) in a capture region"
+    message = "host↔device copy inside graph capture: capture forbids memcpy/sync (\"Not allow to sync captured-stream\")"
+    fix_title = "Create the tensor on the device: pass `device=` to the factory"
+    fix_safety = "safe"
+    refs = ("torchair#236",)
+
+    def visit_Call(self, node: cst.Call, ctx: SiteContext) -> None:
+        func = node.func
+        method = func.attr.value if isinstance(func, cst.Attribute) else None
+        if ctx.qualify(func) in ("torch.tensor", "torch.as_tensor"):
+            if keyword(node, "device") is not None:
+                ctx.report(self, node, "torch.tensor(data, device=...) copies host data to the device inside graph capture")
+        elif method == "to":
+            if moves_to_device(node, ctx):
+                fixable = moved_host_factory(node, ctx) is not None and len(node.args) == 1
+                ctx.report(self, node, fix=fixable)
+        elif method == "copy_":
+            if node.args and (moved_host_factory(node, ctx) or _is_host_tensor(node.args[0].value, ctx)):
+                ctx.report(self, node)
+        elif method in apis.HOST_DEVICE_METHODS and (not node.args or method in ("cuda", "npu")):
+            if not _is_module_path(func, ctx):  # type: ignore[arg-type]
+                ctx.report(self, node)
+
+    def apply_fix(self, node: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+        factory = node.func.value
+        assert isinstance(factory, cst.Call)
+        device = node.args[0]
+        device_arg = cst.Arg(keyword=cst.Name("device"), value=device.value)
+        args = list(factory.args)
+        if args:
+            args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return factory.with_changes(args=[*args, device_arg], lpar=node.lpar, rpar=node.rpar)
+
+    VALID = [
+        snippet("""
+            import torch
+
+            @torch.compile(mode="reduce-overhead")
+            def step(x):
+                positions = torch.arange(x.shape[0], device=x.device)
+                return x + positions.to(torch.float16)
+        """),
+        snippet("""
+            import torch
+
+            def prepare(batch, device):
+                return batch.to(device)
+
+            @torch.compile(mode="reduce-overhead")
+            def step(x):
+                return x.to(x.dtype) * 2
+        """),
+        snippet("""
+            import torch
+
+            @torch.compile(mode="reduce-overhead")
+            def step(x, y):
+                x.copy_(y)
+                return x
+        """),
+    ]
+    INVALID = [
+        snippet("""
+            import torch
+            from torch import nn
+
+            class Rotary(nn.Module):
+                def forward(self, x):
+                    pos = torch.arange(x.shape[1]).to(x.device)  # error
+                    return x + pos
+
+            model = torch.compile(Rotary(), mode="reduce-overhead")
+        """),
+        snippet("""
+            import torch
+
+            def run(model, static_x, g):
+                with torch.npu.graph(g):
+                    out = model(static_x).cpu()  # error
+                return out
+        """),
+        snippet("""
+            import torch
+            import torchair
+
+            config = torchair.CompilerConfig()
+            config.mode = "reduce-overhead"
+            npu_backend = torchair.get_npu_backend(compiler_config=config)
+
+            @torch.compile(backend=npu_backend)
+            def step(x, cache):
+                cache.copy_(torch.zeros(4))  # error
+                bias = torch.tensor([1.0, 2.0], device=x.device)  # error
+                return x.npu() + bias  # error
+        """),
+    ]
+
+
+def _is_module_path(func: cst.Attribute, ctx: SiteContext) -> bool:
+    """``torch.npu.current_device()``-style module functions are not tensor methods."""
+    name = ctx.qualify(func)
+    return name is not None and name.startswith(("torch.", "torch_npu."))
+
+
+def _is_host_tensor(expr: cst.BaseExpression, ctx: SiteContext) -> bool:
+    """``torch.from_numpy(a)`` or ``t.cpu()``: a tensor known to live on the host."""
+    if not isinstance(expr, cst.Call):
+        return False
+    func = expr.func
+    return ctx.qualify(func) == "torch.from_numpy" or (isinstance(func, cst.Attribute) and func.attr.value == "cpu")

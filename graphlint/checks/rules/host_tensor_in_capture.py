@@ -1,0 +1,119 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from graphlint.checks.rules._capture import CaptureRule, is_factory_without_device, moved_host_factory
+from graphlint.checks.rules.base import SiteContext, snippet
+
+
+class HostTensorInCapture(CaptureRule):
+    """## What it does
+    Flags tensor factories called without `device=` inside a capture region: `torch.arange`,
+    `zeros`, `ones`, `full`, `empty`, `rand`, `randn`, `tensor`, `linspace`, `eye`, …
+    (`*_like` factories keep their input's device and are fine). A factory whose result is
+    moved at once with `.to(device)` is reported as GL201 instead.
+
+    ## Why is this bad?
+    Without `device=` the tensor is made on the host. Inside a captured graph it is either a
+    constant frozen at capture time or, when it reaches a device op, a host→device copy that
+    capture forbids ("Not allow to sync captured-stream"); torchair's advice is to create
+    tensors directly on the NPU (layer: capture).
+
+    ## Example
+    ```python
+    scale = torch.tensor([0.5, 2.0])
+    ```
+
+    ## Use instead
+    ```python
+    scale = torch.tensor([0.5, 2.0], device=x.device)
+    ```
+    or make it a buffer created once, outside the captured code.
+
+    ## Fix safety
+    No automatic fix: the right device expression depends on the surrounding code.
+
+    ## References
+    torchair#236
+    """
+
+    code = "GL203"
+    slug = "host-tensor-in-capture"
+    summary = "tensor factory without device= in a capture region"
+    message = "tensor factory without device= inside graph capture makes a host tensor"
+    refs = ("torchair#236",)
+
+    def visit_Call(self, node: cst.Call, ctx: SiteContext) -> None:
+        factory = moved_host_factory(node, ctx)
+        if factory is not None:
+            ctx.claim(factory)  # the copy is visited first (pre-order); GL201 reports the pair
+        elif is_factory_without_device(node, ctx) and not ctx.claimed(node):
+            ctx.report(self, node)
+
+    VALID = [
+        snippet("""
+            import torch
+
+            @torch.compile(mode="reduce-overhead")
+            def step(x):
+                return x + torch.ones(4, device=x.device)
+        """),
+        snippet("""
+            import torch
+
+            def make_mask(n):
+                return torch.ones(n, n).tril()
+
+            @torch.compile(mode="reduce-overhead")
+            def step(x):
+                return x * torch.ones_like(x)
+        """),
+        snippet("""
+            import torch
+
+            @torch.compile(mode="reduce-overhead")
+            def step(x):
+                pos = torch.arange(x.shape[0]).to(x.device)
+                return x + pos
+        """),
+    ]
+    INVALID = [
+        snippet("""
+            import torch
+
+            @torch.compile(mode="reduce-overhead")
+            def step(x):
+                scale = torch.tensor([0.5, 2.0])  # error
+                return x * scale
+        """),
+        snippet("""
+            import torch as t
+            from torch import nn
+
+            class Block(nn.Module):
+                def forward(self, x):
+                    return x + t.zeros(x.shape[-1])  # error
+
+            class Model(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.layers = nn.ModuleList([Block() for _ in range(2)])
+
+                def forward(self, x):
+                    for layer in self.layers:
+                        x = layer(x)
+                    return x
+
+            model = Model()
+            model.compile(mode="reduce-overhead")
+        """),
+        snippet("""
+            import torch
+            from torch import arange
+
+            def run(g, static_x):
+                with torch.cuda.graph(g):
+                    idx = arange(static_x.shape[0])  # error
+                    static_x.add_(idx)
+        """),
+    ]

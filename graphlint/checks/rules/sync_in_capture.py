@@ -1,0 +1,121 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from graphlint.checks import apis
+from graphlint.checks.rules._capture import CaptureRule
+from graphlint.checks.rules.base import SiteContext, snippet
+from graphlint.checks.syntax import positional
+
+
+class SyncInCapture(CaptureRule):
+    """## What it does
+    Flags operations that wait for the device or whose output shape depends on tensor values,
+    inside a capture region: `.item()`, `.tolist()`, `synchronize()`, `nonzero()`,
+    one-argument `torch.where(cond)`, `masked_select`, `unique`, and boolean-mask indexing
+    `x[x > 0]` / `x[mask]`.
+
+    ## Why is this bad?
+    A captured graph replays fixed kernels with fixed shapes and may not synchronise the stream.
+    These operations copy a value to the host (a stream sync: "Not allow to sync
+    captured-stream") or size their output from data the capture cannot know. In a plain
+    compiled region they are graph breaks (layer: capture).
+
+    ## Example
+    ```python
+    valid = scores[scores > threshold]
+    ```
+
+    ## Use instead
+    Keep shapes static: `torch.where(scores > threshold, scores, 0)`, or masks multiplied in;
+    read values back only after replay.
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    torchair#236
+    """
+
+    code = "GL202"
+    slug = "sync-in-capture"
+    summary = ".item()/.tolist()/synchronize()/nonzero/mask indexing in a capture region"
+    message = "device sync or data-dependent shape inside graph capture"
+    refs = ("torchair#236",)
+
+    def visit_Call(self, node: cst.Call, ctx: SiteContext) -> None:
+        func = node.func
+        name = ctx.qualify(func)
+        if name in apis.SYNC_FUNCTIONS:
+            ctx.report(self, node)
+        elif name == apis.ONE_ARGUMENT_WHERE:
+            if len(positional(node)) == 1 and len(node.args) == 1:
+                ctx.report(self, node, "one-argument torch.where(cond) is nonzero(): a data-dependent shape inside graph capture")
+        elif isinstance(func, cst.Attribute) and func.attr.value in apis.SYNC_METHODS:
+            if name is None or not name.startswith(("torch.", "torch_npu.")) or func.attr.value == "synchronize":
+                ctx.report(self, node, f".{func.attr.value}() inside graph capture: device sync or data-dependent shape")
+
+    def visit_Subscript(self, node: cst.Subscript, ctx: SiteContext) -> None:
+        for element in node.slice:
+            if isinstance(element.slice, cst.Index) and ctx.is_mask(element.slice.value):
+                ctx.report(self, node, "boolean-mask indexing inside graph capture: the output shape depends on the data")
+                return
+
+    VALID = [
+        snippet("""
+            import torch
+
+            def postprocess(scores):
+                return scores[scores > 0.5].tolist()
+        """),
+        snippet("""
+            import torch
+
+            @torch.compile(mode="reduce-overhead")
+            def step(x, mask):
+                return torch.where(mask > 0, x, torch.zeros_like(x))
+        """),
+        snippet("""
+            import torch
+
+            @torch.compile(mode="reduce-overhead")
+            def step(x):
+                return x[:, :4] * x.size(0)
+        """),
+    ]
+    INVALID = [
+        snippet("""
+            import torch
+
+            @torch.compile(mode="reduce-overhead")
+            def step(x):
+                n = x.sum().item()  # error
+                return x * n
+        """),
+        snippet("""
+            import torch
+
+            def select(scores):
+                keep = scores > 0.5
+                return scores[keep]  # error
+
+            g = torch.npu.NPUGraph()
+            static_scores = torch.zeros(8, device="npu")
+            g.capture_begin()
+            out = select(static_scores)
+            idx = torch.nonzero(static_scores)  # error
+            g.capture_end()
+        """),
+        snippet("""
+            import torch
+            from torch import nn
+
+            class Router(nn.Module):
+                def forward(self, logits):
+                    torch.npu.synchronize()  # error
+                    rows = torch.where(logits > 0)  # error
+                    return logits[logits > 0].unique()  # error
+
+            router = torch.compile(Router(), backend="npugraph_ex")
+        """),
+    ]

@@ -1,0 +1,103 @@
+"""Small helpers over libcst trees: a fast source-order walk and dotted names.
+
+libcst's own visitor rebuilds every node it passes (``_visit_and_replace_children``) and its
+parent/scope/qualified-name providers cost several parses each (see ``perf-notes.md``). The
+static checker only reads the tree, so it walks the node dataclasses directly, skipping the
+whitespace and punctuation fields, in the order the code appears in the source. That order is
+what ``positions.py`` relies on to give nodes their line and column.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+
+import libcst as cst
+
+# Fields that hold only whitespace, comments or punctuation: never a node the checker reads.
+_SKIPPED_FIELDS = frozenset(
+    {
+        "lpar", "rpar", "leading_lines", "lines_after_decorators", "trailing_whitespace",
+        "comma", "equal", "semicolon", "header", "footer", "indent", "lbracket", "rbracket",
+        "lbrace", "rbrace", "colon", "dot", "star", "asynchronous", "operator", "encoding",
+        "default_indent", "default_newline", "has_trailing_newline", "conversion",
+        "posonly_ind", "whitespace_after_star", "whitespace_after_param",
+    }
+)
+
+# Node types whose dataclass field order differs from their order in the source.
+_SOURCE_ORDER: dict[type[cst.CSTNode], tuple[str, ...]] = {
+    cst.FunctionDef: ("decorators", "name", "type_parameters", "params", "returns", "body"),
+    cst.ClassDef: ("decorators", "name", "type_parameters", "bases", "keywords", "body"),
+    cst.IfExp: ("body", "test", "orelse"),
+    cst.Parameters: ("posonly_params", "params", "star_arg", "kwonly_params", "star_kwarg"),
+    cst.Arg: ("keyword", "value"),
+    cst.MatchCase: ("pattern", "guard", "body"),
+}
+
+_fields_by_type: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(node_type: type[cst.CSTNode]) -> tuple[str, ...]:
+    names = _fields_by_type.get(node_type)
+    if names is None:
+        ordered = _SOURCE_ORDER.get(node_type)
+        if ordered is None:
+            ordered = tuple(f.name for f in dataclasses.fields(node_type))
+        names = tuple(
+            n for n in ordered if n not in _SKIPPED_FIELDS and not n.startswith("whitespace")
+        )
+        _fields_by_type[node_type] = names
+    return names
+
+
+def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The child nodes that carry code (not whitespace), in source order."""
+    for name in _child_fields(type(node)):
+        value = getattr(node, name, None)
+        if isinstance(value, cst.CSTNode):
+            yield value
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                if isinstance(item, cst.CSTNode):
+                    yield item
+
+
+def preorder(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Every code-carrying node under ``node`` (itself first), in source order."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(list(children(current))))
+
+
+def dotted_name(expr: cst.BaseExpression) -> str | None:
+    """``torch.npu.graph`` for a Name/Attribute chain; None for anything else."""
+    parts: list[str] = []
+    while isinstance(expr, cst.Attribute):
+        parts.append(expr.attr.value)
+        expr = expr.value
+    if not isinstance(expr, cst.Name):
+        return None
+    parts.append(expr.value)
+    return ".".join(reversed(parts))
+
+
+def string_value(expr: cst.BaseExpression | None) -> str | None:
+    """The value of a plain string literal, else None."""
+    if isinstance(expr, cst.SimpleString):
+        value = expr.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def keyword(call: cst.Call, name: str) -> cst.Arg | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+    return None
+
+
+def positional(call: cst.Call) -> list[cst.Arg]:
+    return [a for a in call.args if a.keyword is None and not a.star]

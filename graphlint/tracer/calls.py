@@ -1,0 +1,52 @@
+"""Call the target the way every executing stage does: fresh copies of the inputs, a fixed
+seed, ``torch.no_grad()`` unless training (then backward too)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from graphlint.tracer.recording import backward_of
+from graphlint.tracer.stages.base import StageContext, TraceTarget
+
+SEED = 0
+
+
+def fresh_inputs(target: TraceTarget) -> list[tuple[Any, ...]]:
+    """Cloned inputs, so a target that updates its inputs in place cannot change later stages."""
+    import torch
+
+    def clone(value: Any) -> Any:
+        if isinstance(value, torch.Tensor):
+            return value.detach().clone().requires_grad_(value.requires_grad)
+        return value
+
+    return [torch.utils._pytree.tree_map(clone, args) for args in target.inputs]
+
+
+def call_each_input(fn: Callable[..., Any], target: TraceTarget, train: bool) -> list[Any]:
+    """``fn`` called once per input of ``target``; the outputs, in order. Exceptions propagate."""
+    import torch
+
+    outputs = []
+    for args, kwargs in zip(fresh_inputs(target), target.kwargs):
+        torch.manual_seed(SEED)
+        if train:
+            out = fn(*args, **kwargs)
+            backward_of(out)
+        else:
+            with torch.no_grad():
+                out = fn(*args, **kwargs)
+        outputs.append(out)
+    return outputs
+
+
+def eager_outputs(ctx: StageContext) -> list[Any] | None:
+    """The reference outputs: from the eager stage of this worker, else computed now (after a
+    crash the eager stage ran in another process). None when the target fails eagerly."""
+    if ctx.eager_outputs is None:
+        try:
+            ctx.eager_outputs = call_each_input(ctx.target.fn, ctx.target, ctx.options.train)
+        except Exception:
+            return None
+    return ctx.eager_outputs

@@ -1,0 +1,168 @@
+"""The capture audit (stage mode ``audit``): what would break graph capture, found on a CPU.
+
+``fake_device`` compiles the target with everything on the stand-in device; ``hazards`` and
+``npu_kernels`` judge each aten graph; each hazard becomes a finding at the user's line (from the
+node's ``stack_trace``), with the codes the static rules use (GL201–GL203) plus GL204. How the
+run ended is judged too: a host tensor meeting device tensors (GL203), or eager code reading a
+tensor's value between two graphs (GL202), is a finding at the line that raised.
+"""
+
+from __future__ import annotations
+
+import functools
+import traceback
+from dataclasses import dataclass, field
+
+from graphlint.tracer.capture.codes import HOST_TENSOR, SYNC, CaptureCode
+from graphlint.tracer.capture.fake_device import Frames, in_graph_code, run_on_audit_device
+from graphlint.tracer.capture.hazards import Hazard, find_hazards, find_value_reads
+from graphlint.tracer.capture.npu_kernels import find_cpu_fallbacks, read_npu_kernels
+from graphlint.tracer.capture.outcome import CaptureOutcome
+from graphlint.tracer.classify.exception import finding_of_exception
+from graphlint.tracer.classify.unwrap import real_cause
+from graphlint.tracer.dump import dump_graphs
+from graphlint.tracer.findings import Finding
+from graphlint.tracer.knowledge import annotate
+from graphlint.tracer.locate import pick_user_frame, user_line_of_exception, user_line_of_stack_trace
+from graphlint.tracer.recording import RecordedGraph
+from graphlint.tracer.stages.base import StageContext, TraceTarget
+from graphlint.tracer.torchair.locate import TorchNpuSource, locate_torch_npu
+
+STAGE = "capture"
+# Messages torch raises when a meta tensor's value is read (``.item()``, ``bool(t)``, printing).
+_VALUE_READ_ON_META = ("cannot be called on meta tensors", "out of meta tensor", "data-dependent")
+_DEVICE_MISMATCH = "found at least two devices"
+
+
+@dataclass
+class AuditResult:
+    findings: list[Finding] = field(default_factory=list)
+    graphs: list[RecordedGraph] = field(default_factory=list)  # the aten graphs audited
+    npu_kernels: str | None = None  # the torch_npu whose kernel list was used
+    fallback_check_skipped: str | None = None  # why the CPU-fallback check did not run
+
+
+def audit_target(target: TraceTarget, torchair: str | None = None, lang: str = "en") -> AuditResult:
+    """Audit ``target``; ``torchair`` is ``--torchair PATH`` (where to find torch_npu's kernels)."""
+    result = AuditResult()
+    run = run_on_audit_device(target)
+    result.graphs = run.graphs
+    hazards = [h for g in run.dynamo_graphs for h in find_value_reads(g.module)]
+    hazards += [h for g in run.graphs for h in find_hazards(g.module)]
+    source, result.fallback_check_skipped = _torch_npu_source(torchair)
+    if source is not None:
+        result.npu_kernels = source.describe()
+        kernels = _npu_kernels(source)
+        hazards += [h for g in run.graphs for h in find_cpu_fallbacks(g.module, kernels)]
+    findings = [_finding_of_hazard(h, target.user_files) for h in hazards]
+    findings += [_finding_of_value_read(frames, target.user_files) for frames in run.value_reads]
+    if run.error is not None:
+        findings.extend(_findings_of_run_error(run.error, target.user_files))
+    result.findings = [annotate(f, lang) for f in merge_duplicates(findings)]
+    return result
+
+
+def capture(ctx: StageContext) -> CaptureOutcome:
+    """The stage's ``audit`` mode."""
+    result = audit_target(ctx.target, ctx.options.torchair, ctx.options.lang)
+    artifacts = {
+        "npu_kernels": result.npu_kernels,
+        "fallback_check_skipped": result.fallback_check_skipped,
+        "graphs_dumped": dump_graphs(ctx, "capture", result.graphs),
+    }
+    return CaptureOutcome(result.findings, len(result.graphs), artifacts)
+
+
+def _torch_npu_source(torchair: str | None) -> tuple[TorchNpuSource | None, str | None]:
+    try:
+        source = locate_torch_npu(torchair)
+    except FileNotFoundError as exc:
+        return None, f"CPU-fallback check skipped: {exc}"
+    if source is None:
+        return None, (
+            "CPU-fallback check skipped: no torch_npu found (install it, pass --torchair PATH, "
+            "or run `graphlint torchair fetch`)"
+        )
+    return source, None
+
+
+@functools.cache
+def _npu_kernels(source: TorchNpuSource) -> frozenset[str]:
+    return read_npu_kernels(source)
+
+
+def capture_finding(code: CaptureCode, message: str, where: tuple[str, int] | None, **details: object) -> Finding:
+    """A capture-layer finding with one of the capture codes, at ``where`` (file, line)."""
+    file, line = where if where else (None, None)
+    return Finding(
+        layer="capture", stage=STAGE, kind=code.kind, code=code.code, message=message, file=file, line=line,
+        details=dict(details),
+    )
+
+
+def _finding_of_hazard(hazard: Hazard, user_files: set[str]) -> Finding:
+    where = user_line_of_stack_trace(hazard.stack_trace, user_files)
+    return capture_finding(hazard.code, hazard.message, where, node=hazard.node, **hazard.details)
+
+
+def _finding_of_value_read(frames: Frames, user_files: set[str]) -> Finding:
+    return capture_finding(
+        SYNC,
+        "eager code reads a tensor's value here, between two compiled graphs (a device sync that "
+        "splits the captured region)",
+        pick_user_frame(frames, user_files),
+    )
+
+
+def _findings_of_run_error(error: BaseException, user_files: set[str]) -> list[Finding]:
+    cause = real_cause(error)
+    text = str(cause)
+    where = user_line_of_exception(error, user_files)
+    if _DEVICE_MISMATCH in text:
+        return [
+            capture_finding(
+                HOST_TENSOR,
+                "a host tensor is combined with device tensors here: it was created without a device "
+                "(or is a plain tensor attribute, not a buffer) and stays on the host on the device",
+                where,
+                exception=type(cause).__name__,
+            )
+        ]
+    if in_graph_code([(f.filename, f.lineno or 0) for f in traceback.extract_tb(error.__traceback__)]):
+        return []  # a traced graph ran on data-less meta tensors; the graph itself was audited
+    if any(marker in text for marker in _VALUE_READ_ON_META):
+        return [
+            capture_finding(
+                SYNC,
+                "eager code reads a tensor's value here (a device sync that splits the captured region); "
+                "graphs compiled after this point were not audited",
+                where,
+                exception=type(cause).__name__,
+            )
+        ]
+    incomplete = finding_of_exception(
+        error, stage=STAGE, layer="capture", user_files=user_files, default_kind="audit-incomplete"
+    )
+    incomplete.severity = "warning"
+    incomplete.message = f"the audit stopped early; graphs compiled after this point were not audited: {incomplete.message}"
+    return [incomplete]
+
+
+def merge_duplicates(findings: list[Finding]) -> list[Finding]:
+    """One finding per (code, kind, file, line); ``count`` says how many distinct ops it covers
+    (``.item()`` is seen twice, as dynamo's ``Tensor.item`` and AOT's ``_local_scalar_dense``,
+    and counts once)."""
+    merged: dict[tuple[object, ...], Finding] = {}
+    ops: dict[tuple[object, ...], set[str]] = {}
+    for finding in findings:
+        key = (finding.code, finding.kind, finding.file, finding.line)
+        merged.setdefault(key, finding)
+        ops.setdefault(key, set()).add(_read_kind(finding))
+    for key, finding in merged.items():
+        finding.count = len(ops[key])
+    return list(merged.values())
+
+
+def _read_kind(finding: Finding) -> str:
+    op = str(finding.details.get("op", finding.message))
+    return "value read" if op in ("Tensor.item", "aten._local_scalar_dense") else op

@@ -1,0 +1,75 @@
+"""Which aten ops have an NPU kernel, and which in a graph would fall back to the CPU (GL204).
+
+torch_npu lists the aten ops it implements in ``csrc/aten/npu_native_functions_by_codegen.yaml``
+(sections ``supported``, ``symint``, ``autograd``, ``quant``, ``custom``; each entry a name such
+as ``gelu.out`` or a mapping whose ``func`` is a schema). It is read from the same torch_npu the
+torchair stage uses (``locate_torch_npu``: installed, ``--torchair``, or the wheel cache). An aten
+op missing from it runs through torch_npu's CPU fallback: a device→host copy, the CPU kernel and
+a copy back, which a captured graph cannot contain (torchair#236: ``gelu.out``).
+
+An op without its own NPU kernel is not a fallback when it decomposes: it has a
+CompositeImplicitAutograd or CompositeExplicitAutograd kernel (``t``, ``expand``, views), or it is
+the functional form of a structured op whose ``.out`` kernel the NPU has (``gelu`` → ``gelu.out``).
+"""
+
+from __future__ import annotations
+
+import yaml
+import torch
+
+from graphlint.tracer.capture.codes import CPU_FALLBACK
+from graphlint.tracer.capture.hazards import Hazard, aten_name, input_tensors, is_host, node_tensors
+from graphlint.tracer.torchair.locate import NATIVE_FUNCTIONS_YAML, TorchNpuSource
+
+_DECOMPOSING_KEYS = ("CompositeImplicitAutograd", "CompositeExplicitAutograd")
+
+
+def read_npu_kernels(source: TorchNpuSource) -> frozenset[str]:
+    """The aten op names (``name`` or ``name.overload``) torch_npu has NPU kernels for."""
+    return parse_npu_kernels(source.read_text(NATIVE_FUNCTIONS_YAML))
+
+
+def parse_npu_kernels(text: str) -> frozenset[str]:
+    data = yaml.safe_load(text) or {}
+    names: set[str] = set()
+    for entries in data.values():
+        if not isinstance(entries, list):
+            continue  # "backend: NPU", "cpp_namespace: …"
+        for entry in entries:
+            schema = entry.get("func", "") if isinstance(entry, dict) else str(entry)
+            names.add(schema.split("(", 1)[0].strip())
+    names.discard("")
+    return frozenset(names)
+
+
+def has_npu_kernel(op: torch._ops.OpOverload, kernels: frozenset[str]) -> bool:
+    base, overload = op._opname, op._overloadname
+    if (base if overload == "default" else f"{base}.{overload}") in kernels:
+        return True
+    if overload == "default" and f"{base}.out" in kernels:
+        return True  # a structured op's functional form runs its .out kernel
+    return any(torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), key) for key in _DECOMPOSING_KEYS)
+
+
+def find_cpu_fallbacks(graph_module: torch.fx.GraphModule, kernels: frozenset[str]) -> list[Hazard]:
+    """Aten ops on device tensors that have no NPU kernel, one hazard per node."""
+    hazards = []
+    for node in graph_module.graph.nodes:
+        if node.op != "call_function" or aten_name(node) is None:
+            continue
+        on_device = [t for t in node_tensors(node) + input_tensors(node) if not is_host(t.device)]
+        if not on_device or has_npu_kernel(node.target, kernels):
+            continue
+        op = f"aten.{node.target._opname}.{node.target._overloadname}"
+        hazards.append(
+            Hazard(
+                CPU_FALLBACK,
+                op,
+                node.name,
+                f"{op} has no NPU kernel in torch_npu: it would fall back to the CPU (device→host "
+                "copy, CPU kernel, copy back) inside the captured region",
+                node.meta.get("stack_trace"),
+                {"op": op},
+            )
+        )
+    return hazards

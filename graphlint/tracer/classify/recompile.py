@@ -1,0 +1,63 @@
+"""Read dynamo's recompile reports: which guard failed, at which user line, and limit hits.
+
+"Recompiling function F in FILE:LINE / triggered by the following guard failure(s): / - 0/3:
+n == 4  # for _ in range(n):  # file.py:8 in f / - User stack trace: ..." on the ``recompiles``
+artifact logger; "torch._dynamo hit config.recompile_limit (8) / function: 'f' (FILE:LINE) /
+last reason: ..." as a warning of ``torch._dynamo.convert_frame``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from graphlint.tracer.locate import frames_of_stack_trace, pick_user_frame
+
+_FUNCTION = re.compile(r"Recompiling function (?P<name>\S+) in (?P<file>.+?):(?P<line>\d+)")
+_GUARD = re.compile(r"^\s*- (?:\d+/\d+: )?(?P<guard>.+?)(?:\s{2,}#.*)?$", re.MULTILINE)
+_LIMIT = re.compile(
+    r"hit config\.(?P<kind>\w+) \((?P<limit>\d+)\)\s*\n\s*function: '(?P<name>[^']+)' "
+    r"\((?P<file>.+?):(?P<line>\d+)\)\s*\n\s*last reason: (?:\d+/\d+: )?(?P<guard>.+?)(?:\s{2,}#.*)?$",
+    re.MULTILINE,
+)
+
+
+@dataclass
+class Recompile:
+    function: str
+    guard: str  # the first failing guard, e.g. "n == 4"
+    file: str | None
+    line: int | None
+
+
+def recompile_of_log(message: str, user_files: set[str]) -> Recompile | None:
+    function = _FUNCTION.search(message)
+    if function is None:
+        return None
+    body = message.split("guard failure(s):", 1)[-1]
+    guard = _GUARD.search(body)
+    frames = frames_of_stack_trace(body) or [(function["file"], int(function["line"]))]
+    where = pick_user_frame(frames, user_files)
+    return Recompile(
+        function=function["name"],
+        guard=guard["guard"].strip() if guard else "unknown guard",
+        file=where[0] if where else None,
+        line=where[1] if where else None,
+    )
+
+
+@dataclass
+class RecompileLimitHit:
+    limit_kind: str  # "recompile_limit" or "accumulated_recompile_limit"
+    limit: int
+    function: str
+    guard: str
+    function_file: str
+    function_line: int
+
+
+def limit_hit_of_log(message: str) -> RecompileLimitHit | None:
+    m = _LIMIT.search(message)
+    if m is None:
+        return None
+    return RecompileLimitHit(m["kind"], int(m["limit"]), m["name"], m["guard"].strip(), m["file"], int(m["line"]))

@@ -1,0 +1,146 @@
+"""`graphlint trace` (the stage ladder) and `graphlint env` (the environment facts).
+
+Only the standard library at top level: the handlers import the tracer (and, in its worker,
+torch) when they run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from graphlint.tracer.stages import STAGE_ORDER as STAGE_NAMES
+
+MISSING_TORCH = (
+    "graphlint {command}: torch is not installed. The tracer needs the `trace` extra: "
+    "pip install 'graphlint[trace]' (or install the torch that pairs with your torch_npu)."
+)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    trace = subparsers.add_parser(
+        "trace",
+        help="run a model through eager, dynamo, aot_eager, torchair and capture; name the failing layer",
+        description=(
+            "Run TARGET (a Python file or module:factory) through the stage ladder eager → dynamo → "
+            "aot → torchair → capture and report the first failing layer, the user's line and what "
+            "people do about it. A script runs as __main__ with torch.compile intercepted: "
+            "graphlint trace train.py -- ARGS."
+        ),
+    )
+    trace.add_argument("target", help="a Python file, or module:factory")
+    # REMAINDER, so that a script's own options reach it; trace options given after TARGET are
+    # taken back out of it in run_trace (everything before "--").
+    trace.add_argument("script_args", nargs=argparse.REMAINDER, metavar="-- ARGS", help="arguments of a script target")
+    trace.add_argument("--entry", help="the function in TARGET that returns (fn, args) (default: graphlint_target)")
+    trace.add_argument(
+        "--stages", default=",".join(STAGE_NAMES), type=_stage_list,
+        help=f"comma-separated stages to run (default: {','.join(STAGE_NAMES)})",
+    )
+    trace.add_argument("--train", action="store_true", help="run backward too (default: under torch.no_grad())")
+    trace.add_argument("--timeout", type=float, default=300.0, help="seconds per stage before it counts as a hang")
+    trace.add_argument("--format", choices=("text", "json"), default="text")
+    trace.add_argument("--dump", type=Path, metavar="DIR", help="write graphs, decompiled code, report.json and report.html")
+    trace.add_argument("--lang", choices=("en", "zh"), default="en", help="language of the hints")
+    trace.add_argument("--torchair", metavar="PATH", help="torch_npu wheel or folder for the offline torchair stage")
+    trace.add_argument("--baseline", type=Path, metavar="OLD.json", help="compare with an earlier report")
+    trace.add_argument(
+        "--fail-on-increase", action="store_true",
+        help="with --baseline: exit 1 when graphs, graph breaks, recompiles or findings grew",
+    )
+    trace.set_defaults(handler=run_trace, trace_parser=trace)
+
+    env = subparsers.add_parser("env", help="print Python, torch, torch_npu, torchair, CANN and device facts")
+    env.add_argument("--format", choices=("text", "json"), default="text")
+    env.set_defaults(handler=run_env)
+
+
+def _stage_list(text: str) -> tuple[str, ...]:
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    unknown = [n for n in names if n not in STAGE_NAMES]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"unknown stage(s) {', '.join(unknown)}; stages are {', '.join(STAGE_NAMES)}")
+    return names
+
+
+def _options_after_target(args: argparse.Namespace) -> argparse.Namespace:
+    """``trace TARGET --format json -- --steps 3``: options between TARGET and ``--`` are the
+    trace's, the rest the script's."""
+    rest = list(args.script_args)
+    own, script = (rest[: rest.index("--")], rest[rest.index("--") + 1 :]) if "--" in rest else (rest, [])
+    if own:
+        args = args.trace_parser.parse_args([*own, args.target], namespace=args)
+    args.script_args = script
+    return args
+
+
+def run_trace(args: argparse.Namespace) -> int:
+    args = _options_after_target(args)
+    if importlib.util.find_spec("torch") is None:
+        print(MISSING_TORCH.format(command="trace"), file=sys.stderr)
+        return 2
+    if args.fail_on_increase and args.baseline is None:
+        print("graphlint trace: --fail-on-increase needs --baseline OLD.json", file=sys.stderr)
+        return 2
+    from graphlint.tracer.ladder import run_ladder
+    from graphlint.tracer.report.baseline import compare_with_baseline, load_baseline
+    from graphlint.tracer.report.build import exit_status
+    from graphlint.tracer.report.text import LiveProgress, print_report
+    from graphlint.tracer.stages.base import TraceOptions
+    from graphlint.tracer.target import TargetError
+
+    baseline = None
+    if args.baseline is not None:
+        try:
+            baseline = load_baseline(args.baseline)
+        except ValueError as exc:
+            print(f"graphlint trace: {exc}", file=sys.stderr)
+            return 2
+    options = TraceOptions(
+        stages=args.stages, train=args.train, timeout=args.timeout,
+        dump_dir=args.dump.resolve() if args.dump else None, torchair=args.torchair, lang=args.lang,
+    )
+    progress = LiveProgress() if args.format == "text" else None
+    try:
+        report = run_ladder(args.target, options, args.entry, args.script_args, progress)
+    except TargetError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    finally:
+        if progress is not None:
+            progress.close()
+    status = exit_status(report)
+    if baseline is not None:
+        report["baseline"] = compare_with_baseline(baseline, report)
+        if args.fail_on_increase and report["baseline"]["increases"]:
+            status = 1
+    if args.dump is not None:
+        _write_dump(args.dump, report)
+    if args.format == "json":
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+    else:
+        print_report(report)
+    return status
+
+
+def _write_dump(folder: Path, report: dict[str, Any]) -> None:
+    from graphlint.tracer.report.html import write_html
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "report.json").write_text(json.dumps(report, indent=2, ensure_ascii=False), encoding="utf-8")
+    write_html(report, folder / "report.html")
+
+
+def run_env(args: argparse.Namespace) -> int:
+    from graphlint.tracer.env import environment_facts, format_environment
+
+    facts = environment_facts()
+    if args.format == "json":
+        print(json.dumps(facts, indent=2))
+    else:
+        print(format_environment(facts))
+    return 0

@@ -1,0 +1,107 @@
+"""The design's ``copies`` object, from the aten counts and (where torchair ran) the GE counts.
+
+Data first: the text, HTML and baseline writers only read this dict. Shape::
+
+    {"aten": {op: n}, "ge": {type: n} | None,
+     "ge_optimized": {type: n} | None (after torchair's own GE passes),
+     "by_line": [{"level", "file", "line", "op", "count", "group"?, "graphs"}],
+     "totals": {"aten": {"ops", "copies", "share"}, "ge": {...} | None},
+     "groups": [{"group", "count", "why"}],
+     "graphs": [{"level", "name", "kind", "ops", "copies", "share",
+                 "optimized"? (GE), "rows": [{"op", "group"?, "why", "count", "share", "top_lines"}]}],
+     "suggestions": [finding JSON of the trace report, with hint and refs]}
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import Any
+
+from graphlint.tracer.copies.aten import GROUPS
+from graphlint.tracer.copies.ge import GE_COPY_TYPES
+from graphlint.tracer.copies.suggest import suggestions
+
+TOP_LINES = 3  # lines shown per row of a graph
+
+
+def build_copies_report(
+    aten: dict[str, Any] | None, ge: dict[str, Any] | None, lang: str = "en"
+) -> dict[str, Any]:
+    """``aten`` is ``count_aten_copies(...)`` (None when the aot stage did not run), ``ge`` is
+    ``count_ge_ops(...)`` (None when torchair did not run); hints are in ``lang``."""
+    graphs = [_graph_entry("aten", g) for g in (aten or {}).get("graphs", [])]
+    graphs += [_graph_entry("ge", g) for g in (ge or {}).get("graphs", [])]
+    return {
+        "aten": dict(aten["ops"]) if aten is not None else None,
+        "ge": dict(ge["ops"]) if ge is not None else None,
+        "ge_optimized": ge.get("optimized") if ge is not None else None,
+        "by_line": _by_line(graphs),
+        "totals": {"aten": _totals(aten), "ge": _totals(ge)},
+        "groups": [
+            {"group": group, "count": count, "why": GROUPS.get(group, "")}
+            for group, count in (aten or {}).get("groups", {}).items()
+        ],
+        "graphs": [{k: v for k, v in g.items() if k != "lines"} for g in graphs],
+        "suggestions": suggestions(aten, ge, lang),
+    }
+
+
+def share(count: int, total: int) -> float:
+    return round(count / total, 4) if total else 0.0
+
+
+def _totals(counts: dict[str, Any] | None) -> dict[str, Any] | None:
+    if counts is None:
+        return None
+    copies = sum(counts["ops"].values())
+    return {"ops": counts["total_ops"], "copies": copies, "share": share(copies, counts["total_ops"])}
+
+
+def _graph_entry(level: str, graph: dict[str, Any]) -> dict[str, Any]:
+    """One graph with a row per (op, group): its count, share of the graph's ops, top lines."""
+    rows: dict[tuple[str, str | None], dict[str, Any]] = {}
+    for line in graph["lines"]:
+        key = (line["op"], line.get("group"))
+        why = GROUPS.get(key[1] or "") if level == "aten" else GE_COPY_TYPES.get(key[0], "")
+        row = rows.setdefault(key, {"op": key[0], "group": key[1], "why": why, "count": 0, "top_lines": []})
+        row["count"] += line["count"]
+        row["top_lines"].append({"file": line["file"], "line": line["line"], "count": line["count"]})
+    for row in rows.values():
+        row["share"] = share(row["count"], graph["ops"])
+        row["top_lines"] = sorted(row["top_lines"], key=lambda ln: -ln["count"])[:TOP_LINES]
+        if row["group"] is None:
+            del row["group"]
+    copies = sum(graph["copies"].values())
+    entry = {
+        "level": level,
+        "name": graph["name"],
+        "kind": graph.get("kind", "ge"),
+        "ops": graph["ops"],
+        "copies": graph["copies"],
+        "share": share(copies, graph["ops"]),
+        "rows": sorted(rows.values(), key=lambda r: (-r["count"], r["op"])),
+        "lines": graph["lines"],
+    }
+    if graph.get("optimized") is not None:
+        entry["optimized"] = graph["optimized"]
+    return entry
+
+
+def _by_line(graphs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every copy's source line, summed over graphs (a line's forward and backward copies add)."""
+    counts: Counter[tuple[Any, ...]] = Counter()
+    in_graphs: dict[tuple[Any, ...], list[str]] = defaultdict(list)
+    for graph in graphs:
+        for line in graph["lines"]:
+            key = (graph["level"], line["file"], line["line"], line["op"], line.get("group"))
+            counts[key] += line["count"]
+            in_graphs[key].append(graph["name"])
+    entries = []
+    for key, count in sorted(counts.items(), key=lambda kv: (kv[0][0], -kv[1], kv[0][1] or "", kv[0][2] or 0, kv[0][3])):
+        level, file, line, op, group = key
+        entry = {"level": level, "file": file, "line": line, "op": op, "count": count}
+        if group is not None:
+            entry["group"] = group
+        entry["graphs"] = in_graphs[key]
+        entries.append(entry)
+    return entries

@@ -1,0 +1,236 @@
+"""Run the stage ladder under a supervisor and return the design's JSON report object.
+
+The stages run in a worker process (``graphlint.tracer.worker``) in its own session, so a crash
+(a signal) or a hang (a stage past ``--timeout``) takes down only the worker: the supervisor
+turns it into a ``crash`` or ``hang`` finding of the stage that was running, with the Python
+stacks faulthandler wrote, and starts a fresh worker at the next stage. Nothing here imports
+torch; the worker does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from graphlint.tracer.classify.codes import trace_code
+from graphlint.tracer.findings import Finding, StageResult
+from graphlint.tracer.locate import frames_of_stack_trace, pick_user_frame
+from graphlint.tracer.stages import STAGE_ORDER
+from graphlint.tracer.stages.base import TraceOptions
+from graphlint.tracer.target import TargetError
+from graphlint.tracer.worker import HANG_SIGNAL, options_to_json, result_to_json
+
+POLL_SECONDS = 0.05
+STACK_DUMP_GRACE_SECONDS = 2.0  # time faulthandler gets to write the stacks of a hung worker
+
+# (event, stage, result row or None): "start" when a stage begins, "result" when it ends.
+Progress = Callable[[str, str, dict[str, Any] | None], None]
+
+
+@dataclass
+class LadderOutcome:
+    """What the supervisor collected from its workers, before the report is assembled."""
+
+    target_name: str
+    environment: dict[str, Any] | None = None
+    user_files: list[str] = field(default_factory=list)
+    results: dict[str, dict[str, Any]] = field(default_factory=dict)  # stage → result JSON
+    layers: dict[str, str] = field(default_factory=dict)  # stage → its failure layer
+
+
+def run_ladder(
+    target_spec: str,
+    options: TraceOptions,
+    entry: str | None = None,
+    script_args: list[str] | None = None,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Trace ``target_spec`` through the stages of ``options``; the full report object.
+    Raises ``TargetError`` when the target cannot be loaded."""
+    from graphlint.tracer.report.build import build_report
+
+    outcome = supervise(target_spec, options, entry, script_args or [], progress)
+    return build_report(outcome, options)
+
+
+def supervise(
+    target_spec: str, options: TraceOptions, entry: str | None, script_args: list[str], progress: Progress | None
+) -> LadderOutcome:
+    remaining = [name for name in STAGE_ORDER if name in options.stages]
+    outcome = LadderOutcome(target_name=target_spec)
+    with tempfile.TemporaryDirectory(prefix="graphlint-trace-") as tmp:
+        attempt = 0
+        while remaining:
+            attempt += 1
+            worker = _Worker(Path(tmp), attempt, target_spec, entry, script_args, options, remaining)
+            running = worker.follow(outcome, progress)
+            remaining = [name for name in remaining if name not in outcome.results]
+            if not remaining:
+                break
+            # The worker ended without finishing its stages: a crash or a hang of the running one.
+            stage = running or remaining[0]
+            result = worker.failure_result(stage, outcome)
+            outcome.results[stage] = result
+            if progress:
+                progress("result", stage, result)
+            remaining = remaining[remaining.index(stage) + 1 :]
+    return outcome
+
+
+class _Worker:
+    """One worker process and the events it appends to its file."""
+
+    def __init__(
+        self, folder: Path, attempt: int, target_spec: str, entry: str | None, script_args: list[str],
+        options: TraceOptions, run: list[str],
+    ) -> None:
+        self.events_path = folder / f"events-{attempt}.jsonl"
+        self.log_path = folder / f"worker-{attempt}.log"
+        self.timeout = options.timeout
+        request = {
+            "target": target_spec, "entry": entry, "script_args": script_args,
+            "options": options_to_json(options), "run": run, "events": str(self.events_path),
+        }
+        request_path = folder / f"request-{attempt}.json"
+        request_path.write_text(json.dumps(request), encoding="utf-8")
+        self.events_path.touch()
+        self.log = open(self.log_path, "wb")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "graphlint.tracer.worker", str(request_path)],
+            stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+        self.hung = False
+        self.hang_log_offset = 0
+        self.stage_started = time.monotonic()
+
+    def follow(self, outcome: LadderOutcome, progress: Progress | None) -> str | None:
+        """Read events until the worker exits (or is killed after a hang); returns the stage
+        that was running when it ended (None when it finished or never started one)."""
+        running: str | None = None
+        deadline = time.monotonic() + self.timeout  # loading the target counts like a stage
+        offset, pending = 0, ""
+        try:
+            while True:
+                exited = self.process.poll() is not None
+                with open(self.events_path, encoding="utf-8") as stream:
+                    stream.seek(offset)
+                    chunk = stream.read()
+                    offset = stream.tell()
+                *lines, pending = (pending + chunk).split("\n")
+                for line in lines:
+                    event = json.loads(line)
+                    running, deadline = self._handle(event, outcome, progress, running, deadline)
+                if exited:
+                    return running
+                if time.monotonic() > deadline:
+                    self._stop_hung()
+                    return running
+                time.sleep(POLL_SECONDS)
+        finally:
+            self._reap()
+
+    def _handle(
+        self, event: dict[str, Any], outcome: LadderOutcome, progress: Progress | None, running: str | None,
+        deadline: float,
+    ) -> tuple[str | None, float]:
+        kind = event["event"]
+        if kind == "environment":
+            outcome.environment = event["facts"]
+        elif kind == "target":
+            outcome.target_name, outcome.user_files = event["name"], event["user_files"]
+        elif kind == "target-error":
+            raise TargetError(event["message"])
+        elif kind == "start":
+            outcome.layers[event["stage"]] = event["layer"]
+            self.stage_started = time.monotonic()
+            if progress:
+                progress("start", event["stage"], None)
+            return event["stage"], time.monotonic() + self.timeout
+        elif kind == "result":
+            outcome.results[event["stage"]] = event["result"]
+            if progress:
+                progress("result", event["stage"], event["result"])
+            return None, time.monotonic() + self.timeout
+        return running, deadline
+
+    def _stop_hung(self) -> None:
+        """Ask faulthandler for the stacks and wait until they are written (or a grace period
+        passed); ``follow`` then kills the worker's session."""
+        self.hung = True
+        self.log.flush()
+        self.hang_log_offset = self.log_path.stat().st_size
+        try:
+            os.kill(self.process.pid, HANG_SIGNAL)
+        except ProcessLookupError:
+            return
+        give_up = time.monotonic() + STACK_DUMP_GRACE_SECONDS
+        size = self.hang_log_offset
+        while time.monotonic() < give_up:
+            time.sleep(POLL_SECONDS * 2)
+            previous, size = size, self.log_path.stat().st_size
+            if size > self.hang_log_offset and size == previous:  # written, and no longer growing
+                return
+
+    def _reap(self) -> None:
+        """Kill whatever is left of the worker's session (the target's own children too)."""
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.process.wait()
+        self.log.close()
+
+    def failure_result(self, stage: str, outcome: LadderOutcome) -> dict[str, Any]:
+        log = self.log_path.read_text(encoding="utf-8", errors="replace")
+        layer = outcome.layers.get(stage, "model")
+        status = self.process.returncode
+        if self.hung:
+            stacks = log[self.hang_log_offset :]
+            kind = "hang"
+            message = f"the {stage} stage did not finish within {self.timeout:g} s; the worker was stopped"
+        else:
+            start = log.rfind("Fatal Python error")
+            stacks = log[start:] if start >= 0 else log[-4000:]
+            kind = "crash"
+            message = f"the {stage} stage crashed: the worker {_exit_description(status)}"
+        where = _user_frame_of_stacks(stacks, set(outcome.user_files))
+        finding = Finding(
+            layer=layer,  # type: ignore[arg-type]
+            stage=stage, kind=kind, message=message, code=trace_code(kind),
+            file=where[0] if where else None, line=where[1] if where else None,
+            details={"exit_status": status, "stacks": stacks[-6000:]},
+        )
+        seconds = time.monotonic() - self.stage_started
+        return result_to_json(StageResult(stage, "failed", seconds=seconds, reason=message, findings=[finding]))
+
+
+def _exit_description(status: int | None) -> str:
+    if status is not None and status < 0:
+        try:
+            name = signal.Signals(-status).name
+        except ValueError:
+            name = f"signal {-status}"
+        return f"died of {name}"
+    return f"exited with status {status} before reporting the stage"
+
+
+def _user_frame_of_stacks(stacks: str, user_files: set[str]) -> tuple[str, int] | None:
+    """The user's innermost frame in a faulthandler dump of the current thread (which lists the
+    most recent call first)."""
+    current = stacks
+    for marker in ("Current thread", "Thread 0x"):
+        index = stacks.find(marker)
+        if index >= 0:
+            current = stacks[index:]
+            break
+    block = current.split("\n\n", 1)[0]
+    return pick_user_frame(list(reversed(frames_of_stack_trace(block))), user_files)

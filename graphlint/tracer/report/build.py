@@ -1,0 +1,72 @@
+"""Assemble the design's report object from what the supervisor collected.
+
+Findings get their knowledge-base hint (in ``--lang``) and portable paths; the verdict names the
+layer of the first failing stage; ``copies`` is built from the aot and torchair artifacts; the
+static checker's findings for the target's own files are added with ``confirmed`` marks.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graphlint.tracer.findings import Finding
+from graphlint.tracer.knowledge import annotate
+from graphlint.tracer.ladder import LadderOutcome
+from graphlint.tracer.locate import display_path
+from graphlint.tracer.stages.base import TraceOptions
+
+REPORT_VERSION = 1
+
+
+def build_report(outcome: LadderOutcome, options: TraceOptions) -> dict[str, Any]:
+    from graphlint.tracer.copies.report import build_copies_report
+    from graphlint.tracer.env import environment_facts
+    from graphlint.tracer.report.static import static_cross_check
+
+    stage_names = [name for name in outcome.results]
+    findings: list[Finding] = []
+    for name in stage_names:
+        for data in outcome.results[name].get("findings", []):
+            finding = annotate(Finding.from_json(data), options.lang)
+            if finding.file:
+                finding.file = display_path(finding.file)
+            findings.append(finding)
+    artifacts = {name: outcome.results[name].get("artifacts", {}) for name in stage_names}
+    aten = artifacts.get("aot", {}).get("copies_aten")
+    ge = artifacts.get("torchair", {}).get("copies_ge")
+    report: dict[str, Any] = {
+        "version": REPORT_VERSION,
+        "target": outcome.target_name,
+        "environment": outcome.environment or environment_facts(),
+        "stages": [_stage_row(outcome.results[name]) for name in stage_names],
+        "findings": [f.to_json() for f in findings],
+        "verdict": verdict(stage_names, outcome, findings),
+        "copies": build_copies_report(aten, ge, options.lang) if aten is not None or ge is not None else None,
+        "static": static_cross_check(outcome.user_files, findings),
+    }
+    return report
+
+
+def _stage_row(result: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in result.items() if k not in ("findings", "artifacts")}
+
+
+def verdict(stage_names: list[str], outcome: LadderOutcome, findings: list[Finding]) -> dict[str, Any]:
+    """The layer of the first failing stage: of its first error finding (an accuracy mismatch
+    is layer ``accuracy``), else the stage's own layer. Null when every stage that ran passed."""
+    for name in stage_names:
+        if outcome.results[name]["status"] != "failed":
+            continue
+        errors = [f for f in findings if f.stage == name and f.severity == "error"]
+        first = errors[0] if errors else None
+        layer = first.layer if first else outcome.layers.get(name, name)
+        where = f" at {first.file}:{first.line}" if first and first.file else ""
+        what = first.message.splitlines()[0] if first else outcome.results[name].get("reason") or "failed"
+        return {"layer": layer, "stage": name, "summary": f"{name} failed{where}: {what}"}
+    ran = [n for n in stage_names if outcome.results[n]["status"] == "passed"]
+    return {"layer": None, "stage": None, "summary": f"every stage that ran passed ({', '.join(ran) or 'none'})"}
+
+
+def exit_status(report: dict[str, Any]) -> int:
+    """0 when every stage that ran passed, 1 otherwise."""
+    return 1 if any(stage["status"] == "failed" for stage in report["stages"]) else 0

@@ -1,0 +1,138 @@
+"""The terminal report (rich): live progress per stage while the ladder runs, then the stage
+table, the verdict, the findings with a frame of the user's code, and the static cross-check."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console, Group
+from rich.markup import escape
+from rich.panel import Panel
+from rich.syntax import Syntax
+from rich.table import Table
+
+_STATUS_STYLE = {"passed": "green", "failed": "bold red", "skipped": "yellow"}
+_SEVERITY_STYLE = {"error": "red", "warning": "yellow", "info": "cyan"}
+FRAME_LINES = 2  # lines of context above and below the user's line
+NOTE_WIDTH = 60  # the stage table's note: the start of the reason (the full one is in the JSON)
+
+
+class LiveProgress:
+    """Called by the supervisor as stages start and end; writes to stderr."""
+
+    def __init__(self, console: Console | None = None) -> None:
+        self.console = console or Console(stderr=True)
+        self.status = None
+
+    def __call__(self, event: str, stage: str, result: dict[str, Any] | None) -> None:
+        if event == "start":
+            self._stop()
+            self.status = self.console.status(f"running the [bold]{stage}[/] stage…")
+            self.status.start()
+            return
+        self._stop()
+        assert result is not None
+        style = _STATUS_STYLE.get(result["status"], "")
+        counts = ", ".join(f"{result[k]} {k.replace('_', ' ')}" for k in ("graphs", "graph_breaks", "recompiles") if k in result)
+        extra = f" ({counts})" if counts else ""
+        reason = f" — {escape(result['reason'].splitlines()[0])}" if result.get("reason") else ""
+        self.console.print(f"[{style}]{result['status']:>7}[/] {stage} {result.get('seconds', 0):.1f} s{extra}{reason}", highlight=False)
+
+    def _stop(self) -> None:
+        if self.status is not None:
+            self.status.stop()
+            self.status = None
+
+    def close(self) -> None:
+        self._stop()
+
+
+def print_report(report: dict[str, Any], console: Console | None = None) -> None:
+    console = console or Console()
+    env = report.get("environment") or {}
+    facts = ", ".join(f"{k} {env[k]}" for k in ("python", "torch", "torch_npu", "torchair", "device") if env.get(k))
+    console.print(f"[bold]graphlint trace[/] {escape(report['target'])}  [dim]{escape(facts)}[/]")
+    for warning in env.get("warnings", []):
+        console.print(f"[yellow]environment:[/] {escape(warning)}")
+    console.print(stage_table(report))
+    verdict = report["verdict"]
+    layer = verdict["layer"]
+    console.print(
+        f"[bold]verdict:[/] {'[red]' + layer + '[/]' if layer else '[green]all stages passed[/]'} — {escape(verdict['summary'])}"
+    )
+    for finding in report["findings"]:
+        console.print(finding_panel(finding))
+    copies = report.get("copies")
+    if copies and copies.get("aten") is not None:
+        ops = ", ".join(f"{op} {n}" for op, n in sorted(copies["aten"].items(), key=lambda kv: -kv[1])) or "none"
+        console.print(f"[bold]copies (aten):[/] {escape(ops)}")
+    static = report.get("static") or {}
+    for finding in static.get("findings", []):
+        mark = "[green]confirmed[/]" if finding.get("confirmed") else "[dim]not seen by the trace[/]"
+        console.print(
+            f"[bold]static[/] {finding['code']} {escape(str(finding['path']))}:{finding['line']} "
+            f"{escape(finding['message'])} — {mark}"
+        )
+    if static.get("error"):
+        console.print(f"[dim]static cross-check: {escape(static['error'])}[/]")
+    baseline = report.get("baseline")
+    if baseline:
+        for item in baseline["increases"]:
+            console.print(f"[red]increase:[/] {escape(item)}")
+        if not baseline["increases"]:
+            console.print("[green]no increase against the baseline[/]")
+
+
+def stage_table(report: dict[str, Any]) -> Table:
+    table = Table(title=None, show_lines=False)
+    for column in ("stage", "status", "mode", "time", "graphs", "breaks", "recompiles", "note"):
+        numeric = column in ("time", "graphs", "breaks", "recompiles")
+        table.add_column(column, justify="right" if numeric else "left", no_wrap=column != "note")
+    for row in report["stages"]:
+        table.add_row(
+            row["name"],
+            f"[{_STATUS_STYLE.get(row['status'], '')}]{row['status']}[/]",
+            row.get("mode", ""),
+            f"{row.get('seconds', 0):.1f} s",
+            *(str(row[k]) if k in row else "" for k in ("graphs", "graph_breaks", "recompiles")),
+            escape(_first_line(row.get("reason"), NOTE_WIDTH)),
+        )
+    return table
+
+
+def _first_line(text: str | None, width: int) -> str:
+    line = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def finding_panel(finding: dict[str, Any]) -> Panel:
+    where = f"{finding['file']}:{finding['line']}" if finding.get("file") else "(no user line)"
+    count = f" ×{finding['count']}" if finding.get("count", 1) > 1 else ""
+    title = (
+        f"[{_SEVERITY_STYLE.get(finding.get('severity', 'error'), '')}]{finding['layer']}[/] "
+        f"{finding.get('code') or ''} {finding['kind']}{count} — {escape(where)}"
+    )
+    parts: list[Any] = [escape(finding["message"])]
+    frame = code_frame(finding.get("file"), finding.get("line"))
+    if frame is not None:
+        parts.append(frame)
+    if finding.get("hint"):
+        parts.append(f"[bold]hint:[/] {escape(finding['hint'])}")
+    if finding.get("refs"):
+        parts.append(f"[dim]refs: {escape(', '.join(finding['refs']))}[/]")
+    return Panel(Group(*parts), title=title, title_align="left", expand=True)
+
+
+def code_frame(file: str | None, line: int | None) -> Syntax | None:
+    if not file or not line:
+        return None
+    path = Path(file)
+    try:
+        source = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return Syntax(
+        source, "python", line_numbers=True, line_range=(max(1, line - FRAME_LINES), line + FRAME_LINES),
+        highlight_lines={line}, word_wrap=True,
+    )

@@ -1,0 +1,126 @@
+"""Stage 2: dynamo alone. ``torch.compile`` with a recording ``eager`` backend, default settings
+(not fullgraph), called once per example input: every graph, every graph break (GBxxxx code,
+reason, user line; one finding per distinct code and line, with a count), every recompile with
+its failing guard, and recompile-limit hits. Failed on a graph break, a compile error or a limit
+hit; recompiles below the limit are warnings."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from typing import Any
+
+from graphlint.tracer.accuracy import compare_outputs
+from graphlint.tracer.calls import call_each_input, eager_outputs
+from graphlint.tracer.classify.codes import trace_code
+from graphlint.tracer.classify.exception import finding_of_exception
+from graphlint.tracer.classify.graph_break import graph_break_code, graph_break_of_log
+from graphlint.tracer.classify.recompile import limit_hit_of_log, recompile_of_log
+from graphlint.tracer.dump import dump_decompiled, dump_graphs
+from graphlint.tracer.dynamo_reports import DynamoReports, collect_dynamo_reports
+from graphlint.tracer.findings import Finding, StageResult
+from graphlint.tracer.stages.base import Stage, StageContext
+
+
+class DynamoStage(Stage):
+    name = "dynamo"
+    layer = "dynamo"
+
+    def run(self, ctx: StageContext) -> StageResult:
+        import torch
+
+        from graphlint.tracer.recording import GraphRecorder
+
+        start = time.perf_counter()
+        reference = eager_outputs(ctx)
+        recorder = GraphRecorder()
+        findings: list[Finding] = []
+        outputs: list[Any] | None = None
+        torch._dynamo.reset()
+        with collect_dynamo_reports() as reports:
+            try:
+                compiled = torch.compile(ctx.target.fn, backend=recorder.eager)
+                outputs = call_each_input(compiled, ctx.target, ctx.options.train)
+            except Exception as exc:
+                findings.append(
+                    finding_of_exception(
+                        exc, stage=self.name, layer=self.layer, user_files=ctx.target.user_files,
+                        default_kind="compile-error",
+                    )
+                )
+            decompiled = dump_decompiled(ctx, ctx.target.fn)
+        ctx.shared["dynamo_graphs"] = recorder.graphs
+        breaks = self._graph_breaks(reports, ctx.target.user_files)
+        recompiles, recompile_count = self._recompiles(reports, ctx.target.user_files)
+        findings += breaks + recompiles
+        if outputs is not None and reference is not None:
+            mismatch = compare_outputs(self.name, reference, outputs)
+            if mismatch is not None:
+                findings.append(mismatch)
+        failed = any(f.severity == "error" for f in findings)
+        errors = [f for f in findings if f.severity == "error"]
+        return StageResult(
+            self.name,
+            "failed" if failed else "passed",
+            seconds=time.perf_counter() - start,
+            reason=errors[0].message.splitlines()[0] if errors else None,
+            graphs=len(recorder.of_kind("dynamo")),
+            graph_breaks=sum(f.count for f in breaks),
+            recompiles=recompile_count,
+            findings=findings,
+            artifacts={
+                "graphs_dumped": dump_graphs(ctx, "dynamo", recorder.of_kind("dynamo")),
+                "decompiled": decompiled,
+            },
+        )
+
+    def _graph_breaks(self, reports: DynamoReports, user_files: set[str]) -> list[Finding]:
+        """One finding per distinct (code, file, line), counting its occurrences."""
+        by_site: dict[tuple[Any, ...], Finding] = {}
+        for message in reports.graph_breaks:
+            gb = graph_break_of_log(message, user_files)
+            key = (gb.code, gb.file, gb.line)
+            if key in by_site:
+                by_site[key].count += 1
+                continue
+            by_site[key] = self.finding(
+                "graph-break", f"graph break: {gb.reason}", code=gb.code, file=gb.file, line=gb.line,
+                details={"reason": message.split("User code traceback:", 1)[0].strip()[-3000:]},
+            )
+        return list(by_site.values())
+
+    def _recompiles(self, reports: DynamoReports, user_files: set[str]) -> tuple[list[Finding], int]:
+        """A warning per recompiled function and line, with the first failing guard; an error per
+        recompile-limit hit, at the line of the guard that kept failing."""
+        parsed = [r for r in (recompile_of_log(m, user_files) for m in reports.recompiles) if r is not None]
+        counts = Counter((r.function, r.file, r.line) for r in parsed)
+        findings = []
+        for (function, file, line), count in counts.items():
+            first = next(r for r in parsed if (r.function, r.file, r.line) == (function, file, line))
+            findings.append(
+                self.finding(
+                    "recompile", f"{function} recompiled {count} time(s); first failing guard: {first.guard}",
+                    code=trace_code("recompile"), file=file, line=line, severity="warning", count=count,
+                    details={"guard": first.guard, "function": function},
+                )
+            )
+        for message in reports.limit_hits:
+            hit = limit_hit_of_log(message)
+            if hit is None:
+                continue
+            last = next((r for r in reversed(parsed) if r.function == hit.function), None)
+            findings.append(
+                self.finding(
+                    "recompile-limit",
+                    f"{hit.function} hit dynamo's {hit.limit_kind} ({hit.limit}) and now runs eagerly; "
+                    f"the guard that kept failing: {hit.guard}",
+                    code=graph_break_code("", "Dynamo recompile limit exceeded"),
+                    file=last.file if last else hit.function_file,
+                    line=last.line if last else hit.function_line,
+                    details={"guard": hit.guard, "function": hit.function, "limit": hit.limit},
+                )
+            )
+        return findings, len(parsed)
+
+
+STAGE = DynamoStage

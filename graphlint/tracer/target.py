@@ -1,0 +1,249 @@
+"""Find what to trace in a TARGET: a Python file or ``module:factory`` (the design's three modes).
+
+In a file, in this order: ``--entry NAME`` or ``graphlint_target()`` returning ``(fn, args)``,
+``(fn, args, kwargs)`` or ``{"fn": fn, "inputs": [args, ...], "kwargs": {...}}``; else the module
+attributes ``model`` and ``example_inputs``; else script mode: the file runs as ``__main__`` with
+``torch.compile`` intercepted, and each callable it compiles is traced with the inputs of its
+first calls. Loading runs in the worker process (the callable cannot cross processes).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import runpy
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from graphlint.tracer.stages.base import TraceTarget
+
+SCRIPT_CALLS_KEPT = 3  # inputs of the first calls of each compiled callable (surfaces recompiles)
+
+
+class TargetError(Exception):
+    """The target could not be loaded; the message is a paragraph meant for the user."""
+
+
+def load_target(spec: str, entry: str | None = None, script_args: list[str] | None = None) -> TraceTarget:
+    """Load ``spec`` (a file path or ``module:factory``) into a ``TraceTarget``."""
+    path = Path(spec)
+    if path.suffix == ".py" or path.exists():
+        return _load_file(path, entry, script_args or [])
+    if ":" in spec:
+        return _load_factory(spec)
+    raise TargetError(
+        f"graphlint trace: cannot find target {spec!r}. A target is a Python file "
+        "(samples/model.py) or a module and a factory function (package.module:make_target)."
+    )
+
+
+def _load_file(path: Path, entry: str | None, script_args: list[str]) -> TraceTarget:
+    if not path.is_file():
+        raise TargetError(f"graphlint trace: {path} is not a file.")
+    name = str(path)
+    path = path.resolve()
+    module_name = "__graphlint_target__"
+    module_spec = importlib.util.spec_from_file_location(module_name, path)
+    assert module_spec is not None and module_spec.loader is not None
+    module = importlib.util.module_from_spec(module_spec)
+    source = path.read_text(encoding="utf-8", errors="replace")
+    # Script mode is decided before executing anything: a script's top level is its main run.
+    is_script = entry is None and not _defines_target(source)
+    if is_script:
+        return _run_script(path, name, script_args)
+    sys.path.insert(0, str(path.parent))
+    sys.modules[module_name] = module
+    try:
+        module_spec.loader.exec_module(module)
+    except Exception as exc:
+        raise TargetError(
+            f"graphlint trace: importing {name} raised {type(exc).__name__}: {exc}. "
+            "Fix the import error first; graphlint runs the file's top level to find the target."
+        ) from exc
+    user_files = {str(path)}
+    if entry is not None:
+        factory = getattr(module, entry, None)
+        if not callable(factory):
+            raise TargetError(
+                f"graphlint trace: {name} has no callable {entry!r} (asked for by --entry). "
+                "The entry must be a function returning (fn, args), (fn, args, kwargs) or "
+                '{"fn": fn, "inputs": [args, ...], "kwargs": {...}}.'
+            )
+        return _from_factory_result(factory(), name, user_files, f"{name}:{entry}")
+    if callable(getattr(module, "graphlint_target", None)):
+        return _from_factory_result(module.graphlint_target(), name, user_files, f"{name}:graphlint_target")
+    return _from_model_attributes(module, name, user_files)
+
+
+def _defines_target(source: str) -> bool:
+    """Whether the file offers a target without running as a script (cheap text test, no import)."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return True  # importing it reports the syntax error as a target error
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(t.id for t in targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.ImportFrom):
+            names.update(a.asname or a.name for a in node.names)
+    return "graphlint_target" in names or {"model", "example_inputs"} <= names
+
+
+def _load_factory(spec: str) -> TraceTarget:
+    module_name, _, attr = spec.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:
+        raise TargetError(
+            f"graphlint trace: cannot import module {module_name!r} for target {spec!r} "
+            f"({type(exc).__name__}: {exc}). Is it on PYTHONPATH?"
+        ) from exc
+    factory = getattr(module, attr, None)
+    if not callable(factory):
+        raise TargetError(
+            f"graphlint trace: module {module_name!r} has no callable {attr!r}. A module:factory "
+            "target names a function returning (fn, args), (fn, args, kwargs) or "
+            '{"fn": fn, "inputs": [args, ...], "kwargs": {...}}.'
+        )
+    module_file = getattr(module, "__file__", None)
+    user_files = {os.path.abspath(module_file)} if module_file else set()
+    return _from_factory_result(factory(), spec, user_files, spec)
+
+
+def _from_factory_result(result: Any, name: str, user_files: set[str], what: str) -> TraceTarget:
+    if isinstance(result, dict) and callable(result.get("fn")):
+        inputs = [tuple(args) for args in result.get("inputs") or [()]]
+        kwargs = result.get("kwargs") or {}
+        return TraceTarget(result["fn"], inputs, [dict(kwargs)] * len(inputs), name, user_files)
+    if isinstance(result, tuple) and len(result) in (2, 3) and callable(result[0]):
+        kwargs = dict(result[2]) if len(result) == 3 else {}
+        return TraceTarget(result[0], [tuple(result[1])], [kwargs], name, user_files)
+    raise TargetError(
+        f"graphlint trace: {what}() returned {type(result).__name__}; it must return (fn, args), "
+        '(fn, args, kwargs) or {"fn": fn, "inputs": [args, ...], "kwargs": {...}}.'
+    )
+
+
+def _from_model_attributes(module: Any, name: str, user_files: set[str]) -> TraceTarget:
+    model, examples = module.model, module.example_inputs
+    if not callable(model):
+        raise TargetError(f"graphlint trace: {name}: `model` is a {type(model).__name__}, not callable.")
+    if isinstance(examples, list):
+        inputs = [tuple(e) if isinstance(e, tuple) else (e,) for e in examples]
+    else:
+        inputs = [tuple(examples) if isinstance(examples, tuple) else (examples,)]
+    return TraceTarget(model, inputs, [{} for _ in inputs], name, user_files)
+
+
+@dataclass
+class _CompiledCallable:
+    """A callable the script passed to ``torch.compile``, and the inputs of its first calls."""
+
+    fn: Callable[..., Any]
+    calls: list[tuple[tuple[Any, ...], dict[str, Any]]] = field(default_factory=list)
+
+
+def _run_script(path: Path, name: str, script_args: list[str]) -> TraceTarget:
+    compiled: list[_CompiledCallable] = []
+    saved_argv, saved_path = sys.argv, list(sys.path)
+    sys.argv = [str(path), *script_args]
+    sys.path.insert(0, str(path.parent))
+    try:
+        with _intercept_compile(compiled):
+            runpy.run_path(str(path), run_name="__main__")
+    except SystemExit as exc:
+        if exc.code not in (None, 0):
+            raise TargetError(f"graphlint trace: script {name} exited with status {exc.code}.") from exc
+    except Exception as exc:
+        if not any(c.calls for c in compiled):
+            raise TargetError(
+                f"graphlint trace: running script {name} raised {type(exc).__name__}: {exc} "
+                "before any compiled callable was called."
+            ) from exc
+    finally:
+        sys.argv, sys.path[:] = saved_argv, saved_path
+    called = [c for c in compiled if c.calls]
+    if not called:
+        raise TargetError(
+            f"graphlint trace: {name} defines no `graphlint_target()`, no `model` and "
+            "`example_inputs`, and running it as a script called no function passed to "
+            "`torch.compile`. Add a graphlint_target() returning (fn, args), or pass --entry NAME."
+        )
+    fn, inputs, kwargs = _script_target(called)
+    return TraceTarget(fn, inputs, kwargs, name, {str(path)})
+
+
+def _script_target(
+    called: list[_CompiledCallable],
+) -> tuple[Callable[..., Any], list[tuple[Any, ...]], list[dict[str, Any]]]:
+    """One compiled callable is traced as itself; several are traced by one function calling
+    each in turn with its recorded inputs (so every compile of the script is traced)."""
+    if len(called) == 1:
+        only = called[0]
+        return only.fn, [a for a, _ in only.calls], [k for _, k in only.calls]
+
+    def run_script_compiled_callables(call_index: int) -> list[Any]:
+        outputs = []
+        for record in called:
+            args, kwargs = record.calls[min(call_index, len(record.calls) - 1)]
+            outputs.append(record.fn(*args, **kwargs))
+        return outputs
+
+    rounds = max(len(c.calls) for c in called)
+    return run_script_compiled_callables, [(i,) for i in range(rounds)], [{} for _ in range(rounds)]
+
+
+@contextmanager
+def _intercept_compile(compiled: list[_CompiledCallable]) -> Iterator[None]:
+    """Replace ``torch.compile`` (and ``nn.Module.compile``) so the script runs eagerly while
+    each compiled callable records the inputs of its first calls."""
+    import torch
+
+    original_compile, original_module_compile = torch.compile, torch.nn.Module.compile
+
+    def recording(fn: Callable[..., Any]) -> Callable[..., Any]:
+        record = _CompiledCallable(fn)
+        compiled.append(record)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if len(record.calls) < SCRIPT_CALLS_KEPT:
+                record.calls.append((_detached(args), _detached(kwargs)))
+            return fn(*args, **kwargs)
+
+        return call
+
+    def fake_compile(model: Any = None, **_options: Any) -> Any:
+        if model is None:  # decorator with options: @torch.compile(dynamic=True)
+            return recording
+        return recording(model)
+
+    def fake_module_compile(self: torch.nn.Module, *_args: Any, **_kwargs: Any) -> None:
+        self._call_impl = recording(self._call_impl)  # type: ignore[method-assign]
+
+    torch.compile = fake_compile  # type: ignore[assignment]
+    torch.nn.Module.compile = fake_module_compile  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        torch.compile = original_compile
+        torch.nn.Module.compile = original_module_compile
+
+
+def _detached(value: Any) -> Any:
+    """A snapshot of call inputs: tensors cloned, so later in-place updates do not change them."""
+    import torch
+
+    return torch.utils._pytree.tree_map(
+        lambda v: v.detach().clone().requires_grad_(v.requires_grad) if isinstance(v, torch.Tensor) else v, value
+    )

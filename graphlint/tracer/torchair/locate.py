@@ -1,0 +1,202 @@
+"""Find torchair's sources: in an installed torch_npu, a wheel, an unpacked wheel or a folder.
+
+torch_npu is never imported here (importing it needs CANN); an installed one is found with
+``importlib.util.find_spec``. Places are tried in this order: ``--torchair PATH``, the
+``GRAPHLINT_TORCHAIR`` variable, an installed torch_npu, then graphlint's wheel cache
+(``$GRAPHLINT_HOME/wheels``, filled by ``graphlint torchair fetch``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import re
+import shutil
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+SourceKind = Literal["installed", "wheel", "dir"]
+
+TORCHAIR_DIR = "torch_npu/dynamo/torchair"  # where torchair lives inside torch_npu
+NATIVE_FUNCTIONS_YAML = "torch_npu/csrc/aten/npu_native_functions_by_codegen.yaml"
+_VERSION_FILE = "torch_npu/version.py"
+_VERSION = re.compile(r"""^__version__\s*=\s*['"]([^'"]+)['"]""", re.MULTILINE)
+_WHEEL_VERSION = re.compile(r"^torch_npu-([^-]+)-")
+_RELEASE = re.compile(r"^(\d+)\.(\d+)")
+# Where CANN announces itself: the variables its set_env.sh exports, then its default prefix.
+_CANN_VARIABLES = ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", "ASCEND_OPP_PATH")
+_CANN_DEFAULT_DIR = Path("/usr/local/Ascend/ascend-toolkit/latest")
+
+
+def graphlint_home() -> Path:
+    """graphlint's own cache folder: ``$GRAPHLINT_HOME``, else ``~/.cache/graphlint``."""
+    return Path(os.environ.get("GRAPHLINT_HOME") or Path.home() / ".cache" / "graphlint")
+
+
+def wheel_cache_dir() -> Path:
+    return graphlint_home() / "wheels"
+
+
+@dataclass(frozen=True)
+class TorchNpuSource:
+    """One torch_npu whose torchair sources graphlint can read (and, offline, import)."""
+
+    path: Path  # the wheel file, or the folder that holds ``torch_npu/``
+    kind: SourceKind
+    version: str | None
+    has_cann: bool = False  # only an installed torch_npu on a machine with CANN runs for real
+
+    def read_text(self, relpath: str) -> str:
+        """A file of the torch_npu tree, e.g. ``torch_npu/version.py``; FileNotFoundError if absent."""
+        if self.kind == "wheel":
+            with zipfile.ZipFile(self.path) as wheel:
+                try:
+                    return wheel.read(relpath).decode("utf-8")
+                except KeyError:
+                    raise FileNotFoundError(f"{relpath} not in {self.path}") from None
+        return (self.path / relpath).read_text(encoding="utf-8")
+
+    def torchair_dir(self) -> Path:
+        """A folder holding torchair's sources as a package named ``torchair``.
+
+        A wheel is unpacked once (Python files and data, not native libraries) into graphlint's
+        cache, keyed by the wheel's name, size and time, so repeated runs reuse it."""
+        if self.kind != "wheel":
+            return self.path / TORCHAIR_DIR
+        stat = self.path.stat()
+        key = hashlib.sha256(f"{self.path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()[:12]
+        target = graphlint_home() / "torchair-src" / f"{self.path.stem}-{key}"
+        done = target / ".complete"
+        if not done.exists():
+            _unpack_torchair(self.path, target)
+            done.touch()
+        return target / "torchair"
+
+    def native_modules(self) -> set[str]:
+        """Dotted names of torchair's compiled extension modules (``torchair.core._torchair``…):
+        they need CANN, so the offline runner replaces them with stand-ins."""
+        if self.kind == "wheel":
+            with zipfile.ZipFile(self.path) as wheel:
+                names = [n for n in wheel.namelist() if n.startswith(TORCHAIR_DIR + "/")]
+        else:
+            base = self.path
+            names = [p.relative_to(base).as_posix() for p in (base / TORCHAIR_DIR).rglob("*.so")]
+        return {_module_name(n) for n in names if n.endswith(".so")}
+
+    def pairs_with(self, torch_version: str) -> bool:
+        """torch_npu X.Y.* is built for torch X.Y.*; unknown versions are given the benefit."""
+        mine, theirs = _RELEASE.match(self.version or ""), _RELEASE.match(torch_version)
+        return mine is None or theirs is None or mine.groups() == theirs.groups()
+
+    def describe(self) -> str:
+        return f"torch_npu {self.version or '(unknown version)'} ({self.kind}: {self.path})"
+
+
+def locate_torch_npu(explicit: str | None = None) -> TorchNpuSource | None:
+    """The torch_npu to use, or None when there is none anywhere.
+
+    Raises FileNotFoundError when ``explicit`` (or ``GRAPHLINT_TORCHAIR``) names a path that holds
+    no torchair: a path the user typed must not be silently replaced by another one."""
+    for given in (explicit, os.environ.get("GRAPHLINT_TORCHAIR")):
+        if given:
+            return source_at(Path(given).expanduser())
+    return installed_torch_npu() or cached_torch_npu()
+
+
+def source_at(path: Path) -> TorchNpuSource:
+    """A wheel file, an unpacked wheel or site-packages folder, or the ``torch_npu`` folder itself."""
+    if path.is_file() and zipfile.is_zipfile(path):
+        with zipfile.ZipFile(path) as wheel:
+            if f"{TORCHAIR_DIR}/__init__.py" not in wheel.namelist():
+                raise FileNotFoundError(f"{path} is not a torch_npu wheel with torchair inside")
+        return _with_version(TorchNpuSource(path, "wheel", None))
+    for root in (path, path.parent):
+        if (root / TORCHAIR_DIR / "__init__.py").is_file():
+            return _with_version(TorchNpuSource(root, "dir", None))
+    raise FileNotFoundError(f"no torchair under {path}: expected a torch_npu wheel or a folder with {TORCHAIR_DIR}/")
+
+
+def installed_torch_npu() -> TorchNpuSource | None:
+    try:
+        spec = importlib.util.find_spec("torch_npu")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    root = Path(next(iter(spec.submodule_search_locations))).parent
+    if not (root / TORCHAIR_DIR / "__init__.py").is_file():
+        return None
+    return _with_version(TorchNpuSource(root, "installed", None, has_cann=cann_present()))
+
+
+def cached_torch_npu(torch_version: str | None = None) -> TorchNpuSource | None:
+    """The newest wheel in the cache, preferring one that pairs with ``torch_version``."""
+    wheels = sorted(wheel_cache_dir().glob("torch_npu-*.whl"), key=lambda p: _release_key(p.name), reverse=True)
+    sources = [TorchNpuSource(w, "wheel", _wheel_version(w)) for w in wheels]
+    if torch_version is None:
+        torch_version = _running_torch_version()
+    pairing = [s for s in sources if torch_version and s.pairs_with(torch_version)]
+    chosen = (pairing or sources or [None])[0]
+    return chosen
+
+
+def cann_present() -> bool:
+    return any(os.environ.get(v) for v in _CANN_VARIABLES) or _CANN_DEFAULT_DIR.is_dir()
+
+
+def _with_version(source: TorchNpuSource) -> TorchNpuSource:
+    try:
+        found = _VERSION.search(source.read_text(_VERSION_FILE))
+        version = found.group(1) if found else None
+    except (FileNotFoundError, OSError, UnicodeDecodeError):
+        version = _wheel_version(source.path) if source.kind == "wheel" else None
+    return TorchNpuSource(source.path, source.kind, version, source.has_cann)
+
+
+def _wheel_version(path: Path) -> str | None:
+    found = _WHEEL_VERSION.match(path.name)
+    return found.group(1) if found else None
+
+
+def _release_key(name: str) -> tuple[int, ...]:
+    version = _wheel_version(Path(name)) or ""
+    return tuple(int(n) for n in re.findall(r"\d+", version)[:4])
+
+
+def _module_name(relpath: str) -> str:
+    """``torch_npu/dynamo/torchair/core/_torchair.cpython-311-x86_64-linux-gnu.so`` → ``torchair.core._torchair``."""
+    inside = relpath[len(TORCHAIR_DIR) + 1 :]
+    *package, filename = inside.split("/")
+    return ".".join(["torchair", *package, filename.split(".", 1)[0]])
+
+
+def _running_torch_version() -> str | None:
+    """The installed torch's version, read from its metadata (never by importing torch)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("torch")
+    except PackageNotFoundError:
+        return None
+
+
+def _unpack_torchair(wheel_path: Path, target: Path) -> None:
+    """Copy ``torch_npu/dynamo/torchair/**`` out of the wheel, without native libraries."""
+    staging = target.with_name(target.name + f".partial-{os.getpid()}")
+    shutil.rmtree(staging, ignore_errors=True)
+    prefix = TORCHAIR_DIR + "/"
+    with zipfile.ZipFile(wheel_path) as wheel:
+        for member in wheel.namelist():
+            if not member.startswith(prefix) or member.endswith("/") or member.endswith(".so"):
+                continue
+            relative = Path("torchair", member[len(prefix):])
+            if ".." in relative.parts:
+                continue  # a hostile archive must not write outside the cache
+            out = staging / relative
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_bytes(wheel.read(member))
+    shutil.rmtree(target, ignore_errors=True)
+    staging.rename(target)

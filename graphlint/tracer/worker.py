@@ -1,0 +1,122 @@
+"""The worker process: load the target, run the stages it is given in order, and stream each
+stage's start and result to the supervisor as JSON lines appended to the events file.
+
+Run as ``python -m graphlint.tracer.worker REQUEST.json``. Its stdout and stderr go to a log the
+supervisor keeps; ``faulthandler`` writes the Python stacks there on a fatal signal (a crash)
+and on ``SIGUSR1`` (the supervisor's signal before it kills a hung stage).
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import json
+import signal
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any, TextIO
+
+from graphlint.tracer.findings import Finding, StageResult
+from graphlint.tracer.stages.base import StageContext, TraceOptions
+
+HANG_SIGNAL = signal.SIGUSR1
+
+
+def options_from_json(data: dict[str, Any]) -> TraceOptions:
+    return TraceOptions(
+        stages=tuple(data["stages"]),
+        train=data["train"],
+        timeout=data["timeout"],
+        dump_dir=Path(data["dump_dir"]) if data.get("dump_dir") else None,
+        torchair=data.get("torchair"),
+        lang=data.get("lang", "en"),
+    )
+
+
+def options_to_json(options: TraceOptions) -> dict[str, Any]:
+    return {
+        "stages": list(options.stages),
+        "train": options.train,
+        "timeout": options.timeout,
+        "dump_dir": str(options.dump_dir) if options.dump_dir else None,
+        "torchair": options.torchair,
+        "lang": options.lang,
+    }
+
+
+class EventWriter:
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def send(self, event: str, **fields: Any) -> None:
+        # default=repr: an artifact that is not JSON (a stage's bug) must not lose the result
+        self.stream.write(json.dumps({"event": event, **fields}, default=repr) + "\n")
+        self.stream.flush()
+
+
+def run_worker(request: dict[str, Any], events: EventWriter) -> None:
+    from graphlint.tracer.env import environment_facts
+    from graphlint.tracer.target import TargetError, load_target
+
+    events.send("environment", facts=environment_facts())
+    try:
+        target = load_target(request["target"], request.get("entry"), request.get("script_args"))
+    except TargetError as exc:
+        events.send("target-error", message=str(exc))
+        return
+    except Exception as exc:
+        events.send("target-error", message=f"graphlint trace: loading {request['target']} failed: "
+                    f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}")
+        return
+    events.send("target", name=target.name, user_files=sorted(target.user_files))
+    ctx = StageContext(target, options_from_json(request["options"]))
+    for name in request["run"]:
+        result = run_stage(name, ctx, events)
+        ctx.results[name] = result
+        events.send("result", stage=name, result=result_to_json(result))
+
+
+def run_stage(name: str, ctx: StageContext, events: EventWriter) -> StageResult:
+    """One stage, never raising: a stage that cannot run here is skipped with its reason; a bug
+    in a stage (or a stage module that does not load) becomes an internal-error finding."""
+    from graphlint.tracer.classify.codes import trace_code
+    from graphlint.tracer.stages import load_stage
+
+    start = time.perf_counter()
+    layer = "model"
+    try:
+        stage = load_stage(name)
+        layer = stage.layer
+        events.send("start", stage=name, layer=layer)
+        reason = stage.unavailable_reason(ctx)
+        if reason is not None:
+            return StageResult(name, "skipped", reason=reason)
+        return stage.run(ctx)
+    except Exception as exc:
+        message = f"graphlint's {name} stage failed: {type(exc).__name__}: {exc}"
+        finding = Finding(
+            layer=layer, stage=name, kind="internal-error", message=message, code=trace_code("internal-error"),
+            details={"traceback": traceback.format_exc()[-4000:]},
+        )
+        return StageResult(name, "failed", seconds=time.perf_counter() - start, reason=message, findings=[finding])
+
+
+def result_to_json(result: StageResult) -> dict[str, Any]:
+    data = result.to_json()
+    data["findings"] = [f.to_json() for f in result.findings]
+    data["artifacts"] = result.artifacts
+    return data
+
+
+def main(argv: list[str]) -> int:
+    request = json.loads(Path(argv[1]).read_text(encoding="utf-8"))
+    faulthandler.enable(file=sys.stderr, all_threads=True)
+    faulthandler.register(HANG_SIGNAL, file=sys.stderr, all_threads=True)
+    with open(request["events"], "a", encoding="utf-8") as stream:
+        run_worker(request, EventWriter(stream))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,24 @@
+# A recompile storm (pytorch#1497): the number of refinement steps is a Python int that
+# changes every call; the loop needs its exact value, so every new value fails a guard and
+# recompiles, until dynamo's recompile_limit (8) is hit and the function falls back to eager.
+# expect-trace: verdict=dynamo GB0039@15
+import torch
+from torch import nn
+
+
+class Refiner(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.step = nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor, steps: int) -> torch.Tensor:
+        for _ in range(steps):
+            x = x + 0.1 * torch.tanh(self.step(x))
+        return x
+
+
+def graphlint_target():
+    torch.manual_seed(0)
+    refiner = Refiner().eval()
+    x = torch.randn(2, 8)
+    return {"fn": refiner, "inputs": [(x, steps) for steps in range(1, 11)]}

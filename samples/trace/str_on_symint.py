@@ -1,0 +1,26 @@
+# str() of a size that dynamo made dynamic (torchair#602): the second input has another batch
+# size, dynamo recompiles with a symbolic size, and str() of that SymInt breaks the graph.
+# expect-trace: verdict=dynamo GB0059@19
+import torch
+from torch import nn
+
+
+class TaggedLayer(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = nn.Linear(16, 16)
+        self.cache: dict[str, torch.Tensor] = {}
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        batch = x.shape[0]
+        # A cache key built from a size, like npugraph_ex's scope name from aic_num: once the
+        # batch size is dynamic this is str(SymInt), which dynamo cannot trace.
+        y = self.proj(x)
+        key = "batch_" + str(batch)
+        return y * len(key)
+
+
+def graphlint_target():
+    torch.manual_seed(0)
+    layer = TaggedLayer().eval()
+    return {"fn": layer, "inputs": [(torch.randn(4, 16),), (torch.randn(6, 16),), (torch.randn(8, 16),)]}

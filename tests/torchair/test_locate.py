@@ -1,0 +1,57 @@
+"""Finding torchair's sources: wheels, folders, the environment variable and the cache."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from graphlint.tracer.torchair.locate import TORCHAIR_DIR, locate_torch_npu, source_at
+
+
+@pytest.fixture(scope="module")
+def unpacked(torch_npu_wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A site-packages-like folder with torch_npu's version file and torchair's package file."""
+    root = tmp_path_factory.mktemp("site-packages")
+    with zipfile.ZipFile(torch_npu_wheel) as wheel:
+        for member in ("torch_npu/version.py", f"{TORCHAIR_DIR}/__init__.py"):
+            wheel.extract(member, root)
+    return root
+
+
+def test_wheel_gives_version_and_native_modules(torch_npu_wheel: Path) -> None:
+    source = source_at(torch_npu_wheel)
+    assert (source.kind, source.version) == ("wheel", "2.13.0")
+    assert "torchair.core._torchair" in source.native_modules()
+    assert source.pairs_with("2.13.0+cpu") and not source.pairs_with("2.5.1")
+    assert "__version__ = '2.13.0'" in source.read_text("torch_npu/version.py")
+
+
+@pytest.mark.parametrize("where", ["site-packages", "torch_npu folder"])
+def test_folder_forms(unpacked: Path, where: str) -> None:
+    path = unpacked if where == "site-packages" else unpacked / "torch_npu"
+    source = source_at(path)
+    assert (source.kind, source.version, source.path) == ("dir", "2.13.0", unpacked)
+
+
+def test_a_path_without_torchair_is_an_error_not_a_fallback(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="no torchair"):
+        locate_torch_npu(str(tmp_path))
+
+
+def test_environment_variable_then_cache(
+    torch_npu_wheel: Path, unpacked: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GRAPHLINT_TORCHAIR", str(unpacked))
+    assert locate_torch_npu(None).kind == "dir"
+    assert locate_torch_npu(str(torch_npu_wheel)).kind == "wheel"  # an explicit path wins
+    monkeypatch.delenv("GRAPHLINT_TORCHAIR")
+    cached = locate_torch_npu(None)  # no torch_npu is installed here: the fetched wheel
+    assert cached is not None and cached.path.name == torch_npu_wheel.name
+
+
+def test_nothing_anywhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GRAPHLINT_HOME", str(tmp_path))
+    monkeypatch.delenv("GRAPHLINT_TORCHAIR", raising=False)
+    assert locate_torch_npu(None) is None

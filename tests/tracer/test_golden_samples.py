@@ -1,0 +1,34 @@
+"""Every sample of samples/trace/ gives the verdict and the findings its header states."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.expectations import read_expectations
+from tests.tracer.conftest import REPO
+
+SAMPLES = sorted((REPO / "samples" / "trace").glob("*.py"))
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=[s.stem for s in SAMPLES])
+def test_sample_gives_its_stated_verdict_and_findings(sample: Path, trace_json, torch_npu_wheel) -> None:
+    expected = read_expectations(sample)
+    assert expected.trace_verdict is not None, f"{sample.name} has no `# expect-trace:` header"
+    status, report = trace_json(os.path.relpath(sample))
+
+    verdict = report["verdict"]["layer"]
+    assert verdict == (None if expected.trace_verdict == "none" else expected.trace_verdict), report["verdict"]
+    assert status == (0 if verdict is None else 1)
+    found = {
+        (f["code"], f["line"])
+        for f in report["findings"]
+        if f["file"] and Path(f["file"]).resolve() == sample.resolve()
+    }
+    assert expected.trace_findings <= found, f"missing {expected.trace_findings - found}; found {found}"
+    # the finding the verdict is about carries the user's line, never a torch-internal frame
+    for finding in report["findings"]:
+        if finding["file"]:
+            assert "site-packages" not in finding["file"] and not finding["file"].startswith("<")
