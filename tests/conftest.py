@@ -14,15 +14,16 @@ REPO = Path(__file__).resolve().parent.parent
 # Where a wheel may already lie (downloaded once for the team); the fixture copies it into
 # graphlint's cache instead of downloading it again.
 PRELOADED_WHEELS = REPO / ".cache" / "wheels"
+DEFAULT_HOME = REPO / ".cache" / "graphlint"
 
 
 @pytest.fixture(scope="session")
-def torch_npu_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def torch_npu_wheel() -> Path:
     """The torch_npu wheel pairing with the installed torch, in graphlint's cache, obtained the
     way a user obtains it: ``graphlint torchair fetch`` (pip download, skipped when cached).
-    ``GRAPHLINT_HOME`` (the Makefile sets ``.cache/graphlint``) keeps it across runs."""
-    home = Path(os.environ.get("GRAPHLINT_HOME") or tmp_path_factory.mktemp("graphlint-home"))
-    os.environ["GRAPHLINT_HOME"] = str(home)
+    The cache is ``GRAPHLINT_HOME``, else ``.cache/graphlint`` as the Makefile sets it, so the
+    wheel, its unpacked sources and the registry scan are kept across runs."""
+    home = Path(os.environ.setdefault("GRAPHLINT_HOME", str(DEFAULT_HOME)))
     cache = home / "wheels"
     cache.mkdir(parents=True, exist_ok=True)
     for wheel in PRELOADED_WHEELS.glob("torch_npu-*.whl"):

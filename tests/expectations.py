@@ -4,6 +4,8 @@
     # expect-trace: verdict=capture GL201@14   trace verdict layer ("none" when all pass), then
                                                code@line of trace findings that must be present
     # expect-copies: clone=2 copy_=1           aten copy counts, exactly these ops; "none"
+    # expect-ranks: GD005=1 GD003=1,2          multi-rank runs: the ranks the finding with that
+                                               code names, exactly
 
 A line may repeat a key; its entries are added up. Tests use these so that a sample and the
 assertion about it live in one place.
@@ -15,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-_LINE = re.compile(r"^#\s*expect-(?P<key>check|trace|copies):\s*(?P<body>.*)$")
+_LINE = re.compile(r"^#\s*expect-(?P<key>check|trace|copies|ranks):\s*(?P<body>.*)$")
 _CODE_AT_LINE = re.compile(r"^(?P<code>[A-Z]+[0-9]+)@(?P<line>\d+)$")
 
 
@@ -25,6 +27,7 @@ class Expectations:
     trace_verdict: str | None = None  # None: not stated; "none": every stage passes
     trace_findings: set[tuple[str, int]] = field(default_factory=set)
     copies: dict[str, int] | None = None
+    ranks: dict[str, set[int]] = field(default_factory=dict)  # finding code → the ranks it names
 
 
 def read_expectations(path: Path) -> Expectations:
@@ -45,6 +48,10 @@ def read_expectations(path: Path) -> Expectations:
                     exp.trace_verdict = word.split("=", 1)[1]
                 else:
                     exp.trace_findings.add(_code_at_line(word, path))
+        elif key == "ranks":
+            for word in words:
+                code, _, ranks = word.partition("=")
+                exp.ranks[code] = {int(r) for r in ranks.split(",")}
         else:
             exp.copies = exp.copies or {}
             for word in words:

@@ -99,7 +99,8 @@ def run_check(options: CheckOptions) -> CheckResult:
     targets = discover(paths, root, config.exclude)
     files = list(targets)
     if any(not p.is_dir() for p in paths):
-        files.extend(f for f in discover([root], root, config.exclude) if f not in set(targets))
+        named = {f.resolve() for f in targets}
+        files.extend(f for f in discover([root], root, config.exclude) if f.resolve() not in named)
     extract_options = ExtractOptions(config.compile_entrypoints, config.capture_entrypoints)
     cache = FactsCache(_cache_dir(options, root), extract_options) if options.use_cache else None
     jobs = options.jobs or os.cpu_count() or 1
@@ -194,7 +195,7 @@ def _region(project: Project, regions: Regions, file: int, candidate: Candidate,
     usable = [
         hit
         for hit in hits
-        if hit.kind in rule.regions or candidate.own_entry is not None or candidate.anywhere
+        if hit.kind in rule.regions or candidate.anywhere
         if not (rule.traced_only and not hit.traced)
         if not (candidate.eager and hit.traced)
         if not (candidate.entry_scope_only and (len(hit.chain) != 1 or hit.dynamic is False))

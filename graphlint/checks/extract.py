@@ -9,11 +9,13 @@ capture blocks and the names that hold dynamic ints or boolean masks.
 
 from __future__ import annotations
 
+import ast
 import io
 import re
 import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Literal
 
 import libcst as cst
@@ -31,7 +33,7 @@ from graphlint.checks.facts import (
 )
 from graphlint.checks.positions import ANCHOR_KINDS, locate
 from graphlint.checks.rules import all_rules
-from graphlint.checks.rules.base import Rule
+from graphlint.checks.rules.base import Rule, SiteContext
 from graphlint.checks.syntax import children, dotted_name, keyword, positional, preorder, string_value
 
 
@@ -53,11 +55,7 @@ def extract_facts(source: bytes, options: ExtractOptions = ExtractOptions()) -> 
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
-        return FileFacts(
-            error=f"cannot parse: {exc.message}",
-            error_line=max(exc.raw_line, 1),
-            error_column=exc.raw_column + 1,
-        )
+        return _syntax_error(text, exc)
     except (RecursionError, MemoryError, ValueError) as exc:  # pathological nesting, odd bytes
         return FileFacts(error=f"cannot parse: {type(exc).__name__}: {exc}")
     return _Extractor(text, options).run(module)
@@ -111,7 +109,6 @@ class _Extractor:
         self.ordinals: dict[int, tuple[str, int]] = {}
         self.entry_nodes: dict[int, int] = {}  # id(node) → index of the compile entry it makes
         self.entry_sites: list[cst.CSTNode] = []  # the node of each entry, for its line
-        self.claimed_nodes: set[int] = set()
         self.reports: list[_Report] = []
         self.handlers: dict[type, Callable[[cst.CSTNode], list[_WalkItem] | None]] = {
             cst.Import: self._on_import,
@@ -128,12 +125,7 @@ class _Extractor:
             cst.AnnAssign: self._on_assign,
             cst.Call: self._on_call,
         }
-        self.hooks: dict[type, list[Callable[[cst.CSTNode, _Extractor], None]]] = {}
-        for rule in all_rules():
-            for name in dir(rule):
-                if name.startswith("visit_"):
-                    node_type = getattr(cst, name[len("visit_") :])
-                    self.hooks.setdefault(node_type, []).append(getattr(rule, name))
+        self.hooks = _rule_hooks()
 
     # ---- the walk ---------------------------------------------------------------------------
     def run(self, module: cst.Module) -> FileFacts:
@@ -268,12 +260,6 @@ class _Extractor:
     def compile_entry_at(self, node: cst.CSTNode) -> int | None:
         return self.entry_nodes.get(id(node))
 
-    def claim(self, node: cst.CSTNode) -> None:
-        self.claimed_nodes.add(id(node))
-
-    def claimed(self, node: cst.CSTNode) -> bool:
-        return id(node) in self.claimed_nodes
-
     def report(
         self,
         rule: Rule,
@@ -304,12 +290,15 @@ class _Extractor:
         )
 
     # ---- state changes scheduled inside a walk plan -----------------------------------------
-    def _set(self, *, eager: bool | None = None, block: int | None | Literal["keep"] = "keep") -> Callable[[], None]:
+    def _set_eager(self, eager: bool) -> Callable[[], None]:
         def apply() -> None:
-            if eager is not None:
-                self.eager = eager
-            if block != "keep":
-                self.block = block  # type: ignore[assignment]
+            self.eager = eager
+
+        return apply
+
+    def _set_block(self, block: int | None) -> Callable[[], None]:
+        def apply() -> None:
+            self.block = block
 
         return apply
 
@@ -371,8 +360,8 @@ class _Extractor:
         qualname = self._qualname(node.name.value)
         if outer.kind == "function":
             outer.nested[node.name.value] = qualname
-        facts = FunctionFacts(qualname)
-        self.facts.functions[qualname] = facts
+        # A second def of one name (property setters, TYPE_CHECKING branches) adds to the first.
+        facts = self.facts.functions.setdefault(qualname, FunctionFacts(qualname))
         scope = _Scope("function", qualname, class_name=outer.class_name if outer.kind == "class" else None)
         if scope.class_name is None and outer.kind == "function":
             scope.class_name = outer.class_name  # closures inside methods still see ``self``
@@ -380,10 +369,11 @@ class _Extractor:
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             annotation = self.qualify(param.annotation.annotation) if param.annotation else None
             if annotation == "int":
-                facts.int_params.append(param.name.value)
                 scope.dynamic[param.name.value] = "param"
             elif annotation in ("torch.Tensor", "Tensor"):
                 scope.tensor_params.add(param.name.value)
+            elif annotation is not None:  # ``model: Decoder``: calling it runs Decoder.forward
+                scope.types[param.name.value] = [["instance", annotation]]
         for decorator in node.decorators:
             name = self.qualify(_callee(decorator.decorator))
             if name in apis.REGION_BOUNDARY_DECORATORS:
@@ -391,7 +381,7 @@ class _Extractor:
             self._decorator_entry(decorator, [["local", qualname]])
         returns = [node.returns] if node.returns else []
         restore = self._restore()
-        enter = [self._push(scope), self._set(eager=False, block=None)]
+        enter = [self._push(scope), self._set_eager(False), self._set_block(None)]
         return [*node.decorators, *enter, node.params, *returns, node.body, self.scopes.pop, restore]
 
     def _push(self, scope: _Scope) -> Callable[[], None]:
@@ -423,8 +413,8 @@ class _Extractor:
         if not (isinstance(test, cst.Call) and self.qualify(test.func) in apis.IS_COMPILING):
             return None
         restore = self._restore()
-        tail = [self._set(eager=self.eager or not negated), node.orelse] if node.orelse else []
-        return [node.test, self._set(eager=self.eager or negated), node.body, *tail, restore]
+        tail = [self._set_eager(self.eager or not negated), node.orelse] if node.orelse else []
+        return [node.test, self._set_eager(self.eager or negated), node.body, *tail, restore]
 
     def _on_with(self, node: cst.CSTNode) -> list[_WalkItem] | None:
         assert isinstance(node, cst.With)
@@ -433,7 +423,7 @@ class _Extractor:
             if isinstance(call, cst.Call) and self.qualify(call.func) in apis.CAPTURE_CONTEXTS:
                 index = self._add_entry(call, "capture", traced=False, targets=[])
                 restore = self._restore()
-                return [*node.items, self._set(block=index), node.body, restore]
+                return [*node.items, self._set_block(index), node.body, restore]
         return None
 
     def _on_block(self, node: cst.CSTNode) -> list[_WalkItem] | None:
@@ -451,7 +441,7 @@ class _Extractor:
                 call = statement.body[0].value  # type: ignore[union-attr]
                 restore = self._restore()
                 index = self._add_entry(call, "capture", traced=False, targets=[])
-                plan.append(self._set(block=index))
+                plan.append(self._set_block(index))
         if restore is not None:
             plan.append(restore)
         return plan
@@ -688,6 +678,31 @@ class _Extractor:
             refs = self._callable_refs(value)
             return [r for r in refs if r[0] != "call" or not (r[1].startswith("torch.") or r[1] == "torch")]
         return []
+
+
+@cache
+def _rule_hooks() -> dict[type, list[Callable[[cst.CSTNode, SiteContext], None]]]:
+    """Every rule's ``visit_<NodeType>`` methods, by node type."""
+    hooks: dict[type, list[Callable[[cst.CSTNode, SiteContext], None]]] = {}
+    for rule in all_rules():
+        for name in dir(rule):
+            if name.startswith("visit_"):
+                node_type = getattr(cst, name[len("visit_") :])
+                hooks.setdefault(node_type, []).append(getattr(rule, name))
+    return hooks
+
+
+def _syntax_error(text: str, exc: cst.ParserSyntaxError) -> FileFacts:
+    """libcst's native parser often places the error on the next token's line; CPython's own
+    parser (when it fails too) says where the code stops making sense."""
+    line, column, message = max(exc.raw_line, 1), exc.raw_column + 1, exc.message
+    try:
+        ast.parse(text)
+    except SyntaxError as own:
+        line, column, message = own.lineno or line, own.offset or column, own.msg or message
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    return FileFacts(error=f"cannot parse: {message}", error_line=line, error_column=column)
 
 
 def _callee(expr: cst.BaseExpression) -> cst.BaseExpression:

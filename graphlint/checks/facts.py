@@ -33,7 +33,6 @@ class CallEdge:
 @dataclass
 class FunctionFacts:
     qualname: str
-    int_params: list[str] = field(default_factory=list)
     boundary: bool = False  # @torch.compiler.disable and friends: dynamo does not trace in
     calls: list[CallEdge] = field(default_factory=list)
 

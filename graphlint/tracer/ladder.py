@@ -24,6 +24,7 @@ from typing import Any
 from graphlint.tracer.classify.codes import trace_code
 from graphlint.tracer.findings import Finding, StageResult
 from graphlint.tracer.locate import frames_of_stack_trace, pick_user_frame
+from graphlint.tracer.report.static import StaticCheck
 from graphlint.tracer.stages import STAGE_ORDER
 from graphlint.tracer.stages.base import TraceOptions
 from graphlint.tracer.target import TargetError
@@ -31,9 +32,16 @@ from graphlint.tracer.worker import HANG_SIGNAL, options_to_json, result_to_json
 
 POLL_SECONDS = 0.05
 STACK_DUMP_GRACE_SECONDS = 2.0  # time faulthandler gets to write the stacks of a hung worker
+# A new worker imports torch and loads the target before its first stage; on a busy machine
+# that alone can take longer than a short --timeout, so loading gets this much more.
+STARTUP_ALLOWANCE_SECONDS = 60.0
 
 # (event, stage, result row or None): "start" when a stage begins, "result" when it ends.
 Progress = Callable[[str, str, dict[str, Any] | None], None]
+# Polled while a stage runs in a ladder coordinated with others (the ranks of a distributed job):
+# a reason to stop now (a peer died or hung), or None. Such a ladder also ends at its first crash
+# or hang instead of starting a fresh worker, since its peers cannot resume in step with it.
+StopReason = Callable[[], str | None]
 
 
 @dataclass
@@ -45,6 +53,7 @@ class LadderOutcome:
     user_files: list[str] = field(default_factory=list)
     results: dict[str, dict[str, Any]] = field(default_factory=dict)  # stage → result JSON
     layers: dict[str, str] = field(default_factory=dict)  # stage → its failure layer
+    static: StaticCheck | None = None  # started when the target's files are known
 
 
 def run_ladder(
@@ -53,37 +62,56 @@ def run_ladder(
     entry: str | None = None,
     script_args: list[str] | None = None,
     progress: Progress | None = None,
+    stop_reason: StopReason | None = None,
 ) -> dict[str, Any]:
     """Trace ``target_spec`` through the stages of ``options``; the full report object.
     Raises ``TargetError`` when the target cannot be loaded."""
     from graphlint.tracer.report.build import build_report
 
-    outcome = supervise(target_spec, options, entry, script_args or [], progress)
+    outcome = supervise(target_spec, options, entry, script_args or [], progress, stop_reason)
     return build_report(outcome, options)
 
 
 def supervise(
-    target_spec: str, options: TraceOptions, entry: str | None, script_args: list[str], progress: Progress | None
+    target_spec: str, options: TraceOptions, entry: str | None, script_args: list[str], progress: Progress | None,
+    stop_reason: StopReason | None = None,
 ) -> LadderOutcome:
     remaining = [name for name in STAGE_ORDER if name in options.stages]
     outcome = LadderOutcome(target_name=target_spec)
+    try:
+        _run_workers(target_spec, options, entry, script_args, progress, remaining, outcome, stop_reason)
+    except BaseException:
+        if outcome.static is not None:
+            outcome.static.cancel()
+        raise
+    return outcome
+
+
+def _run_workers(
+    target_spec: str, options: TraceOptions, entry: str | None, script_args: list[str], progress: Progress | None,
+    remaining: list[str], outcome: LadderOutcome, stop_reason: StopReason | None = None,
+) -> None:
     with tempfile.TemporaryDirectory(prefix="graphlint-trace-") as tmp:
         attempt = 0
         while remaining:
             attempt += 1
-            worker = _Worker(Path(tmp), attempt, target_spec, entry, script_args, options, remaining)
+            worker = _Worker(Path(tmp), attempt, target_spec, entry, script_args, options, remaining, stop_reason)
             running = worker.follow(outcome, progress)
             remaining = [name for name in remaining if name not in outcome.results]
             if not remaining:
                 break
             # The worker ended without finishing its stages: a crash or a hang of the running one.
             stage = running or remaining[0]
-            result = worker.failure_result(stage, outcome)
+            result = worker.failure_result(stage, outcome, while_loading=running is None)
             outcome.results[stage] = result
             if progress:
                 progress("result", stage, result)
             remaining = remaining[remaining.index(stage) + 1 :]
-    return outcome
+            if stop_reason is not None:  # coordinated: the ladder ends here (see StopReason)
+                for name in remaining:
+                    skipped = StageResult(name, "skipped", reason=f"not run: {result['reason']}")
+                    outcome.results[name] = result_to_json(skipped)
+                break
 
 
 class _Worker:
@@ -91,7 +119,7 @@ class _Worker:
 
     def __init__(
         self, folder: Path, attempt: int, target_spec: str, entry: str | None, script_args: list[str],
-        options: TraceOptions, run: list[str],
+        options: TraceOptions, run: list[str], stop_reason: StopReason | None = None,
     ) -> None:
         self.events_path = folder / f"events-{attempt}.jsonl"
         self.log_path = folder / f"worker-{attempt}.log"
@@ -111,12 +139,15 @@ class _Worker:
         self.hung = False
         self.hang_log_offset = 0
         self.stage_started = time.monotonic()
+        self.stage_started_at = time.time()  # wall clock, for lining up the ranks of a job
+        self.stop_reason = stop_reason
+        self.stopped: str | None = None  # why a coordinated ladder stopped this worker
 
     def follow(self, outcome: LadderOutcome, progress: Progress | None) -> str | None:
         """Read events until the worker exits (or is killed after a hang); returns the stage
         that was running when it ended (None when it finished or never started one)."""
         running: str | None = None
-        deadline = time.monotonic() + self.timeout  # loading the target counts like a stage
+        deadline = time.monotonic() + self.timeout + STARTUP_ALLOWANCE_SECONDS
         offset, pending = 0, ""
         try:
             while True:
@@ -130,6 +161,10 @@ class _Worker:
                     event = json.loads(line)
                     running, deadline = self._handle(event, outcome, progress, running, deadline)
                 if exited:
+                    return running
+                if self.stop_reason is not None and (reason := self.stop_reason()) is not None:
+                    self.stopped = reason
+                    self._stop_hung()
                     return running
                 if time.monotonic() > deadline:
                     self._stop_hung()
@@ -147,11 +182,14 @@ class _Worker:
             outcome.environment = event["facts"]
         elif kind == "target":
             outcome.target_name, outcome.user_files = event["name"], event["user_files"]
+            if outcome.static is None:
+                outcome.static = StaticCheck(outcome.user_files)
         elif kind == "target-error":
             raise TargetError(event["message"])
         elif kind == "start":
             outcome.layers[event["stage"]] = event["layer"]
             self.stage_started = time.monotonic()
+            self.stage_started_at = time.time()
             if progress:
                 progress("start", event["stage"], None)
             return event["stage"], time.monotonic() + self.timeout
@@ -189,25 +227,36 @@ class _Worker:
         self.process.wait()
         self.log.close()
 
-    def failure_result(self, stage: str, outcome: LadderOutcome) -> dict[str, Any]:
+    def failure_result(self, stage: str, outcome: LadderOutcome, while_loading: bool) -> dict[str, Any]:
+        """The result of the stage the worker was running (or about to run, ``while_loading``
+        the target) when it crashed or hung."""
         log = self.log_path.read_text(encoding="utf-8", errors="replace")
         layer = outcome.layers.get(stage, "model")
         status = self.process.returncode
-        if self.hung:
+        what = f"loading the target before the {stage} stage" if while_loading else f"the {stage} stage"
+        if self.stopped is not None:
+            stacks = log[self.hang_log_offset :]
+            kind = "stopped"
+            message = f"{what} was stopped: {self.stopped}"
+        elif self.hung:
             stacks = log[self.hang_log_offset :]
             kind = "hang"
-            message = f"the {stage} stage did not finish within {self.timeout:g} s; the worker was stopped"
+            limit = self.timeout + (STARTUP_ALLOWANCE_SECONDS if while_loading else 0)
+            message = f"{what} did not finish within {limit:g} s; the worker was stopped"
         else:
             start = log.rfind("Fatal Python error")
             stacks = log[start:] if start >= 0 else log[-4000:]
             kind = "crash"
-            message = f"the {stage} stage crashed: the worker {_exit_description(status)}"
+            message = f"{what} crashed: the worker {_exit_description(status)}"
         where = _user_frame_of_stacks(stacks, set(outcome.user_files))
         finding = Finding(
             layer=layer,  # type: ignore[arg-type]
             stage=stage, kind=kind, message=message, code=trace_code(kind),
             file=where[0] if where else None, line=where[1] if where else None,
-            details={"exit_status": status, "stacks": stacks[-6000:]},
+            details={
+                "exit_status": status, "stacks": stacks[-6000:],
+                "started_at": self.stage_started_at, "ended_at": time.time(),  # wall clock: stacks' time
+            },
         )
         seconds = time.monotonic() - self.stage_started
         return result_to_json(StageResult(stage, "failed", seconds=seconds, reason=message, findings=[finding]))

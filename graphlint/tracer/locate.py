@@ -71,20 +71,22 @@ def user_line_of_stack_trace(
 def user_line_of_exception(
     exc: BaseException, user_files: set[str] | None = None
 ) -> tuple[str, int] | None:
-    """Walks the exception, its causes and contexts (``BackendCompilerFailed`` wraps the real one),
-    and the frames dynamo records on the exception (``real_stack``/``inner_exception``)."""
+    """Walks the exception, its causes and contexts (``BackendCompilerFailed`` wraps the real one).
+    The frames dynamo records on the exception (``real_stack``: the user code it was tracing)
+    come first; the Python traceback (where the compiled callable was called) is the fallback."""
     seen: set[int] = set()
-    candidates: list[tuple[str, int]] = []
+    traced: list[tuple[str, int]] = []
+    raised: list[tuple[str, int]] = []
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
         seen.add(id(current))
         real_stack = getattr(current, "real_stack", None)
         if real_stack:
-            candidates.extend((fs.filename, fs.lineno or 0) for fs in real_stack)
+            traced.extend((fs.filename, fs.lineno or 0) for fs in real_stack)
         tb: TracebackType | None = current.__traceback__
-        candidates.extend((fs.filename, fs.lineno or 0) for fs in traceback.extract_tb(tb))
+        raised.extend((fs.filename, fs.lineno or 0) for fs in traceback.extract_tb(tb))
         current = current.__cause__ or current.__context__ or getattr(current, "inner_exception", None)
-    return pick_user_frame(candidates, user_files)
+    return pick_user_frame(traced, user_files) or pick_user_frame(raised, user_files)
 
 
 def display_path(path: str) -> str:

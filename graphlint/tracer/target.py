@@ -9,6 +9,7 @@ first calls. Loading runs in the worker process (the callable cannot cross proce
 
 from __future__ import annotations
 
+import ast
 import importlib
 import importlib.util
 import os
@@ -44,18 +45,18 @@ def load_target(spec: str, entry: str | None = None, script_args: list[str] | No
 
 def _load_file(path: Path, entry: str | None, script_args: list[str]) -> TraceTarget:
     if not path.is_file():
-        raise TargetError(f"graphlint trace: {path} is not a file.")
+        raise TargetError(
+            f"graphlint trace: {path} is not a file. A target is a Python file or module:factory."
+        )
     name = str(path)
     path = path.resolve()
+    # Script mode is decided before executing anything: a script's top level is its main run.
+    if entry is None and not _defines_target(path.read_text(encoding="utf-8", errors="replace")):
+        return _run_script(path, name, script_args)
     module_name = "__graphlint_target__"
     module_spec = importlib.util.spec_from_file_location(module_name, path)
     assert module_spec is not None and module_spec.loader is not None
     module = importlib.util.module_from_spec(module_spec)
-    source = path.read_text(encoding="utf-8", errors="replace")
-    # Script mode is decided before executing anything: a script's top level is its main run.
-    is_script = entry is None and not _defines_target(source)
-    if is_script:
-        return _run_script(path, name, script_args)
     sys.path.insert(0, str(path.parent))
     sys.modules[module_name] = module
     try:
@@ -81,9 +82,7 @@ def _load_file(path: Path, entry: str | None, script_args: list[str]) -> TraceTa
 
 
 def _defines_target(source: str) -> bool:
-    """Whether the file offers a target without running as a script (cheap text test, no import)."""
-    import ast
-
+    """Whether the file offers a target without running as a script (read, not run)."""
     try:
         tree = ast.parse(source)
     except SyntaxError:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import faulthandler
 import json
+import os
+import resource
 import signal
 import sys
 import time
@@ -31,6 +33,7 @@ def options_from_json(data: dict[str, Any]) -> TraceOptions:
         dump_dir=Path(data["dump_dir"]) if data.get("dump_dir") else None,
         torchair=data.get("torchair"),
         lang=data.get("lang", "en"),
+        memory_limit_gb=data.get("memory_limit_gb"),
     )
 
 
@@ -42,6 +45,7 @@ def options_to_json(options: TraceOptions) -> dict[str, Any]:
         "dump_dir": str(options.dump_dir) if options.dump_dir else None,
         "torchair": options.torchair,
         "lang": options.lang,
+        "memory_limit_gb": options.memory_limit_gb,
     }
 
 
@@ -56,6 +60,7 @@ class EventWriter:
 
 
 def run_worker(request: dict[str, Any], events: EventWriter) -> None:
+    from graphlint.tracer.distributed.rank_worker import RankWorker
     from graphlint.tracer.env import environment_facts
     from graphlint.tracer.target import TargetError, load_target
 
@@ -65,15 +70,19 @@ def run_worker(request: dict[str, Any], events: EventWriter) -> None:
     except TargetError as exc:
         events.send("target-error", message=str(exc))
         return
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # SystemExit: the file or its factory called sys.exit()
         events.send("target-error", message=f"graphlint trace: loading {request['target']} failed: "
                     f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}")
         return
     events.send("target", name=target.name, user_files=sorted(target.user_files))
+    # Under torchrun: the process group, the rank's facts and collectives (None otherwise).
+    rank = RankWorker.join(target)
     ctx = StageContext(target, options_from_json(request["options"]))
     for name in request["run"]:
         result = run_stage(name, ctx, events)
         ctx.results[name] = result
+        if rank is not None:
+            rank.stage_done(name, ctx)
         events.send("result", stage=name, result=result_to_json(result))
 
 
@@ -81,6 +90,7 @@ def run_stage(name: str, ctx: StageContext, events: EventWriter) -> StageResult:
     """One stage, never raising: a stage that cannot run here is skipped with its reason; a bug
     in a stage (or a stage module that does not load) becomes an internal-error finding."""
     from graphlint.tracer.classify.codes import trace_code
+    from graphlint.tracer.classify.exception import finding_of_exception
     from graphlint.tracer.stages import load_stage
 
     start = time.perf_counter()
@@ -93,6 +103,11 @@ def run_stage(name: str, ctx: StageContext, events: EventWriter) -> StageResult:
         if reason is not None:
             return StageResult(name, "skipped", reason=reason)
         return stage.run(ctx)
+    except SystemExit as exc:  # the target called sys.exit(): its failure, reported at its line
+        finding = finding_of_exception(
+            exc, stage=name, layer=layer, user_files=ctx.target.user_files, default_kind="target-exit"
+        )
+        return StageResult(name, "failed", seconds=time.perf_counter() - start, reason=finding.message, findings=[finding])
     except Exception as exc:
         message = f"graphlint's {name} stage failed: {type(exc).__name__}: {exc}"
         finding = Finding(
@@ -109,8 +124,18 @@ def result_to_json(result: StageResult) -> dict[str, Any]:
     return data
 
 
+def limit_memory(gigabytes: float | None) -> None:
+    """Bound the worker's address space, so that a target allocating without end gets an
+    allocation error (an ``oom`` finding) instead of the machine's out-of-memory killer."""
+    if gigabytes is not None:
+        limit = int(gigabytes * 2**30)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
 def main(argv: list[str]) -> int:
     request = json.loads(Path(argv[1]).read_text(encoding="utf-8"))
+    limit_memory(request["options"].get("memory_limit_gb"))
+    sys.dont_write_bytecode = True  # importing the target leaves no __pycache__ in the user's tree
     faulthandler.enable(file=sys.stderr, all_threads=True)
     faulthandler.register(HANG_SIGNAL, file=sys.stderr, all_threads=True)
     with open(request["events"], "a", encoding="utf-8") as stream:
@@ -119,4 +144,9 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    status = main(sys.argv)
+    # Leave without waiting for threads the target started (a non-daemon one would keep the
+    # worker alive until --timeout); everything it reports has been written by now.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)

@@ -1,6 +1,8 @@
 # str() of a size that dynamo made dynamic (torchair#602): the second input has another batch
 # size, dynamo recompiles with a symbolic size, and str() of that SymInt breaks the graph.
-# expect-trace: verdict=dynamo GB0059@19
+# The static checker sees the same line (GL102), and the trace report marks it confirmed.
+# expect-trace: verdict=dynamo GB0059@21
+# expect-check: GL102@21
 import torch
 from torch import nn
 
@@ -18,6 +20,10 @@ class TaggedLayer(nn.Module):
         y = self.proj(x)
         key = "batch_" + str(batch)
         return y * len(key)
+
+
+# How the application compiles the layer; graphlint traces the uncompiled layer itself.
+serve = torch.compile(TaggedLayer())
 
 
 def graphlint_target():

@@ -90,11 +90,12 @@ def test_share_is_copies_over_all_aten_ops(sample_counts: dict[str, dict[str, An
     # 35 aten calls in the forward: views, addmm, bmm, softmax … and the 4 clones.
     assert graph["ops"] == counts["total_ops"] == 35
     report = build_copies_report(counts, None)
-    assert report["totals"]["aten"] == {"ops": 35, "copies": 4, "share": round(4 / 35, 4)}
+    head_bytes = 2 * 4 * 8 * 8 * 4  # (batch, heads, seq, head_dim) float32
+    assert report["totals"]["aten"] == {"ops": 35, "copies": 4, "share": round(4 / 35, 4), "bytes": 4 * head_bytes}
     assert report["graphs"][0]["rows"] == [
         {
             "op": "clone", "group": "layout", "why": report["groups"][0]["why"], "count": 4,
-            "share": round(4 / 35, 4),
+            "bytes": 4 * head_bytes, "share": round(4 / 35, 4),
             "top_lines": [{"file": display_path(str(SAMPLES / "attention_contiguous.py")), "line": line, "count": 1}
                           for line in (26, 27, 28)],
         }
@@ -191,3 +192,29 @@ def test_suggestions_speak_chinese_when_asked(sample_counts: dict[str, dict[str,
     report = build_copies_report(sample_counts["inplace_heavy.py"], None, lang="zh")
     assert {s["kind"] for s in report["suggestions"]} == {"copies-input-mutation"}
     assert all("拷回" in s["hint"] for s in report["suggestions"])
+
+
+def test_bytes_show_the_clone_of_a_slice_is_cheaper_than_scatters_of_the_buffer(
+    sample_counts: dict[str, dict[str, Any]],
+) -> None:
+    buffer_bytes = 32 * 16 * 4  # the (2 * DIM, DIM) float32 buffer
+    views = build_copies_report(sample_counts["shared_buffer_views.py"], None)
+    cloned = build_copies_report(sample_counts["shared_buffer_views_rewritten.py"], None)
+    # two scatters rebuild the whole buffer, and it is copied back once; a clone copies a half
+    assert views["totals"]["aten"]["bytes"] == 3 * buffer_bytes
+    assert cloned["totals"]["aten"]["bytes"] == 2 * buffer_bytes // 2
+    assert {(e["line"], e["op"]): e["bytes"] for e in views["by_line"]} == {
+        (25, "slice_scatter"): buffer_bytes, (26, "slice_scatter"): buffer_bytes, (26, "copy_"): buffer_bytes,
+    }
+
+
+def test_bytes_are_unknown_under_dynamic_shapes() -> None:
+    def body(x: torch.Tensor) -> torch.Tensor:
+        return x.t().contiguous()
+
+    recorder = GraphRecorder()
+    run_compiled(body, [(torch.randn(4, 6),)], [{}], recorder.aot_eager, dynamic=True)
+    report = build_copies_report(count_aten_copies(recorder.graphs, {__file__}), None)
+    assert report["aten"] == {"clone": 1}
+    assert report["totals"]["aten"]["bytes"] is None
+    assert [(e["op"], e["bytes"]) for e in report["by_line"]] == [("clone", None)]

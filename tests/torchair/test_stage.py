@@ -43,7 +43,8 @@ def clean(torch_npu_wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> tu
 
 def test_converter_gap_sample_golden(torch_npu_wheel: Path) -> None:
     expected = read_expectations(SAMPLE)
-    report = run_ladder(str(SAMPLE), TraceOptions(torchair=str(torch_npu_wheel)))
+    stages = ("eager", "dynamo", "aot", "torchair")  # the verdict needs no later stage
+    report = run_ladder(str(SAMPLE), TraceOptions(stages=stages, torchair=str(torch_npu_wheel)))
     torchair_row = next(s for s in report["stages"] if s["name"] == "torchair")
     assert (torchair_row["status"], torchair_row["mode"]) == ("failed", "offline")
     assert report["verdict"]["layer"] == expected.trace_verdict
@@ -63,6 +64,14 @@ def test_index_put_fails_with_torchairs_own_message(torch_npu_wheel: Path) -> No
     assert finding.details["op"] == "aten.index_put.default"
     assert finding.details["exception"] == "NotImplementedError"
     assert (finding.file, finding.line) == (MODELS_FILE, 27)
+
+
+def test_op_without_any_converter_is_converter_missing(torch_npu_wheel: Path) -> None:
+    result = run_stage(target_of(models.histogram, torch.randn(16)), torch_npu_wheel)
+    assert (result.status, result.mode) == ("failed", "offline")
+    (finding,) = [f for f in result.findings if f.severity == "error"]
+    assert (finding.code, finding.details["op"], finding.line) == ("TA002", "aten.histc.default", 32)
+    assert "PyTorch built-in ops not support auto-generate converters" in finding.message
 
 
 def test_clean_model_builds_a_ge_graph(clean: tuple[StageResult, Path]) -> None:

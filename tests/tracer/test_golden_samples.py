@@ -32,3 +32,20 @@ def test_sample_gives_its_stated_verdict_and_findings(sample: Path, trace_json, 
     for finding in report["findings"]:
         if finding["file"]:
             assert "site-packages" not in finding["file"] and not finding["file"].startswith("<")
+
+
+def test_static_finding_on_a_line_the_trace_saw_break_is_confirmed(trace_json, torch_npu_wheel) -> None:
+    sample = REPO / "samples" / "trace" / "str_on_symint.py"
+    _, report = trace_json(os.path.relpath(sample))
+    static = report["static"]
+    assert static["error"] is None
+    marks = {(f["code"], f["line"]): f["confirmed"] for f in static["findings"]}
+    assert marks == {("GL102", 21): True}  # the trace's GB0059 is on the same line
+
+
+def test_static_findings_not_seen_by_the_trace_stay_unconfirmed(trace_json, torch_npu_wheel) -> None:
+    sample = REPO / "samples" / "trace" / "capture_unsafe_copy.py"
+    _, report = trace_json(os.path.relpath(sample))
+    traced = {(f["file"], f["line"]) for f in report["findings"]}
+    for finding in report["static"]["findings"]:
+        assert finding["confirmed"] == ((os.path.relpath(finding["path"]), finding["line"]) in traced)

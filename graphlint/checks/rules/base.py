@@ -46,11 +46,6 @@ class SiteContext(Protocol):
     def compile_entry_at(self, node: cst.CSTNode) -> int | None:
         """The compile entry point (dynamo-traced) this decorator or call creates, if any."""
 
-    def claim(self, node: cst.CSTNode) -> None:
-        """Note that a site is covered by an enclosing one (visited later, in pre-order)."""
-
-    def claimed(self, node: cst.CSTNode) -> bool: ...
-
     def report(
         self,
         rule: "Rule",

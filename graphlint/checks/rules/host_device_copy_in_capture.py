@@ -12,8 +12,8 @@ class HostDeviceCopyInCapture(CaptureRule):
     """## What it does
     Flags host↔device copies inside a capture region: `.to(device)`, `.cuda()`, `.npu()`,
     `.cpu()`, `.numpy()`, `copy_(...)` from a host tensor, and `torch.tensor(data, device=...)`.
-    A host-made factory moved with `.to(device)` (`torch.arange(n).to(x.device)`) is reported
-    here once, not also as GL203.
+    A host-made factory moved with `.to(device)` (`torch.arange(n).to(x.device)`) is both this
+    copy and a GL203 host tensor; the fix here settles both.
 
     ## Why is this bad?
     During aclgraph capture (reduce-overhead, npugraph_ex, `torch.npu.graph`) `aclrtMemcpy` and
@@ -69,7 +69,11 @@ class HostDeviceCopyInCapture(CaptureRule):
         factory = node.func.value
         assert isinstance(factory, cst.Call)
         device = node.args[0]
-        device_arg = cst.Arg(keyword=cst.Name("device"), value=device.value)
+        device_arg = cst.Arg(
+            keyword=cst.Name("device"),
+            value=device.value,
+            equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
+        )
         args = list(factory.args)
         if args:
             args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.checks.rules._capture import CaptureRule, is_factory_without_device, moved_host_factory
+from graphlint.checks.rules._capture import CaptureRule, is_factory_without_device
 from graphlint.checks.rules.base import SiteContext, snippet
 
 
@@ -10,8 +10,8 @@ class HostTensorInCapture(CaptureRule):
     """## What it does
     Flags tensor factories called without `device=` inside a capture region: `torch.arange`,
     `zeros`, `ones`, `full`, `empty`, `rand`, `randn`, `tensor`, `linspace`, `eye`, …
-    (`*_like` factories keep their input's device and are fine). A factory whose result is
-    moved at once with `.to(device)` is reported as GL201 instead.
+    (`*_like` factories keep their input's device and are fine). A factory moved at once with
+    `.to(device)` is also a GL201 (the copy), whose fix settles both.
 
     ## Why is this bad?
     Without `device=` the tensor is made on the host. Inside a captured graph it is either a
@@ -44,10 +44,7 @@ class HostTensorInCapture(CaptureRule):
     refs = ("torchair#236",)
 
     def visit_Call(self, node: cst.Call, ctx: SiteContext) -> None:
-        factory = moved_host_factory(node, ctx)
-        if factory is not None:
-            ctx.claim(factory)  # the copy is visited first (pre-order); GL201 reports the pair
-        elif is_factory_without_device(node, ctx) and not ctx.claimed(node):
+        if is_factory_without_device(node, ctx):
             ctx.report(self, node)
 
     VALID = [
@@ -71,10 +68,10 @@ class HostTensorInCapture(CaptureRule):
         snippet("""
             import torch
 
-            @torch.compile(mode="reduce-overhead")
-            def step(x):
-                pos = torch.arange(x.shape[0]).to(x.device)
-                return x + pos
+            def run(g, static_x):
+                with torch.npu.graph(g):
+                    static_x.mul_(2)
+                return torch.arange(static_x.shape[0])
         """),
     ]
     INVALID = [

@@ -114,7 +114,8 @@ class SyncInCapture(CaptureRule):
                 def forward(self, logits):
                     torch.npu.synchronize()  # error
                     rows = torch.where(logits > 0)  # error
-                    return logits[logits > 0].unique()  # error
+                    kept = logits[logits > 0]  # error
+                    return kept.unique()  # error
 
             router = torch.compile(Router(), backend="npugraph_ex")
         """),

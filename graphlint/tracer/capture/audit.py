@@ -17,7 +17,7 @@ from graphlint.tracer.capture.codes import HOST_TENSOR, SYNC, CaptureCode
 from graphlint.tracer.capture.fake_device import Frames, in_graph_code, run_on_audit_device
 from graphlint.tracer.capture.hazards import Hazard, find_hazards, find_value_reads
 from graphlint.tracer.capture.npu_kernels import find_cpu_fallbacks, read_npu_kernels
-from graphlint.tracer.capture.outcome import CaptureOutcome
+from graphlint.tracer.capture.outcome import STAGE, CaptureOutcome
 from graphlint.tracer.classify.exception import finding_of_exception
 from graphlint.tracer.classify.unwrap import real_cause
 from graphlint.tracer.dump import dump_graphs
@@ -28,7 +28,6 @@ from graphlint.tracer.recording import RecordedGraph
 from graphlint.tracer.stages.base import StageContext, TraceTarget
 from graphlint.tracer.torchair.locate import TorchNpuSource, locate_torch_npu
 
-STAGE = "capture"
 # Messages torch raises when a meta tensor's value is read (``.item()``, ``bool(t)``, printing).
 _VALUE_READ_ON_META = ("cannot be called on meta tensors", "out of meta tensor", "data-dependent")
 _DEVICE_MISMATCH = "found at least two devices"

@@ -19,18 +19,14 @@ graphs recorded up to that point and returns the error for the caller to judge.
 
 from __future__ import annotations
 
-import functools
 import traceback
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
 
 import torch
-from torch.nn.utils.stateless import _reparametrize_module
-from torch.utils._pytree import tree_map_only
 
-from graphlint.tracer.locate import is_library_file
+from graphlint.tracer.capture.placement import modules_moved_to, modules_reached_by, moved_to
 from graphlint.tracer.recording import GraphRecorder, RecordedGraph, run_compiled
 from graphlint.tracer.stages.base import TraceTarget
 
@@ -51,70 +47,6 @@ class AuditRun:
 def in_graph_code(frames: Frames) -> bool:
     """Whether a stack runs a compiled FX graph (its code lives in ``<eval_with_key>.N``)."""
     return any(file.startswith("<eval_with_key>") for file, _ in frames)
-
-
-def to_audit_device(value: Any) -> Any:
-    """``value`` (any pytree: tuple, list, dict of tensors…) with every tensor moved to meta."""
-    return tree_map_only(torch.Tensor, _moved_tensor, value)
-
-
-def _moved_tensor(tensor: torch.Tensor) -> torch.Tensor:
-    moved = tensor.detach().to(AUDIT_DEVICE)
-    if isinstance(tensor, torch.nn.Parameter):
-        return torch.nn.Parameter(moved, requires_grad=tensor.requires_grad)
-    return moved
-
-
-def modules_reached_by(fn: Callable[..., Any]) -> list[torch.nn.Module]:
-    """The modules ``fn`` runs: itself, the instance of a bound method, what a ``partial`` wraps,
-    and modules in its closure or among the globals its code names."""
-    found: dict[int, torch.nn.Module] = {}
-    pending: list[Any] = [fn]
-    seen: set[int] = set()
-    while pending:
-        obj = pending.pop()
-        if id(obj) in seen:
-            continue
-        seen.add(id(obj))
-        if isinstance(obj, torch.nn.Module):
-            found[id(obj)] = obj
-            continue
-        if isinstance(obj, functools.partial):
-            pending.extend([obj.func, *obj.args, *obj.keywords.values()])
-            continue
-        pending.extend(_referenced_objects(obj))
-    return list(found.values())
-
-
-def _referenced_objects(fn: Any) -> list[Any]:
-    self_obj = getattr(fn, "__self__", None)
-    code = getattr(fn, "__code__", None)
-    referenced = [self_obj] if self_obj is not None else []
-    if code is None or is_library_file(code.co_filename):  # the user's modules live in user code
-        return referenced
-    referenced.extend(cell.cell_contents for cell in fn.__closure__ or () if _cell_is_set(cell))
-    fn_globals = getattr(fn, "__globals__", {})
-    referenced.extend(fn_globals[name] for name in code.co_names if name in fn_globals)
-    return referenced
-
-
-def _cell_is_set(cell: Any) -> bool:
-    try:
-        cell.cell_contents
-    except ValueError:  # a closure variable not assigned yet
-        return False
-    return True
-
-
-@contextmanager
-def modules_on_audit_device(modules: list[torch.nn.Module]) -> Iterator[None]:
-    """Swap the parameters and buffers of ``modules`` for meta copies, restoring them after."""
-    with ExitStack() as stack:
-        for module in modules:
-            state = {**dict(module.named_parameters()), **dict(module.named_buffers())}
-            moved = {name: _moved_tensor(t) for name, t in state.items()}
-            stack.enter_context(_reparametrize_module(module, moved, tie_weights=True))
-        yield
 
 
 @contextmanager
@@ -144,8 +76,8 @@ def run_on_audit_device(target: TraceTarget) -> AuditRun:
     what the target does (the error is kept in the result)."""
     recorder = GraphRecorder()
     run = AuditRun()
-    inputs = [to_audit_device(args) for args in target.inputs]
-    kwargs = [to_audit_device(kw) for kw in target.kwargs]
+    inputs = [moved_to(args, AUDIT_DEVICE) for args in target.inputs]
+    kwargs = [moved_to(kw, AUDIT_DEVICE) for kw in target.kwargs]
     keep_data_dependent_ops = torch._dynamo.config.patch(
         capture_scalar_outputs=True, capture_dynamic_output_shape_ops=True
     )
@@ -153,7 +85,7 @@ def run_on_audit_device(target: TraceTarget) -> AuditRun:
     assume_nonzero = torch.fx.experimental._config.patch(meta_nonzero_assume_all_nonzero=True)
     try:
         with (
-            modules_on_audit_device(modules_reached_by(target.fn)),
+            modules_moved_to(modules_reached_by(target.fn), AUDIT_DEVICE),
             keep_data_dependent_ops,
             assume_nonzero,
             meta_value_reads(run.value_reads),

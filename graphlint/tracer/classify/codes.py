@@ -12,6 +12,17 @@ TRACE_CODES: dict[str, str] = {
     "hang": "GT006",  # the stage ran past --timeout
     "internal-error": "GT007",  # graphlint itself failed in a stage
     "not-implemented": "GT008",  # NotImplementedError: a missing kernel, converter or decomposition
+    "stopped": "GT009",  # a rank of a distributed job stopped because a peer died or hung
+    # Multi-rank runs (layer `distributed`): the merge of the ranks' reports.
+    "graph-divergence": "GD001",  # ranks compile different graphs (breaks, recompiles on some ranks)
+    "collective-mismatch": "GD002",  # the ordered collectives of the ranks' graphs differ
+    "version-mismatch": "GD003",  # ranks run different torch / torch_npu / CANN / transformers
+    "env-mismatch": "GD004",  # ranks run with different HCCL_* / ASCEND_* / MASTER_* … variables
+    "rank-hang": "GD005",  # the first rank that stopped progressing, the others waiting on it
+    "rank-died": "GD006",  # a rank's process died; the others were stopped
+    "rank-missing": "GD007",  # a rank wrote no report
+    "oom": "GT010",  # the target ran out of memory (MemoryError, an allocator failure, --memory-limit)
+    "target-exit": "GT011",  # the target called sys.exit() (or raised SystemExit) inside a stage
 }
 
 

@@ -7,6 +7,7 @@ raised out of a compile (``fullgraph``, or a recompile-limit hit under
 
 from __future__ import annotations
 
+import re
 import traceback
 
 from graphlint.tracer.classify.codes import trace_code
@@ -16,6 +17,10 @@ from graphlint.tracer.findings import Finding, Layer
 from graphlint.tracer.locate import user_line_of_exception
 
 _MESSAGE_LIMIT = 600
+# How allocators say that memory ran out: torch's CPU allocator ("DefaultCPUAllocator: can't
+# allocate memory", also under --memory-limit) and the caching allocators ("CUDA out of memory",
+# "NPU out of memory"); Python's own is MemoryError, torch's device one OutOfMemoryError.
+_OUT_OF_MEMORY = re.compile(r"can't allocate memory|out of memory", re.IGNORECASE)
 
 
 def finding_of_exception(
@@ -33,6 +38,8 @@ def finding_of_exception(
         text = summarise_reason(text)
     elif isinstance(cause, NotImplementedError):
         kind, code = "not-implemented", trace_code("not-implemented")
+    elif isinstance(cause, MemoryError) or type(cause).__name__ == "OutOfMemoryError" or _OUT_OF_MEMORY.search(text):
+        kind, code = "oom", trace_code("oom")
     where = user_line_of_exception(exc, user_files)
     message = f"{type(cause).__name__}: {text}".strip()
     if len(message) > _MESSAGE_LIMIT:

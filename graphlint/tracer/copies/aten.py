@@ -79,15 +79,21 @@ def count_aten_copies(graphs: list[RecordedGraph], user_files: set[str]) -> dict
 
         {"ops": {op: n}, "total_ops": N, "groups": {group: n},
          "graphs": [{"name", "kind", "ops": N, "copies": {op: n},
-                     "lines": [{"file", "line", "op", "group", "count"}]}],
+                     "lines": [{"file", "line", "op", "group", "count", "bytes"}]}],
          "mixed_dtype_cats": [{"graph", "file", "line", "dtypes": [...]}]}
 
     ``total_ops`` counts every aten call (views included), so ``copies / total_ops`` is the
-    share of the graph's ops that move memory."""
-    entries = [_count_graph(g, user_files) for g in graphs if g.kind != "dynamo"]
+    share of the graph's ops that move memory. ``bytes`` is what the copies of a line write
+    (None under symbolic shapes): a scatter writes its whole base, a clone only its input."""
+    entries, cats = [], []
     ops: Counter[str] = Counter()
     groups: Counter[str] = Counter()
-    for entry in entries:
+    for graph in graphs:
+        if graph.kind == "dynamo":
+            continue
+        entry, graph_cats = _count_graph(graph, user_files)
+        entries.append(entry)
+        cats += graph_cats
         ops.update(entry["copies"])
         for line in entry["lines"]:
             groups[line["group"]] += line["count"]
@@ -95,15 +101,17 @@ def count_aten_copies(graphs: list[RecordedGraph], user_files: set[str]) -> dict
         "ops": dict(ops.most_common()),
         "total_ops": sum(e["ops"] for e in entries),
         "groups": dict(groups.most_common()),
-        "graphs": [{k: v for k, v in e.items() if k != "cats"} for e in entries],
-        "mixed_dtype_cats": [cat for e in entries for cat in e["cats"]],
+        "graphs": entries,
+        "mixed_dtype_cats": cats,
     }
 
 
-def _count_graph(graph: RecordedGraph, user_files: set[str]) -> dict[str, Any]:
+def _count_graph(graph: RecordedGraph, user_files: set[str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The graph's entry, and its concats of mixed dtypes."""
     total = 0
     copies: Counter[str] = Counter()
     lines: Counter[tuple[str | None, int | None, str, str]] = Counter()
+    written: dict[tuple[str | None, int | None, str, str], int | None] = {}
     cats = []
     for node in graph.module.graph.nodes:
         op = aten_op_name(node)
@@ -119,18 +127,38 @@ def _count_graph(graph: RecordedGraph, user_files: set[str]) -> dict[str, Any]:
             continue
         copies[op] += 1
         source = _source(node, user_files)
-        lines[(source["file"], source["line"], op, group)] += 1
-    return {
+        key = (source["file"], source["line"], op, group)
+        lines[key] += 1
+        written[key] = add_bytes(written.get(key, 0), written_bytes(node))
+    entry = {
         "name": graph.name,
         "kind": graph.kind,
         "ops": total,
         "copies": dict(copies.most_common()),
-        "lines": [
-            {"file": file, "line": line, "op": op, "group": group, "count": count}
-            for (file, line, op, group), count in sorted(lines.items(), key=_line_order)
-        ],
-        "cats": cats,
+        "lines": [_line_entry(key, count, written[key]) for key, count in sorted(lines.items(), key=_line_order)],
     }
+    return entry, cats
+
+
+def _line_entry(key: tuple[str | None, int | None, str, str], count: int, written: int | None) -> dict[str, Any]:
+    file, line, op, group = key
+    return {"file": file, "line": line, "op": op, "group": group, "count": count, "bytes": written}
+
+
+def written_bytes(node: torch.fx.Node) -> int | None:
+    """Bytes the copy writes (its output tensor); None when the size is symbolic or unknown."""
+    value = node.meta.get("val")
+    numel = getattr(value, "numel", None)
+    element_size = getattr(value, "element_size", None)
+    if numel is None or element_size is None:
+        return None
+    count = numel()
+    return count * element_size() if isinstance(count, int) else None
+
+
+def add_bytes(a: int | None, b: int | None) -> int | None:
+    """A sum that stays unknown once one part is."""
+    return None if a is None or b is None else a + b
 
 
 def _line_order(item: tuple[tuple[str | None, int | None, str, str], int]) -> tuple[Any, ...]:

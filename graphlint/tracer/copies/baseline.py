@@ -35,9 +35,11 @@ def load_baseline(path: Path) -> dict[str, Any]:
 
 
 def compare(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
-    """``{"ops": [{"level", "op", "old", "new", "change"}], "lines": [{"level", "file", "line",
-    "op", "old", "new", "change"}] (changed lines only), "grew": bool, "levels": [...]}``;
-    ``grew`` is true when any op of a compared level has more copies than before."""
+    """``{"levels": [...], "totals": [{"level", "old", "new", "change"}], "ops": [{"level", "op",
+    "old", "new", "change"}], "lines": [{"level", "file", "line", "op", "old", "new", "change"}]
+    (changed lines only), "grew": bool}``. ``grew`` is true when a compared level has more copies
+    in all than before: trading one copy for another (a scatter of the whole buffer for a clone
+    of a slice) is not growth, an added ``.contiguous()`` is."""
     levels = [lv for lv in LEVELS if isinstance(old.get(lv), dict) and isinstance(new.get(lv), dict)]
     ops = []
     for level in levels:
@@ -52,7 +54,15 @@ def compare(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         for key in sorted(set(old_lines) | set(new_lines), key=_line_key)
         if old_lines[key] != new_lines[key]
     ]
-    return {"levels": levels, "ops": ops, "lines": lines, "grew": any(o["change"] > 0 for o in ops)}
+    totals = []
+    for level in levels:
+        before = sum(o["old"] for o in ops if o["level"] == level)
+        after = sum(o["new"] for o in ops if o["level"] == level)
+        totals.append({"level": level, "old": before, "new": after, "change": after - before})
+    return {
+        "levels": levels, "totals": totals, "ops": ops, "lines": lines,
+        "grew": any(t["change"] > 0 for t in totals),
+    }
 
 
 def _count(value: Any) -> int:

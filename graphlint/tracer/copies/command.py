@@ -39,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--baseline", type=Path, metavar="OLD.json",
                         help="an earlier `--format json` report (or trace report) to compare with")
     parser.add_argument("--fail-on-increase", action="store_true",
-                        help="exit 1 when any op has more copies than in --baseline")
+                        help="exit 1 when there are more copies (aten or GE) than in --baseline")
     parser.add_argument("--torchair", metavar="PATH", help="torch_npu wheel, unpacked wheel or site-packages for "
                         "the offline torchair stage")
     parser.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS", help="per stage (default 300)")

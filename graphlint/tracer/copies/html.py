@@ -7,7 +7,8 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from graphlint.tracer.copies.text import change_mark, percent, top_lines, where
+from graphlint.tracer.copies.report import share
+from graphlint.tracer.copies.text import change_mark, human_bytes, percent, top_lines, where
 
 BAR_ROW = 22  # px per bar
 LABEL_WIDTH = 360  # px of the label column
@@ -41,7 +42,7 @@ def render_html(copies: dict[str, Any]) -> str:
         if counts:
             total = (copies["totals"].get(level) or {}).get("ops", 0)
             parts.append(f"<h2>{level}: copies per op</h2>")
-            parts.append(_bars([(op, n, _share(n, total)) for op, n in counts.items() if n]))
+            parts.append(_bars([(op, n, percent(share(n, total))) for op, n in counts.items() if n]))
     lines = [ln for ln in copies["by_line"] if ln["count"]][:MAX_LINES]
     if lines:
         parts.append("<h2>Copies per source line</h2>")
@@ -61,15 +62,12 @@ def _totals(copies: dict[str, Any]) -> str:
         if totals is None:
             items.append(f"<li>{level}: not counted</li>")
         else:
+            written = f", writing {human_bytes(totals['bytes'])}" if "bytes" in totals else ""
             items.append(
                 f"<li>{level}: <b>{totals['copies']}</b> copies in {totals['ops']} ops "
-                f"({percent(totals['share'])})</li>"
+                f"({percent(totals['share'])}){written}</li>"
             )
     return f"<ul>{''.join(items)}</ul>"
-
-
-def _share(count: int, total: int) -> str:
-    return percent(count / total) if total else ""
 
 
 def _bars(items: list[tuple[str, int, str]]) -> str:
@@ -102,14 +100,15 @@ def _graph_table(graphs: list[dict[str, Any]]) -> str:
     for graph in graphs:
         for row in graph["rows"] or [{"op": "—", "why": "no copies", "count": 0, "share": 0.0, "top_lines": []}]:
             top = escape(top_lines(row["top_lines"]))
+            written = human_bytes(row["bytes"]) if "bytes" in row else ""
             rows.append(
                 f"<tr><td>{escape(graph['level'])} {escape(graph['name'])}</td><td>{escape(row['op'])}</td>"
-                f"<td>{escape(row['why'])}</td><td class=n>{row['count']}</td>"
+                f"<td>{escape(row['why'])}</td><td class=n>{row['count']}</td><td class=n>{written}</td>"
                 f"<td class=n>{percent(row['share'])}</td><td>{top}</td></tr>"
             )
     return (
         "<h2>Copies per graph</h2><table><tr><th>graph</th><th>op</th><th>why</th><th>count</th>"
-        f"<th>share</th><th>top lines</th></tr>{''.join(rows)}</table>"
+        f"<th>bytes</th><th>share</th><th>top lines</th></tr>{''.join(rows)}</table>"
     )
 
 
@@ -129,14 +128,15 @@ def _suggestions(findings: list[dict[str, Any]]) -> str:
 
 
 def _baseline(diff: dict[str, Any]) -> str:
-    rows = [(o["level"], o["op"], "all lines", o["old"], o["new"], o["change"]) for o in diff["ops"]]
+    rows = [(t["level"], "all copies", "all lines", t["old"], t["new"], t["change"]) for t in diff["totals"]]
+    rows += [(o["level"], o["op"], "all lines", o["old"], o["new"], o["change"]) for o in diff["ops"]]
     rows += [(ln["level"], ln["op"], where(ln), ln["old"], ln["new"], ln["change"]) for ln in diff["lines"]]
     body = "".join(
         f"<tr><td>{escape(level)}</td><td>{escape(op)}</td><td>{escape(place)}</td><td class=n>{old}</td>"
         f"<td class=n>{new}</td><td class='n {_change_class(change)}'>{change_mark(change)}</td></tr>"
         for level, op, place, old, new, change in rows
     )
-    verdict = "copies grew" if diff["grew"] else "no op has more copies"
+    verdict = "copies grew" if diff["grew"] else "copies did not grow"
     return (
         f"<h2>Change against the baseline: {verdict}</h2><table><tr><th>level</th><th>op</th>"
         f"<th>where</th><th>before</th><th>now</th><th>change</th></tr>{body}</table>"

@@ -4,20 +4,21 @@ Data first: the text, HTML and baseline writers only read this dict. Shape::
 
     {"aten": {op: n}, "ge": {type: n} | None,
      "ge_optimized": {type: n} | None (after torchair's own GE passes),
-     "by_line": [{"level", "file", "line", "op", "count", "group"?, "graphs"}],
-     "totals": {"aten": {"ops", "copies", "share"}, "ge": {...} | None},
+     "by_line": [{"level", "file", "line", "op", "count", "group"?, "bytes"?, "graphs"}],
+     "totals": {"aten": {"ops", "copies", "share", "bytes"}, "ge": {"ops", "copies", "share"} | None},
      "groups": [{"group", "count", "why"}],
      "graphs": [{"level", "name", "kind", "ops", "copies", "share",
-                 "optimized"? (GE), "rows": [{"op", "group"?, "why", "count", "share", "top_lines"}]}],
+                 "optimized"? (GE), "rows": [{"op", "group"?, "why", "count", "bytes"? (aten), "share", "top_lines"}]}],
      "suggestions": [finding JSON of the trace report, with hint and refs]}
 """
 
 from __future__ import annotations
 
+import functools
 from collections import Counter, defaultdict
 from typing import Any
 
-from graphlint.tracer.copies.aten import GROUPS
+from graphlint.tracer.copies.aten import GROUPS, add_bytes
 from graphlint.tracer.copies.ge import GE_COPY_TYPES
 from graphlint.tracer.copies.suggest import suggestions
 
@@ -36,7 +37,7 @@ def build_copies_report(
         "ge": dict(ge["ops"]) if ge is not None else None,
         "ge_optimized": ge.get("optimized") if ge is not None else None,
         "by_line": _by_line(graphs),
-        "totals": {"aten": _totals(aten), "ge": _totals(ge)},
+        "totals": {"aten": _totals(aten, with_bytes=True), "ge": _totals(ge, with_bytes=False)},
         "groups": [
             {"group": group, "count": count, "why": GROUPS.get(group, "")}
             for group, count in (aten or {}).get("groups", {}).items()
@@ -50,11 +51,16 @@ def share(count: int, total: int) -> float:
     return round(count / total, 4) if total else 0.0
 
 
-def _totals(counts: dict[str, Any] | None) -> dict[str, Any] | None:
+def _totals(counts: dict[str, Any] | None, with_bytes: bool) -> dict[str, Any] | None:
+    """Ops, copies and share of a level, and the bytes its copies write where they are known."""
     if counts is None:
         return None
     copies = sum(counts["ops"].values())
-    return {"ops": counts["total_ops"], "copies": copies, "share": share(copies, counts["total_ops"])}
+    totals = {"ops": counts["total_ops"], "copies": copies, "share": share(copies, counts["total_ops"])}
+    if with_bytes:
+        lines = [line for graph in counts["graphs"] for line in graph["lines"]]
+        totals["bytes"] = functools.reduce(add_bytes, (line.get("bytes") for line in lines), 0)
+    return totals
 
 
 def _graph_entry(level: str, graph: dict[str, Any]) -> dict[str, Any]:
@@ -65,6 +71,8 @@ def _graph_entry(level: str, graph: dict[str, Any]) -> dict[str, Any]:
         why = GROUPS.get(key[1] or "") if level == "aten" else GE_COPY_TYPES.get(key[0], "")
         row = rows.setdefault(key, {"op": key[0], "group": key[1], "why": why, "count": 0, "top_lines": []})
         row["count"] += line["count"]
+        if level == "aten":
+            row["bytes"] = add_bytes(row.get("bytes", 0), line.get("bytes"))
         row["top_lines"].append({"file": line["file"], "line": line["line"], "count": line["count"]})
     for row in rows.values():
         row["share"] = share(row["count"], graph["ops"])
@@ -90,18 +98,27 @@ def _graph_entry(level: str, graph: dict[str, Any]) -> dict[str, Any]:
 def _by_line(graphs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Every copy's source line, summed over graphs (a line's forward and backward copies add)."""
     counts: Counter[tuple[Any, ...]] = Counter()
+    written: dict[tuple[Any, ...], int | None] = {}
     in_graphs: dict[tuple[Any, ...], list[str]] = defaultdict(list)
     for graph in graphs:
         for line in graph["lines"]:
             key = (graph["level"], line["file"], line["line"], line["op"], line.get("group"))
             counts[key] += line["count"]
+            if "bytes" in line:
+                written[key] = add_bytes(written.get(key, 0), line["bytes"])
             in_graphs[key].append(graph["name"])
     entries = []
-    for key, count in sorted(counts.items(), key=lambda kv: (kv[0][0], -kv[1], kv[0][1] or "", kv[0][2] or 0, kv[0][3])):
+    def order(item: tuple[tuple[Any, ...], int]) -> tuple[Any, ...]:
+        (level, file, line, op, _group), count = item
+        return (level, -count, file or "", line or 0, op)
+
+    for key, count in sorted(counts.items(), key=order):
         level, file, line, op, group = key
         entry = {"level": level, "file": file, "line": line, "op": op, "count": count}
         if group is not None:
             entry["group"] = group
+        if key in written:
+            entry["bytes"] = written[key]
         entry["graphs"] = in_graphs[key]
         entries.append(entry)
     return entries

@@ -39,8 +39,9 @@ def _totals_line(level: str, totals: dict[str, Any] | None, stages: dict[str, An
         stage = stages.get("aot" if level == "aten" else "torchair") or {}
         why = stage.get("reason") or stage.get("status") or "did not run"
         return Text(f"{level}: not counted ({why})", style="dim")
+    written = f", writing {human_bytes(totals['bytes'])}" if "bytes" in totals else ""
     return Text(
-        f"{level}: {totals['copies']} copies in {totals['ops']} ops ({percent(totals['share'])})",
+        f"{level}: {totals['copies']} copies in {totals['ops']} ops ({percent(totals['share'])}){written}",
         style="bold" if totals["copies"] else "green",
     )
 
@@ -48,12 +49,12 @@ def _totals_line(level: str, totals: dict[str, Any] | None, stages: dict[str, An
 def _graph_table(graphs: list[dict[str, Any]]) -> Table:
     table = Table(title="Copies per graph", title_justify="left")
     for column, justify in (("graph", "left"), ("op", "left"), ("group", "left"), ("count", "right"),
-                            ("share", "right"), ("top lines", "left")):
+                            ("bytes", "right"), ("share", "right"), ("top lines", "left")):
         table.add_column(column, justify=justify, overflow="fold")  # type: ignore[arg-type]
     for graph in graphs:
         name = f"{graph['level']} {graph['name']}"
         if not graph["rows"]:
-            table.add_row(name, "—", "no copies", "0", percent(0.0), "", end_section=True)
+            table.add_row(name, "—", "no copies", "0", "", percent(0.0), "", end_section=True)
             continue
         for i, row in enumerate(graph["rows"]):
             table.add_row(
@@ -61,6 +62,7 @@ def _graph_table(graphs: list[dict[str, Any]]) -> Table:
                 row["op"],
                 row.get("group") or "GE",
                 str(row["count"]),
+                human_bytes(row["bytes"]) if "bytes" in row else "",
                 percent(row["share"]),
                 top_lines(row["top_lines"]),
                 end_section=i == len(graph["rows"]) - 1,
@@ -111,9 +113,13 @@ def _nonzero(counts: dict[str, int]) -> str:
 
 
 def _baseline_table(diff: dict[str, Any]) -> Table:
-    table = Table(title="Change against the baseline", title_justify="left")
+    verdict = "copies grew" if diff["grew"] else "copies did not grow"
+    table = Table(title=f"Change against the baseline: {verdict}", title_justify="left")
     for column in ("level", "op", "line", "before", "now", "change"):
         table.add_column(column, justify="right" if column in ("before", "now", "change") else "left")
+    for total in diff["totals"]:
+        table.add_row(total["level"], "all copies", "all", str(total["old"]), str(total["new"]),
+                      change_text(total["change"]))
     for op in diff["ops"]:
         table.add_row(op["level"], op["op"], "all", str(op["old"]), str(op["new"]), change_text(op["change"]))
     for line in diff["lines"]:
@@ -135,6 +141,20 @@ def where(entry: dict[str, Any]) -> str:
     if entry.get("file") is None:
         return "(no source line)"
     return f"{entry['file']}:{entry['line']}"
+
+
+def human_bytes(size: int | None) -> str:
+    """``6.0 KiB``; ``?`` when the size is symbolic."""
+    if size is None:
+        return "?"
+    if size < 1024:
+        return f"{size} B"
+    value = size / 1024
+    for unit in ("KiB", "MiB"):
+        if value < 1024:
+            return f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GiB"
 
 
 def percent(share: float) -> str:

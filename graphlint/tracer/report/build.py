@@ -21,7 +21,6 @@ REPORT_VERSION = 1
 def build_report(outcome: LadderOutcome, options: TraceOptions) -> dict[str, Any]:
     from graphlint.tracer.copies.report import build_copies_report
     from graphlint.tracer.env import environment_facts
-    from graphlint.tracer.report.static import static_cross_check
 
     stage_names = [name for name in outcome.results]
     findings: list[Finding] = []
@@ -42,7 +41,7 @@ def build_report(outcome: LadderOutcome, options: TraceOptions) -> dict[str, Any
         "findings": [f.to_json() for f in findings],
         "verdict": verdict(stage_names, outcome, findings),
         "copies": build_copies_report(aten, ge, options.lang) if aten is not None or ge is not None else None,
-        "static": static_cross_check(outcome.user_files, findings),
+        "static": outcome.static.result(findings) if outcome.static else {"findings": [], "error": None},
     }
     return report
 
@@ -68,5 +67,7 @@ def verdict(stage_names: list[str], outcome: LadderOutcome, findings: list[Findi
 
 
 def exit_status(report: dict[str, Any]) -> int:
-    """0 when every stage that ran passed, 1 otherwise."""
-    return 1 if any(stage["status"] == "failed" for stage in report["stages"]) else 0
+    """0 when every stage that ran passed (and, in a merged multi-rank report, the ranks agree:
+    no verdict), 1 otherwise."""
+    failed = any(stage["status"] == "failed" for stage in report["stages"])
+    return 1 if failed or report["verdict"]["layer"] is not None else 0

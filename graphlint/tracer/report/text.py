@@ -56,6 +56,10 @@ def print_report(report: dict[str, Any], console: Console | None = None) -> None
     for warning in env.get("warnings", []):
         console.print(f"[yellow]environment:[/] {escape(warning)}")
     console.print(stage_table(report))
+    if report.get("ranks"):  # a merged multi-rank report
+        from graphlint.tracer.distributed.text import rank_table
+
+        console.print(rank_table(report))
     verdict = report["verdict"]
     layer = verdict["layer"]
     console.print(
@@ -109,6 +113,8 @@ def _first_line(text: str | None, width: int) -> str:
 def finding_panel(finding: dict[str, Any]) -> Panel:
     where = f"{finding['file']}:{finding['line']}" if finding.get("file") else "(no user line)"
     count = f" ×{finding['count']}" if finding.get("count", 1) > 1 else ""
+    if finding.get("ranks"):  # a merged multi-rank report names the ranks of each finding
+        count += " on rank" + ("s " if len(finding["ranks"]) > 1 else " ") + ", ".join(map(str, finding["ranks"]))
     title = (
         f"[{_SEVERITY_STYLE.get(finding.get('severity', 'error'), '')}]{finding['layer']}[/] "
         f"{finding.get('code') or ''} {finding['kind']}{count} — {escape(where)}"

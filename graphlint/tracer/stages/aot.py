@@ -8,11 +8,15 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import torch
+
 from graphlint.tracer.accuracy import compare_outputs
 from graphlint.tracer.calls import call_each_input, eager_outputs
 from graphlint.tracer.classify.exception import finding_of_exception
+from graphlint.tracer.copies.aten import count_aten_copies
 from graphlint.tracer.dump import dump_graphs
 from graphlint.tracer.findings import Finding, StageResult
+from graphlint.tracer.recording import GraphRecorder
 from graphlint.tracer.stages.base import Stage, StageContext
 
 
@@ -21,11 +25,6 @@ class AotStage(Stage):
     layer = "aot"
 
     def run(self, ctx: StageContext) -> StageResult:
-        import torch
-
-        from graphlint.tracer.copies.aten import count_aten_copies
-        from graphlint.tracer.recording import GraphRecorder
-
         start = time.perf_counter()
         reference = eager_outputs(ctx)
         recorder = GraphRecorder()

@@ -9,6 +9,7 @@ stage, so a stage must not rely on in-process state of an earlier stage except t
 
 from __future__ import annotations
 
+import hashlib
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -38,9 +39,22 @@ class TraceOptions:
     dump_dir: Path | None = None
     torchair: str | None = None  # --torchair PATH (wheel, unpacked wheel, site-packages)
     lang: str = "en"
+    memory_limit_gb: float | None = None  # --memory-limit: the worker's address space (RLIMIT_AS)
 
 
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+_MAX_NAME = 200  # characters of one sanitised path part (file systems allow 255 bytes a name)
+
+
+def _safe_part(part: str) -> str:
+    """One path part of a dump file: only ``[A-Za-z0-9._-]``, never ``..``, at most ``_MAX_NAME``
+    characters (a long one keeps its start and its end, the extension, and a digest of the whole
+    so that two long names stay apart)."""
+    safe = _SAFE_NAME.sub("_", part).strip(".") or "_"
+    if len(safe) > _MAX_NAME:
+        digest = hashlib.sha1(part.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+        safe = f"{safe[: _MAX_NAME - 60]}-{digest}-{safe[-40:]}"
+    return safe
 
 
 @dataclass
@@ -57,7 +71,7 @@ class StageContext:
         written outside the directory. Returns the path, or None without ``--dump``."""
         if self.options.dump_dir is None:
             return None
-        parts = [_SAFE_NAME.sub("_", p).strip(".") or "_" for p in Path(relative).parts]
+        parts = [_safe_part(p) for p in Path(relative).parts]
         path = self.options.dump_dir.joinpath(*parts)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")

@@ -9,13 +9,16 @@ findings carry the static rules' codes (GL201–GL203) and GL204 (CPU fallback);
 from __future__ import annotations
 
 import importlib
+import os
 import time
 
 from graphlint.tracer.findings import Finding, Mode, StageResult
 from graphlint.tracer.locate import display_path
 from graphlint.tracer.stages.base import Stage, StageContext
 
-# The module that runs each mode; each has ``capture(ctx) -> CaptureOutcome``.
+# Forces a mode (e.g. ``audit`` on a GPU machine, for the codes and lines of the audit).
+MODE_VARIABLE = "GRAPHLINT_CAPTURE_MODE"
+# The module that runs each mode, in order of preference; each has ``capture(ctx) -> CaptureOutcome``.
 MODE_MODULES: dict[str, str] = {
     "real": "graphlint.tracer.capture.npu",
     "cuda": "graphlint.tracer.capture.cuda",
@@ -26,6 +29,17 @@ MODE_MODULES: dict[str, str] = {
 class CaptureStage(Stage):
     name = "capture"
     layer = "capture"
+
+    def unavailable_reason(self, ctx: StageContext) -> str | None:
+        """Only a forced mode can be unavailable; otherwise the audit runs anywhere."""
+        forced = os.environ.get(MODE_VARIABLE)
+        if not forced:
+            return None
+        if forced not in MODE_MODULES:
+            return f"{MODE_VARIABLE}={forced!r} is not a capture mode ({', '.join(MODE_MODULES)})"
+        if not mode_available(forced):
+            return f"{MODE_VARIABLE}={forced} but this machine has no {'NPU' if forced == 'real' else 'CUDA device'}"
+        return None
 
     def run(self, ctx: StageContext) -> StageResult:
         start = time.perf_counter()
@@ -45,14 +59,27 @@ class CaptureStage(Stage):
 
 
 def capture_mode() -> Mode:
+    """``$GRAPHLINT_CAPTURE_MODE`` when set (checked by ``unavailable_reason``), else the
+    machine's natural mode."""
+    forced = os.environ.get(MODE_VARIABLE)
+    return forced if forced in MODE_MODULES else natural_mode()  # type: ignore[return-value]
+
+
+def natural_mode() -> Mode:
     """``real`` where an NPU can capture, ``cuda`` where CUDA can, else ``audit``."""
-    from graphlint.tracer.capture.npu import npu_available
+    return next(mode for mode in MODE_MODULES if mode_available(mode))  # type: ignore[return-value]
 
-    if npu_available():
-        return "real"
-    import torch
 
-    return "cuda" if torch.cuda.is_available() else "audit"
+def mode_available(mode: str) -> bool:
+    if mode == "real":
+        from graphlint.tracer.capture.npu import npu_available
+
+        return npu_available()
+    if mode == "cuda":
+        import torch
+
+        return torch.cuda.is_available()
+    return True
 
 
 def _summary(errors: list[Finding]) -> str:

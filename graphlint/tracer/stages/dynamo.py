@@ -10,6 +10,8 @@ import time
 from collections import Counter
 from typing import Any
 
+import torch
+
 from graphlint.tracer.accuracy import compare_outputs
 from graphlint.tracer.calls import call_each_input, eager_outputs
 from graphlint.tracer.classify.codes import trace_code
@@ -19,6 +21,7 @@ from graphlint.tracer.classify.recompile import limit_hit_of_log, recompile_of_l
 from graphlint.tracer.dump import dump_decompiled, dump_graphs
 from graphlint.tracer.dynamo_reports import DynamoReports, collect_dynamo_reports
 from graphlint.tracer.findings import Finding, StageResult
+from graphlint.tracer.recording import GraphRecorder
 from graphlint.tracer.stages.base import Stage, StageContext
 
 
@@ -27,10 +30,6 @@ class DynamoStage(Stage):
     layer = "dynamo"
 
     def run(self, ctx: StageContext) -> StageResult:
-        import torch
-
-        from graphlint.tracer.recording import GraphRecorder
-
         start = time.perf_counter()
         reference = eager_outputs(ctx)
         recorder = GraphRecorder()
@@ -57,11 +56,10 @@ class DynamoStage(Stage):
             mismatch = compare_outputs(self.name, reference, outputs)
             if mismatch is not None:
                 findings.append(mismatch)
-        failed = any(f.severity == "error" for f in findings)
         errors = [f for f in findings if f.severity == "error"]
         return StageResult(
             self.name,
-            "failed" if failed else "passed",
+            "failed" if errors else "passed",
             seconds=time.perf_counter() - start,
             reason=errors[0].message.splitlines()[0] if errors else None,
             graphs=len(recorder.of_kind("dynamo")),

@@ -100,8 +100,15 @@ class TorchairStage(Stage):
     def _translate_for_real(self, ctx: StageContext) -> "_Outcome":
         import importlib
 
-        importlib.import_module("torch_npu")  # registers the NPU device, loads torchair
-        torchair = importlib.import_module("torchair")
+        try:
+            importlib.import_module("torch_npu")  # registers the NPU device and torchair
+            torchair = importlib.import_module("torchair")
+        except Exception as exc:  # noqa: BLE001 - a broken torch_npu/CANN install is this stage's finding
+            finding = finding_of_exception(
+                exc, stage=self.name, layer=self.layer, user_files=ctx.target.user_files, default_kind="compile-error"
+            )
+            finding.message = f"torch_npu could not be imported: {finding.message}"
+            return _Outcome([finding], {}, None)
         return self._translate(ctx, torchair, config=torchair.CompilerConfig(), device="npu")
 
     def _translate(

@@ -25,6 +25,7 @@ NATIVE_FUNCTIONS_YAML = "torch_npu/csrc/aten/npu_native_functions_by_codegen.yam
 _VERSION_FILE = "torch_npu/version.py"
 _VERSION = re.compile(r"""^__version__\s*=\s*['"]([^'"]+)['"]""", re.MULTILINE)
 _WHEEL_VERSION = re.compile(r"^torch_npu-([^-]+)-")
+_UNPACKED_MARK = ".complete"  # written last: a folder without it is a partial unpack
 _RELEASE = re.compile(r"^(\d+)\.(\d+)")
 # Where CANN announces itself: the variables its set_env.sh exports, then its default prefix.
 _CANN_VARIABLES = ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", "ASCEND_OPP_PATH")
@@ -69,10 +70,8 @@ class TorchNpuSource:
         stat = self.path.stat()
         key = hashlib.sha256(f"{self.path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()[:12]
         target = graphlint_home() / "torchair-src" / f"{self.path.stem}-{key}"
-        done = target / ".complete"
-        if not done.exists():
+        if not (target / _UNPACKED_MARK).exists():
             _unpack_torchair(self.path, target)
-            done.touch()
         return target / "torchair"
 
     def native_modules(self) -> set[str]:
@@ -184,8 +183,10 @@ def _running_torch_version() -> str | None:
 
 
 def _unpack_torchair(wheel_path: Path, target: Path) -> None:
-    """Copy ``torch_npu/dynamo/torchair/**`` out of the wheel, without native libraries."""
-    staging = target.with_name(target.name + f".partial-{os.getpid()}")
+    """Copy ``torch_npu/dynamo/torchair/**`` out of the wheel, without native libraries, into
+    ``target``: unpacked beside it and renamed into place, so that a concurrent graphlint
+    never sees a partial folder (whichever process renames first wins; the other's copy goes)."""
+    staging = target.with_name(f"{target.name}.partial-{os.getpid()}")
     shutil.rmtree(staging, ignore_errors=True)
     prefix = TORCHAIR_DIR + "/"
     with zipfile.ZipFile(wheel_path) as wheel:
@@ -198,5 +199,10 @@ def _unpack_torchair(wheel_path: Path, target: Path) -> None:
             out = staging / relative
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_bytes(wheel.read(member))
-    shutil.rmtree(target, ignore_errors=True)
-    staging.rename(target)
+    (staging / _UNPACKED_MARK).touch()
+    if target.exists() and not (target / _UNPACKED_MARK).exists():
+        shutil.rmtree(target, ignore_errors=True)  # left by an unpack that was interrupted
+    try:
+        staging.rename(target)
+    except OSError:
+        shutil.rmtree(staging, ignore_errors=True)  # another process unpacked it first

@@ -41,8 +41,8 @@ _STAND_IN_ROOTS = ("torch_npu",)
 class StandIn:
     """What torch_npu or a native module gives back off-device: any attribute, any call.
 
-    It is falsy, iterates as empty and counts as 0, so "is the device there?" questions that
-    torchair asks of it take the no-device branch."""
+    It is falsy, so "is the device there?" questions that torchair asks of it take the
+    no-device branch."""
 
     def __init__(self, name: str) -> None:
         self._name = name
@@ -73,12 +73,6 @@ class _StandInBase:
         if attr.startswith("__") and attr.endswith("__"):
             raise AttributeError(attr)
         return StandIn(f"{type(self).__name__}.{attr}")
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(())
-
-    def __int__(self) -> int:
-        return 0
 
     def __repr__(self) -> str:
         return f"<graphlint stand-in for {self._name}>"

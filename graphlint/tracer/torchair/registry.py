@@ -14,6 +14,7 @@ sources), since parsing a few hundred converter files takes seconds.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -24,7 +25,7 @@ from graphlint.tracer.torchair.locate import TorchNpuSource
 Status = Literal["implemented", "partly", "not implemented", "unknown", "missing"]
 STATUSES: tuple[Status, ...] = ("implemented", "partly", "not implemented", "unknown", "missing")
 _DECORATOR = "register_fx_node_ge_converter"
-_CACHE_FORMAT = 1
+_CACHE_FORMAT = 3
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,9 @@ def scan_registry(source: TorchNpuSource) -> Registry:
     if source.kind == "wheel":
         cache.parent.mkdir(parents=True, exist_ok=True)
         payload = {"format": _CACHE_FORMAT, "converters": [asdict(c) for c in registry.values()]}
-        cache.write_text(json.dumps(payload), encoding="utf-8")
+        partial = cache.with_name(f"{cache.name}.{os.getpid()}")
+        partial.write_text(json.dumps(payload), encoding="utf-8")
+        os.replace(partial, cache)  # atomic: a concurrent reader sees the old file or the new
     return registry
 
 
@@ -73,35 +76,46 @@ def scan_directory(torchair_dir: Path) -> Registry:
 def converters_in(text: str, relpath: str) -> list[Converter]:
     """The converters registered in one source file; a file libcst cannot parse has none."""
     import libcst as cst
-    from libcst.metadata import MetadataWrapper, PositionProvider
 
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError:
         return []
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    positions = wrapper.resolve(PositionProvider)
     found: list[Converter] = []
+    names = {_DECORATOR}  # and its aliases: ``from torchair import register_fx_node_ge_converter as reg``
 
     class Visitor(cst.CSTVisitor):
+        def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+            if _dotted(node.name).rsplit(".", 1)[-1] == _DECORATOR and node.asname is not None:
+                names.add(_dotted(node.asname.name))
+
         def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-            ops = [op for d in node.decorators if (op := _registered_op(d.decorator)) is not None]
-            if not ops:
+            registered = [(d, op) for d in node.decorators if (op := _registered_op(d.decorator, names))]
+            if not registered:
                 return
             status = _status(module.code_for_node(node))
-            line = positions[node].start.line
-            found.extend(Converter(op, status, relpath, line) for op in ops)
+            for decorator, op in registered:
+                found.append(Converter(op, status, relpath, _line_of(text, module.code_for_node(decorator))))
 
-    wrapper.module.visit(Visitor())
+    module.visit(Visitor())
     return found
 
 
-def _registered_op(decorator: Any) -> str | None:
+def _line_of(text: str, snippet: str) -> int:
+    """The line where ``snippet`` (a decorator's code) first appears: the converter's line.
+    (libcst's position metadata would cost more than the parse itself on these files.)"""
+    offset = text.find(snippet.strip())
+    return text.count("\n", 0, offset) + 1 if offset >= 0 else 0
+
+
+def _registered_op(decorator: Any, names: set[str]) -> str | None:
+    """``torch.ops.aten.add.Tensor`` → ``aten.add.Tensor`` when ``decorator`` registers a converter."""
     import libcst as cst
 
     if not isinstance(decorator, cst.Call) or len(decorator.args) != 1:
         return None
-    if _dotted(decorator.func).rsplit(".", 1)[-1] != _DECORATOR:
+    called = _dotted(decorator.func)
+    if called not in names and called.rsplit(".", 1)[-1] != _DECORATOR:
         return None
     target = _dotted(decorator.args[0].value)
     if not target:

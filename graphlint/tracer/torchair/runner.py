@@ -35,7 +35,7 @@ from graphlint.tracer.stages.base import TraceTarget
 
 # aten ops that only a CPU trace produces (oneDNN kernels and the ``*_for_cpu`` choices of
 # device-dependent composites); on an NPU torch_npu dispatches these composites to its own kernels.
-_CPU_ONLY_OP = re.compile(r"(^|\.)(_?mkldnn|_?onednn)|_for_cpu(\.|$)")
+_CPU_ONLY_OP = re.compile(r"(^|\.)(_?mkldnn|_?onednn)|_for_cpu(_|\.|$)")
 
 
 def is_cpu_only_op(op_name: str) -> bool:
@@ -98,7 +98,7 @@ def translate(
     """Compile ``target`` with torchair's backend, calling it once per input; never raises for
     what the target or torchair do (a failure outside translation is ``result.error``)."""
     result = TranslationResult()
-    watcher = _TranslationWatcher(torchair, target.user_files, result)
+    watcher = _TranslationWatcher(target.user_files, result)
     decompositions = _cpu_only_decompositions(result.cpu_decomposed)
     backend = torchair.get_npu_backend(
         compiler_config=config or offline_compiler_config(torchair), custom_decompositions=decompositions
@@ -141,7 +141,7 @@ class _TranslationWatcher:
     each FX node produced, which node was being converted when translation raised, and every
     GE graph once torchair finished optimising it."""
 
-    def __init__(self, torchair: types.ModuleType, user_files: set[str], result: TranslationResult) -> None:
+    def __init__(self, user_files: set[str], result: TranslationResult) -> None:
         self._user_files = user_files
         self._result = result
         # torchair's own modules, imported (by ``offline_torchair`` or torch_npu) before this runs
@@ -153,6 +153,7 @@ class _TranslationWatcher:
 
     def start_graph(self) -> None:
         self._failing_node = None
+        self._ops_of_node.clear()
         self._graph_count += 1
 
     @contextmanager

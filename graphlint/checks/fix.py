@@ -1,0 +1,95 @@
+"""``--fix`` / ``--diff``: apply the rules' fixes with libcst, keeping every other byte as it was.
+
+Each fixable finding names its node by anchor (kind, ordinal in source order), the same way the
+walk that found it counted; the fixer parses the file again, counts the same way, and hands the
+node to the rule's ``apply_fix``. A fixed file must parse again, or it is left untouched.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import libcst as cst
+
+from graphlint.checks.engine import Finding
+from graphlint.checks.positions import ANCHOR_KINDS
+from graphlint.checks.rules import rule_by_code
+from graphlint.checks.rules.base import Rule
+
+
+@dataclass
+class FileFix:
+    path: Path
+    display: str
+    before: str
+    after: str
+    fixed: int  # findings fixed
+
+    def diff(self) -> str:
+        return "".join(
+            difflib.unified_diff(
+                self.before.splitlines(keepends=True),
+                self.after.splitlines(keepends=True),
+                fromfile=f"a/{self.display}",
+                tofile=f"b/{self.display}",
+            )
+        )
+
+
+def plan_fixes(findings: Iterable[Finding], *, unsafe: bool) -> list[FileFix]:
+    """The fixed text of every file with applicable fixes (nothing is written)."""
+    by_file: dict[Path, list[Finding]] = {}
+    for finding in findings:
+        if finding.fix == "safe" or (finding.fix == "unsafe" and unsafe):
+            by_file.setdefault(finding.file, []).append(finding)
+    fixes = []
+    for path, found in by_file.items():
+        try:
+            before = path.read_text(encoding="utf-8")
+            module = cst.parse_module(before)
+        except (OSError, UnicodeDecodeError, cst.ParserSyntaxError):
+            continue
+        wanted = {f.anchor: rule_by_code(f.code) for f in found if f.anchor is not None}
+        fixer = _Fixer(wanted)  # type: ignore[arg-type]
+        after = module.visit(fixer).code
+        try:
+            cst.parse_module(after)
+        except cst.ParserSyntaxError:
+            continue
+        if after != before:
+            fixes.append(FileFix(path, found[0].path, before, after, fixer.applied))
+    return fixes
+
+
+def write_fixes(fixes: Iterable[FileFix]) -> None:
+    for fix in fixes:
+        fix.path.write_text(fix.after, encoding="utf-8")
+
+
+class _Fixer(cst.CSTTransformer):
+    def __init__(self, wanted: dict[tuple[str, int], Rule]) -> None:
+        super().__init__()
+        self.wanted = wanted
+        self.counts: dict[str, int] = {}
+        self.pending: dict[int, Rule] = {}
+        self.applied = 0
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        kind = ANCHOR_KINDS.get(type(node))
+        if kind is not None:
+            ordinal = self.counts.get(kind, 0)
+            self.counts[kind] = ordinal + 1
+            rule = self.wanted.get((kind, ordinal))
+            if rule is not None:
+                self.pending[id(node)] = rule
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
+        rule = self.pending.pop(id(original_node), None)
+        if rule is None:
+            return updated_node
+        self.applied += 1
+        return rule.apply_fix(updated_node)

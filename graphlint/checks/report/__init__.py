@@ -1,0 +1,19 @@
+"""Writers for check results: the JSON object is the data; text, SARIF and GitHub render it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TextIO
+
+from graphlint.checks.engine import CheckResult
+
+Writer = Callable[[CheckResult, TextIO], None]
+
+
+def writer(name: str) -> Writer:
+    from graphlint.checks.report import github, json_report, sarif, text
+
+    return {"text": text.write, "json": json_report.write, "sarif": sarif.write, "github": github.write}[name]
+
+
+FORMATS = ("text", "json", "sarif", "github")

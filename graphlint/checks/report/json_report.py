@@ -1,0 +1,28 @@
+"""``--format json``: the design's object, exactly."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any, TextIO
+
+from graphlint.checks.engine import CheckResult
+
+
+def to_json(result: CheckResult) -> dict[str, Any]:
+    by_code = Counter(f.code for f in result.findings)
+    return {
+        "version": 1,
+        "findings": [f.to_json() for f in result.findings],
+        "summary": {
+            "files": result.files,
+            "findings": len(result.findings),
+            "by_code": dict(sorted(by_code.items())),
+            "seconds": round(result.seconds, 3),
+        },
+    }
+
+
+def write(result: CheckResult, out: TextIO) -> None:
+    json.dump(to_json(result), out, ensure_ascii=False, indent=1)
+    out.write("\n")

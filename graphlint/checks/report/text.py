@@ -1,0 +1,55 @@
+"""``--format text``: one block per finding with a code frame and the region chain (rich)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TextIO
+
+from rich.console import Console
+from rich.markup import escape
+
+from graphlint.checks.engine import CheckResult, Finding
+
+_STYLE = {"error": "bold red", "warning": "yellow"}
+
+
+def write(result: CheckResult, out: TextIO) -> None:
+    console = Console(file=out, highlight=False, soft_wrap=True)
+    sources: dict[str, list[str]] = {}
+    for finding in result.findings:
+        _finding(console, finding, sources)
+    counts = Counter(f.code for f in result.findings)
+    if result.findings:
+        by_code = ", ".join(f"{code} ×{n}" for code, n in sorted(counts.items()))
+        console.print(f"[bold]{len(result.findings)} finding(s)[/] in {result.files} file(s) ({by_code}) in {result.seconds:.2f}s")
+        safe = sum(f.fix == "safe" for f in result.findings)
+        unsafe = sum(f.fix == "unsafe" for f in result.findings)
+        if safe or unsafe:
+            console.print(
+                f"{safe} fixable with --fix, {unsafe} more with --fix --unsafe-fixes (preview: --diff)"
+            )
+    else:
+        console.print(f"[green]No findings[/] in {result.files} file(s) ({result.seconds:.2f}s)")
+
+
+def _finding(console: Console, f: Finding, sources: dict[str, list[str]]) -> None:
+    style = _STYLE.get(f.severity, "")
+    console.print(
+        f"[bold]{escape(f.path)}:{f.line}:{f.column}[/]: [{style}]{f.code}[/] "
+        f"[dim]{f.slug}[/] [{style}]{f.severity}[/]: {escape(f.message)}"
+    )
+    if f.region is not None:
+        chain = " → ".join(f.region.chain)
+        console.print(f"  [cyan]{f.region.kind}[/] at {escape(f.region.entry_label)} via {escape(chain)}")
+    lines = sources.get(f.path)
+    if lines is None:
+        try:
+            lines = sources[f.path] = f.file.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            lines = sources[f.path] = []
+    if 0 < f.line <= len(lines):
+        text = lines[f.line - 1]
+        width = (f.end_column - f.column) if f.end_line == f.line else len(text) - f.column + 1
+        console.print(f"  [dim]{f.line:>5} |[/] {escape(text)}")
+        console.print(f"  [dim]      |[/] {' ' * (f.column - 1)}[{style}]{'^' * max(width, 1)}[/]")
+    console.print()

@@ -1,0 +1,94 @@
+"""``graphlint trace TARGET --nproc N``: run the trace on N ranks with torch's own launcher,
+``python -m torch.distributed.run --standalone --nproc-per-node N -m graphlint trace TARGET …``
+(the same as running that torchrun command yourself), then return the merged report.
+
+The ranks share a fresh job folder (``GRAPHLINT_RANKS_DIR``). Rank 0 merges; when rank 0 itself
+was lost, the reports the other ranks left are merged here. Afterwards no process of the job is
+left: torchrun's process group is killed, and so is any worker session a rank left behind."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from graphlint.tracer.distributed.job import RANKS_DIR_VARIABLE, JobFiles, read_json
+from graphlint.tracer.target import TargetError
+
+LOG_TAIL_CHARS = 4000
+
+
+def rank_arguments(args: argparse.Namespace) -> list[str]:
+    """The ``graphlint trace`` options every rank runs with (``--nproc``, ``--baseline`` and the
+    output format stay with the launcher)."""
+    argv = [args.target, "--format", "json", "--stages", ",".join(args.stages), "--timeout", str(args.timeout)]
+    optional = {"--entry": args.entry, "--lang": args.lang, "--torchair": args.torchair, "--dump": args.dump,
+                "--memory-limit": getattr(args, "memory_limit", None)}
+    for flag, value in optional.items():
+        if value is not None:
+            argv += [flag, str(value)]
+    if args.train:
+        argv.append("--train")
+    if args.script_args:
+        argv += ["--", *args.script_args]
+    return argv
+
+
+def launch_job(args: argparse.Namespace, nproc: int) -> dict[str, Any]:
+    """Run the job and return its merged report. Raises ``TargetError`` (with torchrun's output)
+    when no rank wrote a report."""
+    from graphlint.tracer.distributed.merge import merge_reports
+
+    with tempfile.TemporaryDirectory(prefix="graphlint-ranks-") as folder:
+        files = JobFiles(Path(folder))
+        command = [
+            sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={nproc}",
+            "-m", "graphlint", "trace", *rank_arguments(args),
+        ]
+        env = {**os.environ, RANKS_DIR_VARIABLE: folder}
+        env.setdefault("OMP_NUM_THREADS", "1")  # what torchrun sets anyway, without its warning
+        log_path = Path(folder) / "torchrun.log"
+        with open(log_path, "wb") as log:
+            process = subprocess.Popen(
+                command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
+            )
+            try:
+                process.wait()
+            finally:
+                _kill_group(process.pid)
+                process.wait()
+                for rank in range(nproc):
+                    _kill_left_worker(files, rank)
+        merged = read_json(files.merged)
+        if merged is not None:
+            return merged
+        reports = {rank: read_json(files.report(rank)) for rank in range(nproc)}
+        if any(r is not None for r in reports.values()):
+            return merge_reports(reports, nproc, args.lang)
+        log_tail = log_path.read_text(encoding="utf-8", errors="replace")[-LOG_TAIL_CHARS:]
+        raise TargetError(f"graphlint trace --nproc {nproc}: no rank wrote a report. torchrun said:\n{log_tail}")
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _kill_left_worker(files: JobFiles, rank: int) -> None:
+    """A rank's worker runs in its own session (its supervisor kills it); if the supervisor was
+    killed first, the worker's session is still there: its pid is in the rank's facts."""
+    facts = read_json(files.facts(rank)) or {}
+    pid = facts.get("pid")
+    if isinstance(pid, int):
+        try:
+            if os.getpgid(pid) == pid:  # still the session leader graphlint started, not a reused pid
+                _kill_group(pid)
+        except (ProcessLookupError, PermissionError):
+            pass

@@ -1,0 +1,280 @@
+"""Where code runs: compiled and capture regions across import forms, modules and files."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.checks.conftest import found, lint_project
+
+
+def _lint(tmp_path: Path, code: str, *args: str, pyproject: str = "", more: dict[str, str] | None = None):
+    files = {"app.py": textwrap.dedent(code)}
+    files.update({name: textwrap.dedent(text) for name, text in (more or {}).items()})
+    return lint_project(tmp_path, files, *args, pyproject=pyproject)
+
+
+@pytest.mark.parametrize(
+    ("imports", "decorator"),
+    [
+        ("import torch", "@torch.compile(mode='reduce-overhead')"),
+        ("import torch as t", "@t.compile(mode='reduce-overhead')"),
+        ("from torch import compile", "@compile(mode='reduce-overhead')"),
+        ("from torch import compile as jit", "@jit(mode='reduce-overhead')"),
+        ("import torch._dynamo", "@torch._dynamo.optimize('cudagraphs')"),
+        ("import torch", "@torch.compile(backend='npugraph_ex')"),
+    ],
+    ids=["torch", "alias", "from-import", "from-import-as", "dynamo-optimize", "npugraph-ex"],
+)
+def test_capture_entry_under_every_import_form(tmp_path: Path, imports: str, decorator: str) -> None:
+    status, report = _lint(tmp_path, f"""
+        import torch
+        {imports}
+
+        {decorator}
+        def step(x):
+            return x.sum().item()
+    """)
+    assert found(report) == {("GL202", 7)}
+    (finding,) = report["findings"]
+    assert finding["severity"] == "error"
+    assert finding["region"] == {"kind": "capture", "entry": "app.py:5", "chain": ["step"]}
+
+
+def test_plain_compile_is_a_compiled_region_with_warnings(tmp_path: Path) -> None:
+    _, report = _lint(tmp_path, """
+        import torch
+
+        def step(x):
+            return x.sum().item()
+
+        fast = torch.compile(step)
+    """)
+    (finding,) = report["findings"]
+    assert (finding["code"], finding["severity"], finding["region"]["kind"]) == ("GL202", "warning", "compiled")
+
+
+def test_module_instance_reaches_submodules(tmp_path: Path) -> None:
+    _, report = _lint(tmp_path, """
+        import torch
+        from torch import nn
+
+        class Mlp(nn.Module):
+            def forward(self, x):
+                return x * torch.ones(4)
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.mlp = nn.Sequential(Mlp(), nn.ReLU())
+                self.attn = Attn()
+
+            def forward(self, x):
+                return self.norm(self.mlp(x)) + self.attn(x)
+
+            def norm(self, x):
+                return x / x.sum().item()
+
+        class Attn(nn.Module):
+            def forward(self, x):
+                return x[x > 0]
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = nn.ModuleList([Block() for _ in range(2)])
+
+            def forward(self, x):
+                for i, layer in enumerate(self.layers):
+                    x = layer(x)
+                return x
+
+        model = Model()
+        model.compile(mode="reduce-overhead")
+    """)
+    chains = {(f["code"], f["line"]): f["region"]["chain"] for f in report["findings"]}
+    assert chains == {
+        ("GL203", 7): ["Model.forward", "Block.forward", "Mlp.forward"],
+        ("GL202", 19): ["Model.forward", "Block.forward", "Block.norm"],
+        ("GL202", 23): ["Model.forward", "Block.forward", "Attn.forward"],
+    }
+    assert {f["region"]["entry"] for f in report["findings"]} == {"app.py:36"}
+
+
+def test_torchair_config_flow_makes_a_capture_region(tmp_path: Path) -> None:
+    _, report = _lint(tmp_path, """
+        import torch
+        from torch_npu.dynamo import torchair as tng
+        from torchair.configs.compiler_config import CompilerConfig
+
+        def step(x):
+            return x.tolist()
+
+        def build():
+            config = CompilerConfig()
+            config.mode = "reduce-overhead"
+            backend = tng.get_npu_backend(compiler_config=config)
+            return torch.compile(step, backend=backend)
+
+        def graph_mode():
+            config = CompilerConfig()
+            config.mode = "max-autotune"
+            return torch.compile(step, backend=tng.get_npu_backend(compiler_config=config))
+
+        plain = torch.compile(step, backend=tng.get_npu_backend())
+    """)
+    kinds = {f["region"]["entry"]: f["region"]["kind"] for f in report["findings"]}
+    # The finding sits in `step`; the capture entry wins over the two compiled ones.
+    assert found(report) == {("GL202", 7)}
+    assert kinds == {"app.py:13": "capture"}
+
+
+def test_capture_blocks_and_capture_begin_end(tmp_path: Path) -> None:
+    _, report = _lint(tmp_path, """
+        import torch
+
+        def fill(buf):
+            return buf.copy_(torch.zeros(4))
+
+        def run(g, buf, x):
+            y = x.item()
+            with torch.cuda.graph(g):
+                fill(buf)
+            g.capture_begin()
+            z = x.tolist()
+            g.capture_end()
+            w = x.tolist()
+            graphed = torch.cuda.make_graphed_callables(fill, (buf,))
+            return y, z, w, graphed
+    """)
+    assert found(report) == {("GL201", 5), ("GL203", 5), ("GL202", 12)}
+    by_line = {f["line"]: f["region"] for f in report["findings"]}
+    assert by_line[12] == {"kind": "capture", "entry": "app.py:11", "chain": ["run"]}
+    # fill runs under two capture entries; the shorter chain (make_graphed_callables) is shown.
+    assert by_line[5] == {"kind": "capture", "entry": "app.py:15", "chain": ["fill"]}
+
+
+def test_region_boundaries_stop_dynamo_but_not_eager_capture(tmp_path: Path) -> None:
+    _, report = _lint(tmp_path, """
+        import torch
+
+        @torch.compiler.disable
+        def log_stats(x):
+            return x.mean().item()
+
+        @torch._dynamo.disable
+        def debug(x):
+            print(x.tolist())
+
+        def helper(x):
+            return x.max().item()
+
+        @torch.compile(mode="reduce-overhead")
+        def step(x):
+            log_stats(x)
+            debug(x)
+            if torch.compiler.is_compiling():
+                y = x * 2
+            else:
+                y = helper(x) + x.sum().item()
+            if not torch._dynamo.is_compiling():
+                x.cpu()
+            return y
+
+        def capture(g, x):
+            with torch.npu.graph(g):
+                log_stats(x)
+    """)
+    # Only the eager capture block sees log_stats: the compiled step skips both boundaries and
+    # both eager branches.
+    assert found(report) == {("GL202", 6)}
+    (finding,) = report["findings"]
+    assert finding["region"]["chain"] == ["capture", "log_stats"]
+
+
+def test_configured_entry_points(tmp_path: Path) -> None:
+    _, report = _lint(
+        tmp_path,
+        """
+        import torch
+        from vllm.compilation.decorators import support_torch_compile
+        from mylib import capture_runner
+
+        @support_torch_compile
+        class LlamaModel(torch.nn.Module):
+            def forward(self, x):
+                return str(x.shape[0])
+
+        def step(x):
+            return x.item()
+
+        runner = capture_runner(step)
+        """,
+        pyproject=textwrap.dedent("""
+            [tool.graphlint]
+            compile-entrypoints = ["vllm.compilation.decorators.support_torch_compile"]
+            capture-entrypoints = ["mylib.capture_runner"]
+        """),
+    )
+    assert found(report) == {("GL102", 9), ("GL202", 12)}
+
+
+def test_cross_file_absolute_and_relative_imports_with_reexport(tmp_path: Path) -> None:
+    _, report = _lint(
+        tmp_path,
+        """
+        import torch
+        from pkg import Model
+
+        compiled = torch.compile(Model(), mode="reduce-overhead")
+        """,
+        more={
+            "pkg/__init__.py": "from .model import Model\n",
+            "pkg/model.py": """
+        from torch import nn
+        from . import ops
+        from .ops import scale as rescale
+
+        class Model(nn.Module):
+            def forward(self, x):
+                return rescale(ops.shift(x))
+        """,
+            "pkg/ops.py": """
+        import torch
+
+        def shift(x):
+            return x + torch.arange(x.shape[0])
+
+        def scale(x):
+            return x * x.max().item()
+        """,
+        },
+    )
+    regions = {(Path(f["path"]).name, f["code"], f["line"]): f["region"]["chain"] for f in report["findings"]}
+    assert regions == {
+        ("ops.py", "GL203", 5): ["Model.forward", "shift"],
+        ("ops.py", "GL202", 8): ["Model.forward", "scale"],
+    }
+
+
+def test_nested_compile_and_hot_path(tmp_path: Path) -> None:
+    _, report = _lint(tmp_path, """
+        import torch
+
+        @torch.compile
+        def inner(x):
+            return x + 1
+
+        def outer(x):
+            return inner(x) * 2
+
+        compiled_outer = torch.compile(outer)
+        compiled_again = torch.compile(outer)
+
+        def loop(xs):
+            for x in xs:
+                torch.compile(outer)(x)
+    """)
+    assert found(report) == {("GL101", 4), ("GL103", 16)}

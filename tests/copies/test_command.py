@@ -1,0 +1,90 @@
+"""``graphlint copies`` end to end: the CLI runs the real ladder (eager, dynamo, aot, torchair)
+in its worker and prints the report; these tests parse what it prints or writes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from graphlint.cli import main
+from tests.expectations import read_expectations
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "copies"
+INPLACE = SAMPLES / "inplace_heavy.py"
+# The block's output, transposed and made contiguous: one more layout copy.
+ADDED_CONTIGUOUS = ("        return hidden\n", "        return hidden.t().contiguous()\n")
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(["copies", *argv])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+@pytest.fixture(scope="module")
+def baseline(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A copy of the in-place sample and its JSON report, written by the CLI."""
+    folder = tmp_path_factory.mktemp("copies-baseline")
+    model = folder / "block.py"
+    shutil.copy(INPLACE, model)
+    report = folder / "baseline.json"
+    assert main(["copies", str(model), "--format", "json", "--output", str(report)]) == 0
+    return model, report
+
+
+def test_json_is_the_design_copies_field(baseline: tuple[Path, Path]) -> None:
+    model, report_path = baseline
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    assert report["aten"] == read_expectations(INPLACE).copies
+    assert report["target"] == str(model)
+    assert [s["name"] for s in report["stages"]] == ["eager", "dynamo", "aot", "torchair"]
+    assert sorted((e["line"], e["op"], e["count"]) for e in report["by_line"] if e["level"] == "aten") == [
+        (25, "copy_", 1), (26, "copy", 1), (27, "copy_", 1),
+    ]
+    assert {e["file"] for e in report["by_line"] if e["level"] == "aten"} == {str(model)}
+    hidden_bytes = 4 * 16 * 4  # a (4, DIM) float32 input
+    assert report["totals"]["aten"] == {"ops": 9, "copies": 3, "share": round(3 / 9, 4), "bytes": 3 * hidden_bytes}
+    assert {s["kind"] for s in report["suggestions"]} == {"copies-input-mutation"}
+
+
+def test_baseline_catches_an_added_contiguous(baseline: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    model, report_path = baseline
+    source = model.read_text(encoding="utf-8")
+    assert ADDED_CONTIGUOUS[0] in source
+    model.write_text(source.replace(*ADDED_CONTIGUOUS), encoding="utf-8")
+    try:
+        status, out, _ = run_cli(
+            capsys, str(model), "--format", "json", "--baseline", str(report_path), "--fail-on-increase"
+        )
+    finally:
+        model.write_text(source, encoding="utf-8")
+    assert status == 1
+    diff = json.loads(out)["baseline"]
+    assert diff["grew"] is True
+    assert [o for o in diff["ops"] if o["level"] == "aten" and o["change"]] == [
+        {"level": "aten", "op": "clone", "old": 0, "new": 1, "change": 1}
+    ]
+    assert diff["totals"][0] == {"level": "aten", "old": 3, "new": 4, "change": 1}
+    line = source.splitlines().index(ADDED_CONTIGUOUS[0].rstrip("\n")) + 1
+    added = [ln for ln in diff["lines"] if ln["level"] == "aten"]
+    assert [(ln["file"], ln["line"], ln["op"], ln["old"], ln["new"]) for ln in added] == [
+        (str(model), line, "clone", 0, 1)
+    ]
+
+
+def test_rewrite_against_the_baseline_shrinks_and_passes(
+    baseline: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, report_path = baseline
+    page = tmp_path / "copies.html"
+    status, out, err = run_cli(
+        capsys, str(SAMPLES / "inplace_heavy_rewritten.py"), "--format", "html", "--output", str(page),
+        "--baseline", str(report_path), "--fail-on-increase",
+    )
+    assert (status, out) == (0, ""), err
+    html = page.read_text(encoding="utf-8")
+    assert "copies did not grow" in html
+    assert "<td>aten</td><td>all copies</td><td>all lines</td><td class=n>3</td><td class=n>0</td>" in html

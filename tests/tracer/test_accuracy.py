@@ -1,0 +1,74 @@
+"""Outputs compared with eager, with tolerances by dtype."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import torch
+
+from graphlint.tracer.accuracy import compare_outputs
+
+
+def test_equal_and_within_tolerance_outputs_pass() -> None:
+    x = torch.randn(4, 4)
+    assert compare_outputs("aot", (x, {"k": [x.half()]}), (x.clone(), {"k": [x.half().clone()]})) is None
+    assert compare_outputs("aot", x, x + 1e-7) is None
+    assert compare_outputs("aot", x.bfloat16(), (x + 1e-3).bfloat16()) is None  # within bf16's tolerance
+
+
+def test_float32_difference_names_the_stage_and_the_largest_error() -> None:
+    x = torch.zeros(3)
+    y = torch.tensor([0.0, 1.55, 0.5])
+    finding = compare_outputs("aot", (x,), (y,))
+    assert finding is not None and finding.layer == "accuracy" and finding.code == "GT004"
+    assert finding.message.startswith("aot output differs from eager by 1.55")
+    assert finding.details["max_abs_error"] == torch.tensor(1.55).item()
+
+
+def test_the_same_difference_passes_in_bf16_but_not_in_fp32() -> None:
+    ref = torch.full((8,), 100.0)
+    act = ref + 0.5
+    assert compare_outputs("dynamo", ref.bfloat16(), act.bfloat16()) is None
+    assert compare_outputs("dynamo", ref, act) is not None
+
+
+def test_structure_shape_and_dtype_differences() -> None:
+    x = torch.ones(2)
+    assert "structure" in compare_outputs("dynamo", (x, x), (x,)).message
+    assert "shape" in compare_outputs("dynamo", x, torch.ones(3)).details["where"]
+    assert "dtype" in compare_outputs("dynamo", x, x.double()).details["where"]
+    assert compare_outputs("dynamo", torch.tensor([1, 2]), torch.tensor([1, 3])) is not None
+    nan = torch.tensor([float("nan")])
+    assert compare_outputs("dynamo", nan, nan.clone()) is None
+    assert compare_outputs("dynamo", nan, torch.zeros(1)) is not None
+
+
+def test_a_stateful_model_differs_in_the_first_stage_that_runs_it_again(tmp_path: Path, trace_json) -> None:
+    target = tmp_path / "stateful.py"
+    target.write_text(
+        textwrap.dedent(
+            """
+            import torch
+            from torch import nn
+
+            class Counter(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.calls = 0
+
+                def forward(self, x):
+                    self.calls += 1  # state kept across calls: eager and compiled runs disagree
+                    return x * self.calls
+
+            model = Counter()
+            example_inputs = (torch.ones(3),)
+            """
+        ),
+        encoding="utf-8",
+    )
+    status, report = trace_json(str(target), "--stages", "eager,dynamo")
+    accuracy = [f for f in report["findings"] if f["layer"] == "accuracy"]
+    assert status == 1 and len(accuracy) == 1
+    assert accuracy[0]["stage"] == "dynamo" and accuracy[0]["message"].startswith("dynamo output differs from eager by 1")
+    assert report["verdict"]["layer"] == "accuracy"
