@@ -68,6 +68,8 @@ IS_COMPILING = frozenset(
         "torch._dynamo.is_compiling",
         "torch._dynamo.external_utils.is_compiling",
         "torch._utils.is_compiling",
+        "transformers.utils.is_torchdynamo_compiling",
+        "transformers.utils.import_utils.is_torchdynamo_compiling",
     }
 )
 
@@ -136,3 +138,4 @@ STRING_CONVERSIONS = frozenset({"str", "repr", "format"})
 
 BROADCAST_FUNCTIONS = frozenset({"torch.distributed.broadcast"})
 REPEAT_INTERLEAVE = "repeat_interleave"
+

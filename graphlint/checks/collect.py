@@ -7,8 +7,10 @@ last); small inputs are parsed in this process, where a pool costs more than it 
 
 from __future__ import annotations
 
+import errno
 import multiprocessing
 import os
+import stat
 from pathlib import Path
 
 from graphlint.checks.cache import FactsCache, content_key
@@ -50,14 +52,14 @@ def _from_cache(path: Path, cache: FactsCache | None) -> FileFacts | None:
     if cache is None:
         return None
     try:
-        return cache.get(content_key(path.read_bytes()))
+        return cache.get(content_key(_read(path)))
     except OSError:
         return None
 
 
 def _parse(path: Path, options: ExtractOptions, cache: FactsCache | None) -> FileFacts:
     try:
-        source = path.read_bytes()
+        source = _read(path)
     except OSError as exc:
         return FileFacts(error=f"cannot read: {exc.strerror or exc}")
     try:
@@ -67,6 +69,13 @@ def _parse(path: Path, options: ExtractOptions, cache: FactsCache | None) -> Fil
     if cache is not None:
         cache.put(content_key(source), facts)
     return facts
+
+
+def _read(path: Path) -> bytes:
+    """The file's bytes; a FIFO or a device named ``*.py`` would block the run or never end."""
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise OSError(errno.EINVAL, "not a regular file")
+    return path.read_bytes()
 
 
 def _parse_in_worker(path: Path) -> dict:

@@ -65,15 +65,18 @@ def run_check_command(args: argparse.Namespace) -> int:
     from graphlint.checks.report import writer
     from graphlint.config import ConfigError
 
-    for path in args.paths:
-        if not path.exists():
-            print(f"graphlint check: {path}: no such file or directory", file=sys.stderr)
-            return EXIT_ERROR
+    # A path that does not exist is named, and the others are still checked (exit status 2).
+    missing = [path for path in args.paths if not path.exists()]
+    for path in missing:
+        print(f"graphlint check: {path}: no such file or directory", file=sys.stderr)
+    paths = [path for path in args.paths if path.exists()]
+    if missing and not paths:
+        return EXIT_ERROR
     if args.jobs < 0:
         print("graphlint check: -j must be 0 (all cores) or more", file=sys.stderr)
         return EXIT_ERROR
     options = CheckOptions(
-        paths=list(args.paths),
+        paths=paths,
         select=_codes(args.select),
         ignore=_codes(args.ignore),
         jobs=args.jobs,
@@ -100,6 +103,8 @@ def run_check_command(args: argparse.Namespace) -> int:
     writer(args.format)(result, sys.stdout)
     if result.internal_errors:
         print(f"graphlint check: internal error on {result.internal_errors} file(s) (GL000); please report it", file=sys.stderr)
+        return EXIT_ERROR
+    if missing:
         return EXIT_ERROR
     return EXIT_FINDINGS if result.findings else EXIT_CLEAN
 

@@ -4,18 +4,22 @@ Everything users configure is applied here, once: which rules are selected (``--
 ``--ignore`` / ``[tool.graphlint]``, by code prefix), per-file ignores, and ``# graphlint:
 ignore[...]`` comments. Rules only ever produce candidates.
 
-When the paths name single files (pre-commit passes just the changed ones), the facts of the
-whole project (the nearest ``pyproject.toml`` or ``.git``) are linked too, from the cache where
-possible, so that a helper compiled through a model in another file is still seen; findings are
-reported for the named files only.
+When the paths name single files (pre-commit passes just the changed ones), they are linked
+with the rest of the project (the nearest ``pyproject.toml`` or ``.git``) that can reach them —
+their importers, transitively, and what those import — from the cache where possible, so that a
+helper reached from a model compiled in another file is still seen; findings are reported for
+the named files only.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +28,7 @@ from graphlint.checks.collect import collect_facts
 from graphlint.checks.discover import discover
 from graphlint.checks.extract import ExtractOptions
 from graphlint.checks.facts import Candidate, FileFacts
-from graphlint.checks.link import FunctionKey, LinkedFile, Project, module_name
+from graphlint.checks.link import FunctionKey, LinkedFile, Project, absolute_name, module_name
 from graphlint.checks.regions import EntryId, RegionHit, Regions, mark_regions
 from graphlint.checks.rules import all_rules
 from graphlint.checks.rules.base import Rule
@@ -58,9 +62,9 @@ class Finding:
     region: RegionHit | None
     fixable: bool
     # Not in the JSON: what fixes need to find the node again.
-    file: Path = field(repr=False, default=Path())
-    anchor: tuple[str, int] | None = field(repr=False, default=None)
-    fix: str | None = field(repr=False, default=None)
+    file: Path = field(repr=False)
+    anchor: tuple[str, int] | None = field(repr=False)
+    fix: str | None = field(repr=False)
 
     def to_json(self) -> dict[str, Any]:
         region = None
@@ -87,7 +91,6 @@ class CheckResult:
     files: int
     seconds: float
     internal_errors: int = 0
-    root: Path = Path()
 
 
 def run_check(options: CheckOptions) -> CheckResult:
@@ -97,15 +100,20 @@ def run_check(options: CheckOptions) -> CheckResult:
     root = find_project_root(paths[0])
     config = load_config(root)
     targets = discover(paths, root, config.exclude)
-    files = list(targets)
-    if any(not p.is_dir() for p in paths):
-        named = {f.resolve() for f in targets}
-        files.extend(f for f in discover([root], root, config.exclude) if f.resolve() not in named)
     extract_options = ExtractOptions(config.compile_entrypoints, config.capture_entrypoints)
     cache = FactsCache(_cache_dir(options, root), extract_options) if options.use_cache else None
     jobs = options.jobs or os.cpu_count() or 1
-    facts = collect_facts(files, extract_options, cache, jobs)
-    project = Project([_linked(path, facts[path]) for path in files])
+
+    def load(files: list[Path]) -> dict[Path, FileFacts]:
+        return collect_facts(files, extract_options, cache, jobs)
+
+    if any(not p.is_dir() for p in paths):
+        facts = _with_project_context(targets, root, config, load)
+    else:
+        facts = load(targets)
+    named = set(targets)
+    context = [path for path in facts if path not in named]
+    project = Project([_linked(path, facts[path]) for path in [*targets, *context]])  # targets first
     regions = mark_regions(project)
     selection = _Selection(config, options)
     findings: list[Finding] = []
@@ -119,7 +127,56 @@ def run_check(options: CheckOptions) -> CheckResult:
         found = [_finding(project, regions, index, c) for c in linked.facts.candidates]
         findings.extend(selection.keep(linked, [f for f in found if f is not None], root))
     findings.sort(key=lambda f: (f.path, f.line, f.column, f.code))
-    return CheckResult(findings, len(targets), time.perf_counter() - started, internal, root)
+    return CheckResult(findings, len(targets), time.perf_counter() - started, internal)
+
+
+def _with_project_context(
+    targets: list[Path], root: Path, config: Config, load: Callable[[list[Path]], dict[Path, FileFacts]]
+) -> dict[Path, FileFacts]:
+    """Facts of ``targets`` and of the project files that can reach them: the files that import
+    them, transitively (an entry point reaches a file only through a chain of imports), and
+    what those files import (base classes, helpers on the way)."""
+    named = {f.resolve() for f in targets}
+    others = [f for f in discover([root], root, config.exclude) if f.resolve() not in named]
+    modules = {path: module_name(path)[0] for path in others}
+    facts = load(targets)
+    needed = set(targets)
+    frontier = list(targets)
+    while frontier:  # importers of the frontier, found by name first, then confirmed by facts
+        wanted = {module_name(path)[0] for path in frontier}
+        names = b"|".join(re.escape(m.rsplit(".", 1)[-1].encode()) for m in wanted)
+        pattern = re.compile(rb"^[ \t]*(?:from|import)[ \t][^\n]*\b(?:%s)\b" % names, re.MULTILINE)
+        candidates = [p for p in others if p not in facts and _mentions(p, pattern)]
+        facts.update(load(candidates))
+        frontier = [p for p in candidates if _imported_modules(p, facts[p]) & wanted]
+        needed.update(frontier)
+    by_module: dict[str, list[Path]] = {}
+    for path, module in modules.items():
+        by_module.setdefault(module, []).append(path)
+    pending = list(needed)
+    while pending:  # what the importers import, transitively
+        imported = {name for path in pending for name in _imported_modules(path, facts[path])}
+        pending = [p for name in sorted(imported) for p in by_module.get(name, ()) if p not in needed]
+        needed.update(pending)
+        facts.update(load([p for p in pending if p not in facts]))
+    return {path: facts[path] for path in facts if path in needed}
+
+
+def _mentions(path: Path, pattern: re.Pattern[bytes]) -> bool:
+    try:
+        return pattern.search(path.read_bytes()) is not None
+    except OSError:
+        return False
+
+
+def _imported_modules(path: Path, facts: FileFacts) -> set[str]:
+    """Every module an import of this file may name (``a.b.c`` → ``a``, ``a.b``, ``a.b.c``)."""
+    module, is_package = module_name(path)
+    names = set()
+    for target in facts.imports.values():
+        parts = absolute_name(target, module, is_package).split(".")
+        names.update(".".join(parts[: i + 1]) for i in range(len(parts)))
+    return names
 
 
 def _cache_dir(options: CheckOptions, root: Path) -> Path:
@@ -142,17 +199,13 @@ def display_path(path: Path) -> str:
         return path.as_posix()
 
 
-_RULES: dict[str, Rule] = {}
-
-
-def _rule(code: str) -> Rule:
-    if not _RULES:
-        _RULES.update({r.code: r for r in all_rules()})
-    return _RULES[code]
+@cache
+def _rules_by_code() -> dict[str, Rule]:
+    return {rule.code: rule for rule in all_rules()}
 
 
 def _finding(project: Project, regions: Regions, file: int, candidate: Candidate) -> Finding | None:
-    rule = _rule(candidate.code)
+    rule = _rules_by_code()[candidate.code]
     region = _region(project, regions, file, candidate, rule)
     if region is None and not candidate.anywhere:
         return None
@@ -184,8 +237,8 @@ def _region(project: Project, regions: Regions, file: int, candidate: Candidate,
         hits = [
             hit
             for ref in regions.entries[own].targets
-            for key in project.resolve(file, ref)
-            for hit in regions.hits(key)
+            for callee in project.resolve(file, ref)
+            for hit in regions.hits(callee.function)
             if hit.entry != own and hit.traced and len(hit.chain) > 1
         ]
     else:
@@ -220,6 +273,8 @@ def _parse_error(linked: LinkedFile) -> Finding:
         region=None,
         fixable=False,
         file=linked.path,
+        anchor=None,
+        fix=None,
     )
 
 

@@ -46,19 +46,37 @@ class ExtractOptions:
 
 
 def extract_facts(source: bytes, options: ExtractOptions = ExtractOptions()) -> FileFacts:
-    """Facts of one file. Never raises on bad input: it becomes ``FileFacts.error``."""
+    """Facts of one file. Never raises on bad input: it becomes ``FileFacts.error``.
+
+    CPython's own parser reads the file first. It costs a tenth of a libcst parse, its ``ast``
+    gives the reported positions (``positions.py``), it says exactly where a syntax error is, and
+    it refuses what no Python can run, among it deep nesting that libcst's native parser does
+    not survive: 2,000 nested brackets overflow its stack (a segfault, not an exception) and a
+    10,000-link chain (``a.b.b…``, ``1 + 1 + …``) takes it minutes.
+    """
     try:
-        text = source.decode("utf-8")
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+        text = source.decode(encoding)  # PEP 263: a declared encoding, or UTF-8 (a BOM is dropped)
     except UnicodeDecodeError as exc:
         line = source[: exc.start].count(b"\n") + 1
-        return FileFacts(error=f"file is not UTF-8 ({exc.reason} at byte {exc.start})", error_line=line)
+        return FileFacts(error=f"file is not {exc.encoding.upper()} ({exc.reason} at byte {exc.start})", error_line=line)
+    except SyntaxError as exc:  # an unknown or contradictory encoding declaration
+        return FileFacts(error=f"cannot read: {exc.msg}", error_line=exc.lineno or 1)
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as exc:
+        return FileFacts(error=f"cannot parse: {exc.msg}", error_line=exc.lineno or 1, error_column=exc.offset or 1)
+    except (RecursionError, MemoryError):
+        return FileFacts(error="cannot parse: nested too deeply for Python's parser")
+    except ValueError as exc:  # null bytes (Python < 3.12)
+        return FileFacts(error=f"cannot parse: {exc}")
     try:
         module = cst.parse_module(text)
-    except cst.ParserSyntaxError as exc:
-        return _syntax_error(text, exc)
-    except (RecursionError, MemoryError, ValueError) as exc:  # pathological nesting, odd bytes
-        return FileFacts(error=f"cannot parse: {type(exc).__name__}: {exc}")
-    return _Extractor(text, options).run(module)
+    except cst.ParserSyntaxError as exc:  # Python reads it, libcst does not (newer syntax)
+        return FileFacts(
+            error=f"cannot parse: {exc.message}", error_line=max(exc.raw_line, 1), error_column=exc.raw_column + 1
+        )
+    return _Extractor(text, tree, options).run(module)
 
 
 @dataclass
@@ -96,8 +114,9 @@ _WalkItem = cst.CSTNode | Callable[[], None]
 
 
 class _Extractor:
-    def __init__(self, text: str, options: ExtractOptions) -> None:
+    def __init__(self, text: str, tree: ast.Module, options: ExtractOptions) -> None:
         self.text = text
+        self.tree = tree
         self.options = options
         self.facts = FileFacts()
         self.module_scope = _Scope("module", MODULE_SCOPE)
@@ -151,7 +170,7 @@ class _Extractor:
     def _finish(self, module: cst.Module) -> None:
         anchors = [(*self.ordinals[id(r.node)], r.node) for r in self.reports]
         sites = [(*self.ordinals[id(node)], node) for node in self.entry_sites]
-        spans = locate(self.text, module, self.counts, anchors + sites)
+        spans = locate(self.text, module, self.counts, anchors + sites, tree=self.tree)
         for entry, (kind, ordinal, _) in zip(self.facts.entries, sites):
             entry.line = spans[kind, ordinal].line
         for report, (kind, ordinal, _) in zip(self.reports, anchors):
@@ -405,12 +424,19 @@ class _Extractor:
         tail = [node.orelse] if node.orelse else []
         return [*head, enter, node.body, leave, *tail]
 
-    def _on_if(self, node: cst.CSTNode) -> list[_WalkItem] | None:
-        assert isinstance(node, cst.If)
-        test, negated = node.test, False
+    def _is_compiling_test(self, test: cst.BaseExpression) -> bool | None:
+        """For ``is_compiling()`` → False, ``not is_compiling()`` → True (negated); else None."""
+        negated = False
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             test, negated = test.expression, True
-        if not (isinstance(test, cst.Call) and self.qualify(test.func) in apis.IS_COMPILING):
+        if isinstance(test, cst.Call) and self.qualify(test.func) in apis.IS_COMPILING:
+            return negated
+        return None
+
+    def _on_if(self, node: cst.CSTNode) -> list[_WalkItem] | None:
+        assert isinstance(node, cst.If)
+        negated = self._is_compiling_test(node.test)
+        if negated is None:
             return None
         restore = self._restore()
         tail = [self._set_eager(self.eager or not negated), node.orelse] if node.orelse else []
@@ -427,24 +453,43 @@ class _Extractor:
         return None
 
     def _on_block(self, node: cst.CSTNode) -> list[_WalkItem] | None:
-        """``g.capture_begin()`` … ``g.capture_end()``: the statements between are captured."""
+        """Statement-level regions: between ``g.capture_begin()`` and ``g.capture_end()`` code is
+        captured; after ``if is_compiling(): return ...`` the rest of the block is eager."""
         assert isinstance(node, (cst.IndentedBlock, cst.Module))
         plan: list[_WalkItem] = []
-        restore = None
+        end_capture = None
+        made_eager = False
         for statement in node.body:
             method = _statement_method_call(statement)
-            if method == apis.CAPTURE_END_METHOD and restore is not None:
-                plan.append(restore)
-                restore = None
+            if method == apis.CAPTURE_END_METHOD and end_capture is not None:
+                plan.append(end_capture)
+                end_capture = None
             plan.append(statement)
-            if method == apis.CAPTURE_BEGIN_METHOD and restore is None:
+            if method == apis.CAPTURE_BEGIN_METHOD and end_capture is None:
                 call = statement.body[0].value  # type: ignore[union-attr]
-                restore = self._restore()
+                end_capture = self._set_block(self.block)
                 index = self._add_entry(call, "capture", traced=False, targets=[])
                 plan.append(self._set_block(index))
-        if restore is not None:
-            plan.append(restore)
+            elif self._returns_when_compiling(statement) and not made_eager:
+                made_eager = True
+                plan.append(self._set_eager(True))
+        if end_capture is not None:
+            plan.append(end_capture)
+        if made_eager:
+            plan.append(self._set_eager(self.eager))
         return plan
+
+    def _returns_when_compiling(self, statement: cst.CSTNode) -> bool:
+        """``if is_compiling(): ... return`` (no else): what follows runs only in eager mode."""
+        if not isinstance(statement, cst.If) or statement.orelse is not None:
+            return False
+        if self._is_compiling_test(statement.test) is not False:
+            return False
+        body = statement.body.body
+        last = body[-1] if body else None
+        if isinstance(last, cst.SimpleStatementLine):
+            return isinstance(last.body[-1], (cst.Return, cst.Raise))
+        return False
 
     def _on_assign(self, node: cst.CSTNode) -> None:
         assert isinstance(node, (cst.Assign, cst.AnnAssign))
@@ -455,7 +500,8 @@ class _Extractor:
         scope = self.function_scope
         for target in targets:
             if isinstance(target, cst.Name):
-                self._bind_name(scope, target.value, value)
+                if self.scope.kind != "class":  # class attributes are not names in scope
+                    self._bind_name(scope, target.value, value)
             elif isinstance(target, (cst.Tuple, cst.List)) and self._is_shape_tuple(value):
                 for element in target.elements:
                     if isinstance(element.value, cst.Name):
@@ -576,8 +622,11 @@ class _Extractor:
         ``torch.compile(f)``, ``torch._dynamo.optimize(backend)(f)``, ``model.compile()``."""
         func = call.func
         args = positional(call)
-        if isinstance(func, cst.Call) and self.qualify(func.func) in apis.COMPILE_FACTORIES:
-            return self._callable_refs(args[0].value) if args else []
+        if isinstance(func, cst.Call):  # optimize(backend)(f), torch.compile(mode=...)(f)
+            inner = self.qualify(func.func)
+            if inner in apis.COMPILE_FACTORIES or (inner in apis.COMPILE_FUNCTIONS and not positional(func)):
+                return self._callable_refs(args[0].value) if args else []
+            return None
         callee = self.qualify(func)
         if callee in apis.COMPILE_FACTORIES:
             return None  # the backend-taking half of optimize(backend)(f)
@@ -690,19 +739,6 @@ def _rule_hooks() -> dict[type, list[Callable[[cst.CSTNode, SiteContext], None]]
                 node_type = getattr(cst, name[len("visit_") :])
                 hooks.setdefault(node_type, []).append(getattr(rule, name))
     return hooks
-
-
-def _syntax_error(text: str, exc: cst.ParserSyntaxError) -> FileFacts:
-    """libcst's native parser often places the error on the next token's line; CPython's own
-    parser (when it fails too) says where the code stops making sense."""
-    line, column, message = max(exc.raw_line, 1), exc.raw_column + 1, exc.message
-    try:
-        ast.parse(text)
-    except SyntaxError as own:
-        line, column, message = own.lineno or line, own.offset or column, own.msg or message
-    except (ValueError, RecursionError, MemoryError):
-        pass
-    return FileFacts(error=f"cannot parse: {message}", error_line=line, error_column=column)
 
 
 def _callee(expr: cst.BaseExpression) -> cst.BaseExpression:

@@ -27,6 +27,7 @@ class FileFix:
     before: str
     after: str
     fixed: int  # findings fixed
+    encoding: str = "utf-8"  # the file's own (PEP 263 declaration, or utf-8-sig with a BOM)
 
     def diff(self) -> str:
         return "".join(
@@ -48,10 +49,11 @@ def plan_fixes(findings: Iterable[Finding], *, unsafe: bool) -> list[FileFix]:
     fixes = []
     for path, found in by_file.items():
         try:
-            before = path.read_text(encoding="utf-8")
-            module = cst.parse_module(before)
+            # From bytes, so that the declared encoding, a BOM and CRLF line endings survive.
+            module = cst.parse_module(path.read_bytes())
         except (OSError, UnicodeDecodeError, cst.ParserSyntaxError):
             continue
+        before = module.code
         wanted = {f.anchor: rule_by_code(f.code) for f in found if f.anchor is not None}
         fixer = _Fixer(wanted)  # type: ignore[arg-type]
         after = module.visit(fixer).code
@@ -60,13 +62,13 @@ def plan_fixes(findings: Iterable[Finding], *, unsafe: bool) -> list[FileFix]:
         except cst.ParserSyntaxError:
             continue
         if after != before:
-            fixes.append(FileFix(path, found[0].path, before, after, fixer.applied))
+            fixes.append(FileFix(path, found[0].path, before, after, fixer.applied, module.encoding))
     return fixes
 
 
 def write_fixes(fixes: Iterable[FileFix]) -> None:
     for fix in fixes:
-        fix.path.write_text(fix.after, encoding="utf-8")
+        fix.path.write_bytes(fix.after.encode(fix.encoding))
 
 
 class _Fixer(cst.CSTTransformer):

@@ -38,7 +38,7 @@ class LinkedFile:
 class Project:
     files: list[LinkedFile]
     _by_module: dict[str, list[int]] = field(default_factory=dict)
-    _resolved: dict[tuple[int, tuple[str, ...]], list[FunctionKey]] = field(default_factory=dict)
+    _resolved: dict[tuple[int, tuple[str, ...], ClassKey | None], list[Callee]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for index, file in enumerate(self.files):
@@ -48,47 +48,59 @@ class Project:
         return self.files[key.file].facts.functions[key.qualname]
 
     # ---- refs → functions -------------------------------------------------------------------
-    def resolve(self, file: int, ref: Ref) -> list[FunctionKey]:
-        """The functions that calling ``ref`` (written in ``file``) may run."""
-        key = (file, tuple(ref))
+    def resolve(self, file: int, ref: Ref, self_class: ClassKey | None = None) -> list[Callee]:
+        """The functions that calling ``ref`` (written in ``file``) may run. ``self_class`` is
+        the class of ``self`` where the caller is a method run on an instance: ``self.block``
+        in ``Base.forward`` of a ``Model(Base)`` is looked up on ``Model``."""
+        key = (file, tuple(ref), self_class)
         found = self._resolved.get(key)
         if found is None:
-            found = self._resolved[key] = _dedupe(self._resolve_ref(file, ref, 0))
+            found = self._resolved[key] = list(dict.fromkeys(self._resolve_ref(file, ref, self_class, 0)))
         return found
 
-    def _resolve_ref(self, file: int, ref: Ref, depth: int) -> list[FunctionKey]:
+    def _resolve_ref(self, file: int, ref: Ref, self_class: ClassKey | None, depth: int) -> list[Callee]:
         if depth > _MAX_DEPTH:
             return []
         kind = ref[0]
-        if kind == "local":
-            return [FunctionKey(file, ref[1])] if ref[1] in self.files[file].facts.functions else []
+        if kind == "local":  # a nested function: it shares the enclosing method's ``self``
+            return [Callee(FunctionKey(file, ref[1]), self_class)] if ref[1] in self.files[file].facts.functions else []
         if kind == "call":
-            found: list[FunctionKey] = []
+            found: list[Callee] = []
             for target in self._lookup(file, ref[1], depth):
                 if isinstance(target, FunctionKey):
-                    found.append(target)
+                    found.append(Callee(target, None))
                 elif isinstance(target, _Binding):
                     for inner in target.refs:
-                        found.extend(self._resolve_ref(target.file, inner, depth + 1))
+                        found.extend(self._resolve_ref(target.file, inner, None, depth + 1))
             return found  # a class called by name is constructed: __init__ is not traced code
         if kind == "instance":
             return [
-                method
+                Callee(method, cls.key)
                 for cls in self._classes(file, ref[1], depth)
                 for method in self._method(cls, _INSTANCE_CALL_METHODS, depth)[:1]
             ]
         if kind == "member":
             found = []
-            for cls in self._classes(file, ref[1], depth):
+            for cls in self._receivers(file, ref[1], self_class, depth):
                 methods = self._method(cls, (ref[2],), depth)
                 if methods:
-                    found.extend(methods[:1])
+                    found.append(Callee(methods[0], cls.key))
                     continue
                 for owner, refs in self._member_refs(cls, ref[2], depth):
                     for inner in refs:
-                        found.extend(self._resolve_ref(owner, inner, depth + 1))
+                        found.extend(self._resolve_ref(owner, inner, None, depth + 1))
             return found
         return []
+
+    def _receivers(self, file: int, dotted: str, self_class: ClassKey | None, depth: int) -> list[_Class]:
+        """The classes ``self.x`` is looked up on: the instance's own class when it is known and
+        derives from the class the code was written in, else that class."""
+        written_in = self._classes(file, dotted, depth)
+        if self_class is not None:
+            actual = _Class(self_class.file, self.files[self_class.file].facts.classes[self_class.qualname])
+            if any(c.key in {k.key for k in written_in} for c in self._mro(actual, depth)):
+                return [actual]
+        return written_in
 
     def _classes(self, file: int, dotted: str, depth: int) -> list[_Class]:
         return [t for t in self._lookup(file, dotted, depth) if isinstance(t, _Class)]
@@ -139,19 +151,14 @@ class Project:
 
     @staticmethod
     def _absolute(linked: LinkedFile, relative: str) -> str:
-        level = len(relative) - len(relative.lstrip("."))
-        package = linked.module.split(".") if linked.is_package else linked.module.split(".")[:-1]
-        if level > 1:
-            package = package[: len(package) - (level - 1)]
-        rest = relative[level:]
-        return ".".join([*package, rest] if rest else package)
+        return absolute_name(relative, linked.module, linked.is_package)
 
     def _mro(self, cls: _Class, depth: int) -> list[_Class]:
         order: list[_Class] = []
         stack = [cls]
         while stack and len(order) < 64:
             current = stack.pop(0)
-            if any(c.facts is current.facts for c in order):
+            if any(c.key == current.key for c in order):
                 continue
             order.append(current)
             for base in current.facts.bases:
@@ -176,9 +183,27 @@ class Project:
 
 
 @dataclass(frozen=True)
+class ClassKey:
+    file: int
+    qualname: str
+
+
+@dataclass(frozen=True)
+class Callee:
+    """A function a call may run, and the class of ``self`` in it when it runs as a method."""
+
+    function: FunctionKey
+    self_class: ClassKey | None
+
+
+@dataclass(frozen=True)
 class _Class:
     file: int
     facts: ClassFacts
+
+    @property
+    def key(self) -> ClassKey:
+        return ClassKey(self.file, self.facts.qualname)
 
 
 @dataclass(frozen=True)
@@ -200,8 +225,16 @@ def module_name(path: Path) -> tuple[str, bool]:
     return ".".join(reversed(parts)) or path.parent.name, is_package
 
 
-def _dedupe(keys: list[FunctionKey]) -> list[FunctionKey]:
-    return list(dict.fromkeys(keys))
+def absolute_name(name: str, module: str, is_package: bool) -> str:
+    """``.helpers.norm`` written in ``pkg.model`` → ``pkg.helpers.norm`` (absolute names pass)."""
+    level = len(name) - len(name.lstrip("."))
+    if level == 0:
+        return name
+    package = module.split(".") if is_package else module.split(".")[:-1]
+    if level > 1:
+        package = package[: len(package) - (level - 1)]
+    rest = name[level:]
+    return ".".join([*package, rest] if rest else package)
 
 
 def _common_prefix(a: tuple[str, ...], b: tuple[str, ...]) -> int:

@@ -70,16 +70,19 @@ def locate(
     module: cst.Module,
     counts: dict[str, int],
     anchors: Iterable[tuple[str, int, cst.CSTNode]],
+    *,
+    tree: ast.Module | None = None,
 ) -> dict[tuple[str, int], Span]:
     """Spans of ``anchors`` (kind, ordinal in source order of that kind, node).
 
     ``counts`` is how many nodes of each kind the libcst walk saw; it guards the matching.
+    ``tree`` is ``source``'s ``ast`` when the caller has parsed it already.
     """
     anchors = list(anchors)
     if not anchors:
         return {}
     try:
-        twins = _ast_anchors(ast.parse(source))
+        twins = _ast_anchors(tree if tree is not None else ast.parse(source))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         twins = None
     if twins is not None and all(len(twins[k]) == counts.get(k, 0) for k in twins):

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from graphlint.checks.facts import EntryFacts, RegionKind
-from graphlint.checks.link import FunctionKey, Project
+from graphlint.checks.link import Callee, FunctionKey, Project
 
 
 @dataclass(frozen=True)
@@ -60,15 +60,15 @@ def mark_regions(project: Project) -> Regions:
 
             if entry.targets:
                 starts = [
-                    (key, (key.qualname,))
+                    (callee, (callee.function.qualname,))
                     for ref in entry.targets
-                    for key in project.resolve(file_index, ref)
+                    for callee in project.resolve(file_index, ref)
                 ]
             else:  # a capture block: its sites, and the calls made in it
                 scope = FunctionKey(file_index, entry.scope)
                 regions.by_block[entry_id] = hit((entry.scope,))
                 starts = [
-                    (callee, (entry.scope, callee.qualname))
+                    (callee, (entry.scope, callee.function.qualname))
                     for edge in project.function(scope).calls
                     if edge.block == entry_index
                     for callee in project.resolve(file_index, edge.ref)
@@ -80,25 +80,28 @@ def mark_regions(project: Project) -> Regions:
 def _walk(
     project: Project,
     regions: Regions,
-    starts: list[tuple[FunctionKey, tuple[str, ...]]],
+    starts: list[tuple[Callee, tuple[str, ...]]],
     hit: Callable[[tuple[str, ...]], RegionHit],
     *,
     traced: bool,
 ) -> None:
-    seen: set[FunctionKey] = set()
-    queue: deque[tuple[FunctionKey, tuple[str, ...]]] = deque()
-    for key, chain in starts:
-        if not (traced and project.function(key).boundary):
-            queue.append((key, chain))
+    seen: set[Callee] = set()
+    reached: set[FunctionKey] = set()
+    queue: deque[tuple[Callee, tuple[str, ...]]] = deque(
+        (callee, chain) for callee, chain in starts if not (traced and project.function(callee.function).boundary)
+    )
     while queue:
-        key, chain = queue.popleft()
-        if key in seen:
+        callee, chain = queue.popleft()
+        if callee in seen:
             continue
-        seen.add(key)
-        regions.by_function.setdefault(key, []).append(hit(chain))
+        seen.add(callee)
+        key = callee.function
+        if key not in reached:  # one hit per entry and function: the shortest chain
+            reached.add(key)
+            regions.by_function.setdefault(key, []).append(hit(chain))
         for edge in project.function(key).calls:
             if traced and edge.eager:
                 continue
-            for callee in project.resolve(key.file, edge.ref):
-                if callee not in seen and not (traced and project.function(callee).boundary):
-                    queue.append((callee, (*chain, callee.qualname)))
+            for inner in project.resolve(key.file, edge.ref, callee.self_class):
+                if inner not in seen and not (traced and project.function(inner.function).boundary):
+                    queue.append((inner, (*chain, inner.function.qualname)))

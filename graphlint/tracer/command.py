@@ -98,6 +98,12 @@ def run_trace(args: argparse.Namespace) -> int:
     if args.fail_on_increase and args.baseline is None:
         print("graphlint trace: --fail-on-increase needs --baseline OLD.json", file=sys.stderr)
         return 2
+    if args.dump is not None:
+        try:  # now, not after the ladder: a folder that cannot be written must not cost the trace
+            args.dump.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            print(f"graphlint trace: cannot write --dump {args.dump}: {exc.strerror}", file=sys.stderr)
+            return 2
     from graphlint.tracer.distributed.job import rank_of_job
     from graphlint.tracer.distributed.launch import launch_job
     from graphlint.tracer.distributed.rank_run import run_rank

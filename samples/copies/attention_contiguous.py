@@ -5,6 +5,7 @@ aten graph, a copy on NPU too. A trailing `# copies:` comment names the copies e
 makes. See attention_contiguous_rewritten.py.
 """
 # expect-copies: clone=4
+# expect-check: none
 
 import torch
 from torch import nn

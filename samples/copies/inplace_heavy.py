@@ -8,6 +8,7 @@ A trailing `# copies:` comment names the copies each line makes (the copy-back o
 is reported at the last line that changed it). See inplace_heavy_rewritten.py.
 """
 # expect-copies: copy=1 copy_=2
+# expect-check: none
 
 import torch
 from torch import nn

@@ -7,6 +7,7 @@ line that changed it). A trailing `# copies:` comment names the copies each line
 See shared_buffer_views_rewritten.py.
 """
 # expect-copies: slice_scatter=2 copy_=1
+# expect-check: none
 
 import torch
 from torch import nn

@@ -3,6 +3,7 @@ buffer before updating it in place. Each clone copies only its slice, instead of
 of the whole buffer and a copy back of it.
 """
 # expect-copies: clone=2
+# expect-check: none
 
 import torch
 from torch import nn

@@ -4,7 +4,8 @@
 # such ranks stop matching and the job hangs; graphlint names rank 1 and the line.
 #   graphlint trace samples/distributed/rank_divergent.py --nproc 2 --stages eager,dynamo,aot
 # graphlint starts the gloo process group (the target does not).
-# expect-trace: verdict=distributed GD002@29 GD001@27
+# expect-check: none
+# expect-trace: verdict=distributed GD002@30 GD001@28
 # expect-ranks: GD002=1 GD001=1
 import torch
 import torch.distributed as dist

@@ -4,6 +4,7 @@
 # reports the version of the torch each rank actually imported — and HCCL_CONNECT_TIMEOUT.
 #   graphlint trace samples/distributed/version_skew.py --nproc 2 --stages eager,dynamo,aot
 # graphlint starts the gloo process group (the target does not).
+# expect-check: none
 # expect-trace: verdict=distributed
 # expect-ranks: GD003=1 GD004=1
 import os

@@ -61,10 +61,14 @@ def test_graphlint_trace_reports_a_capture_verdict_after_every_other_stage_passe
     trace_json, torch_npu_wheel, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(MODE_VARIABLE, "audit")
-    sample = CAPTURE_SAMPLES[0].parent / "host_to_device_copy.py"
+    sample = next(s for s in CAPTURE_SAMPLES if s.stem == "host_to_device_copy")
     status, report = trace_json(os.path.relpath(sample))
     assert [(s["name"], s["status"]) for s in report["stages"]] == [
-        ("eager", "passed"), ("dynamo", "passed"), ("aot", "passed"), ("torchair", "passed"), ("capture", "failed")
+        ("eager", "passed"),
+        ("dynamo", "passed"),
+        ("aot", "passed"),
+        ("torchair", "passed"),
+        ("capture", "failed"),
     ]
     assert report["stages"][-1]["mode"] == "audit"
     assert (status, report["verdict"]["layer"]) == (1, "capture")

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import textwrap
+from contextlib import chdir
 from pathlib import Path
 
 import pytest
 
-from tests.checks.conftest import found, lint_project
+from tests.checks.conftest import check_json, found, lint_project
 
 
 def _lint(tmp_path: Path, code: str, *args: str, pyproject: str = "", more: dict[str, str] | None = None):
@@ -41,6 +42,32 @@ def test_capture_entry_under_every_import_form(tmp_path: Path, imports: str, dec
     (finding,) = report["findings"]
     assert finding["severity"] == "error"
     assert finding["region"] == {"kind": "capture", "entry": "app.py:5", "chain": ["step"]}
+
+
+@pytest.mark.parametrize(
+    "wrap",
+    [
+        "torch.compile(mode='reduce-overhead')(step)",
+        "torch._dynamo.optimize('cudagraphs')(step)",
+        "torch.compile(step, options={'triton.cudagraphs': True}, mode='reduce-overhead')",
+        "torchair.inference.cache_compile(step, config=config)",
+    ],
+    ids=["compile-factory", "optimize-factory", "compile-call", "cache-compile"],
+)
+def test_capture_entry_by_call(tmp_path: Path, wrap: str) -> None:
+    _, report = _lint(tmp_path, f"""
+        import torch
+        import torchair
+
+        config = torchair.CompilerConfig()
+        config.mode = "reduce-overhead"
+
+        def step(x):
+            return x.sum().item()
+
+        fast = {wrap}
+    """)
+    assert [(f["code"], f["line"], f["region"]["kind"]) for f in report["findings"]] == [("GL202", 9, "capture")]
 
 
 def test_plain_compile_is_a_compiled_region_with_warnings(tmp_path: Path) -> None:
@@ -183,12 +210,18 @@ def test_region_boundaries_stop_dynamo_but_not_eager_capture(tmp_path: Path) -> 
                 x.cpu()
             return y
 
+        @torch.compile
+        def fast_path(x):
+            if torch.compiler.is_compiling():
+                return x * 2
+            return x.sum().item() * x
+
         def capture(g, x):
             with torch.npu.graph(g):
                 log_stats(x)
     """)
     # Only the eager capture block sees log_stats: the compiled step skips both boundaries and
-    # both eager branches.
+    # both eager branches, and fast_path what follows its compiling-only early return.
     assert found(report) == {("GL202", 6)}
     (finding,) = report["findings"]
     assert finding["region"]["chain"] == ["capture", "log_stats"]
@@ -278,3 +311,54 @@ def test_nested_compile_and_hot_path(tmp_path: Path) -> None:
                 torch.compile(outer)(x)
     """)
     assert found(report) == {("GL101", 4), ("GL103", 16)}
+
+
+def test_one_changed_file_is_linked_through_importers_and_their_bases(tmp_path: Path) -> None:
+    """pre-commit passes only blocks.py: its importers (model.py, run.py) and what they import
+    (base.py, for the inherited forward) are linked; findings are reported for blocks.py only."""
+    files = {
+        "app/__init__.py": "",
+        "app/base.py": """
+            from torch import nn
+
+            class Base(nn.Module):
+                def forward(self, x):
+                    return self.block(x)
+            """,
+        "app/blocks.py": """
+            import torch
+            from torch import nn
+
+            class Block(nn.Module):
+                def forward(self, x):
+                    return x + torch.zeros(x.shape[-1])
+            """,
+        "app/model.py": """
+            from .base import Base
+            from .blocks import Block
+
+            class Model(Base):
+                def __init__(self):
+                    super().__init__()
+                    self.block = Block()
+
+            def eager_only(x):
+                return x.item()
+            """,
+        "app/run.py": """
+            import torch
+            from app.model import Model
+
+            model = torch.compile(Model(), mode="reduce-overhead")
+            """,
+        "unrelated.py": "import torch\n\nnet = torch.compile(lambda x: x.item())\n",
+    }
+    _, report = _lint(tmp_path, "", more=files)
+    assert found(report) == {("GL203", 7)}
+    with chdir(tmp_path):
+        status, partial = check_json("--no-cache", "app/blocks.py")
+    assert status == 1
+    assert partial["findings"] == [f for f in report["findings"] if f["path"] == "app/blocks.py"]
+    assert partial["findings"][0]["region"] == {
+        "kind": "capture", "entry": "app/run.py:5", "chain": ["Base.forward", "Block.forward"],
+    }

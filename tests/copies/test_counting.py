@@ -5,7 +5,6 @@ shared by the module)."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -17,12 +16,11 @@ from graphlint.tracer.copies.report import build_copies_report
 from graphlint.tracer.locate import display_path
 from graphlint.tracer.recording import GraphRecorder, run_compiled
 from graphlint.tracer.target import load_target
+from tests.copies.markers import SAMPLES, lines_of, marked_copies
 from tests.expectations import read_expectations
 
-SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "copies"
 SAMPLE_FILES = sorted(SAMPLES.glob("*.py"))
 REWRITTEN = sorted(SAMPLES.glob("*_rewritten.py"))
-_MARKER = re.compile(r"#\s*copies:\s*(?P<ops>[\w ]+)$")
 
 
 def aten_counts(target_path: Path, train: bool = False) -> dict[str, Any]:
@@ -54,11 +52,7 @@ def test_sample_counts_are_exactly_its_header(sample: Path, sample_counts: dict[
 def test_each_copy_is_at_the_line_marked_in_the_sample(
     sample: Path, sample_counts: dict[str, dict[str, Any]]
 ) -> None:
-    marked = []
-    for number, text in enumerate(sample.read_text(encoding="utf-8").splitlines(), start=1):
-        match = _MARKER.search(text)
-        if match:
-            marked += [(number, op) for op in match["ops"].split()]
+    marked = marked_copies(sample)
     found = [
         (line["line"], line["op"])
         for graph in sample_counts[sample.name]["graphs"]
@@ -85,7 +79,10 @@ def test_groups_explain_the_patterns(sample_counts: dict[str, dict[str, Any]]) -
 
 
 def test_share_is_copies_over_all_aten_ops(sample_counts: dict[str, dict[str, Any]]) -> None:
-    counts = sample_counts["attention_contiguous.py"]
+    sample = SAMPLES / "attention_contiguous.py"
+    clone_lines = lines_of(sample, "clone")
+    assert len(clone_lines) == 4
+    counts = sample_counts[sample.name]
     graph = counts["graphs"][0]
     # 35 aten calls in the forward: views, addmm, bmm, softmax … and the 4 clones.
     assert graph["ops"] == counts["total_ops"] == 35
@@ -96,8 +93,8 @@ def test_share_is_copies_over_all_aten_ops(sample_counts: dict[str, dict[str, An
         {
             "op": "clone", "group": "layout", "why": report["groups"][0]["why"], "count": 4,
             "bytes": 4 * head_bytes, "share": round(4 / 35, 4),
-            "top_lines": [{"file": display_path(str(SAMPLES / "attention_contiguous.py")), "line": line, "count": 1}
-                          for line in (26, 27, 28)],
+            "top_lines": [{"file": display_path(str(sample)), "line": line, "count": 1} for line in clone_lines[:3]],
+            "other_lines": 1,
         }
     ]
 
@@ -177,12 +174,12 @@ def test_mixed_dtype_cat_is_noted_with_its_line() -> None:
 
 
 def test_suggestions_name_the_seed_and_the_lines(sample_counts: dict[str, dict[str, Any]]) -> None:
-    report = build_copies_report(sample_counts["shared_buffer_views.py"], None)
+    sample = SAMPLES / "shared_buffer_views.py"
+    report = build_copies_report(sample_counts[sample.name], None)
     found = {(s["kind"], s["line"], tuple(s["refs"])) for s in report["suggestions"]}
     assert found == {
-        ("copies-view-mutation", 25, ("torchair#241",)),
-        ("copies-view-mutation", 26, ("torchair#241",)),
-        ("copies-input-mutation", 26, ("torchair#231",)),
+        *(("copies-view-mutation", line, ("torchair#241",)) for line in lines_of(sample, "slice_scatter")),
+        *(("copies-input-mutation", line, ("torchair#231",)) for line in lines_of(sample, "copy_")),
     }
     assert all(s["hint"] for s in report["suggestions"])
     assert build_copies_report(sample_counts["shared_buffer_views_rewritten.py"], None)["suggestions"] == []
@@ -203,9 +200,8 @@ def test_bytes_show_the_clone_of_a_slice_is_cheaper_than_scatters_of_the_buffer(
     # two scatters rebuild the whole buffer, and it is copied back once; a clone copies a half
     assert views["totals"]["aten"]["bytes"] == 3 * buffer_bytes
     assert cloned["totals"]["aten"]["bytes"] == 2 * buffer_bytes // 2
-    assert {(e["line"], e["op"]): e["bytes"] for e in views["by_line"]} == {
-        (25, "slice_scatter"): buffer_bytes, (26, "slice_scatter"): buffer_bytes, (26, "copy_"): buffer_bytes,
-    }
+    marked = marked_copies(SAMPLES / "shared_buffer_views.py")
+    assert {(e["line"], e["op"]): e["bytes"] for e in views["by_line"]} == dict.fromkeys(marked, buffer_bytes)
 
 
 def test_bytes_are_unknown_under_dynamic_shapes() -> None:

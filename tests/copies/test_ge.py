@@ -11,8 +11,7 @@ import pytest
 
 from graphlint.cli import main
 from graphlint.tracer.copies.ge import GE_COPY_TYPES, count_ge_ops
-
-SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "copies"
+from tests.copies.markers import SAMPLES, lines_of
 
 
 @pytest.fixture(scope="module")
@@ -38,10 +37,13 @@ def test_each_copy_back_becomes_an_assign_at_its_line(offline_reports: dict[str,
     def lines(level: str, op: str) -> list[tuple[str, int]]:
         return sorted((e["file"], e["line"]) for e in report["by_line"] if e["level"] == level and e["op"] == op)
 
+    sample = "samples/copies/inplace_heavy.py"
     assert lines("ge", "Assign") == lines("aten", "copy_") == [
-        ("samples/copies/inplace_heavy.py", 25), ("samples/copies/inplace_heavy.py", 27)
+        (sample, line) for line in lines_of(SAMPLES / "inplace_heavy.py", "copy_")
     ]
     assert all(e["file"] == "samples/copies/inplace_heavy.py" for e in report["by_line"] if e["level"] == "ge")
+    assigns = [e for e in report["by_line"] if e["level"] == "ge" and e["op"] == "Assign"]
+    assert sorted(node for e in assigns for node in e["fx_nodes"]) == ["copy_", "copy__1"]
     assert 0 < report["totals"]["ge"]["share"] < 1
 
 

@@ -23,8 +23,7 @@ from graphlint.tracer.copies.report import build_copies_report
 from graphlint.tracer.copies.text import write_text
 from graphlint.tracer.recording import GraphRecorder, run_compiled
 from graphlint.tracer.target import load_target
-
-SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "copies"
+from tests.copies.markers import SAMPLES, lines_of, marked_copies
 
 
 def copies_report(path: Path) -> dict[str, Any]:
@@ -41,8 +40,8 @@ def shared_buffer() -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """The shared-buffer sample under a file name full of HTML."""
-    path = tmp_path_factory.mktemp("hostile") / "<script>alert('x')<\\script>&.py"
+    """The shared-buffer sample under a file name full of HTML and rich markup."""
+    path = tmp_path_factory.mktemp("hostile") / "[red]<script>alert('x')<\\script>&.py"
     shutil.copy(SAMPLES / "shared_buffer_views.py", path)
     return copies_report(path)
 
@@ -62,8 +61,10 @@ def test_text_table_has_op_group_count_share_and_top_lines(shared_buffer: dict[s
     text = stream.getvalue()
     rows = table_rows(text)
     sample = "samples/copies/shared_buffer_views.py"
-    assert rows["slice_scatter"][2:] == ["view-mutation", "2", "4.0 KiB", "15.4%", f"{sample}:25 ×1, :26 ×1"]
-    assert rows["copy_"][2:] == ["input-mutation", "1", "2.0 KiB", "7.7%", f"{sample}:26 ×1"]
+    first, second = lines_of(SAMPLES / "shared_buffer_views.py", "slice_scatter")
+    (copy_back,) = lines_of(SAMPLES / "shared_buffer_views.py", "copy_")
+    assert rows["slice_scatter"][2:] == ["view-mutation", "2", "4.0 KiB", "15.4%", f"{sample}:{first} ×1, :{second} ×1"]
+    assert rows["copy_"][2:] == ["input-mutation", "1", "2.0 KiB", "7.7%", f"{sample}:{copy_back} ×1"]
     assert "aten: 3 copies in 13 ops (23.1%), writing 6.0 KiB" in text
     assert "view-mutation ×2: in-place op on a view" in text
     assert "[torchair#241]" in text and "[torchair#231]" in text
@@ -79,8 +80,10 @@ def test_text_marks_the_change_against_a_baseline(shared_buffer: dict[str, Any])
     assert "▲ +2" in rows[("aten", "clone", "all")]
     assert "▼ -2" in rows[("aten", "slice_scatter", "all")]
     assert "▼ -1" in rows[("aten", "copy_", "all")]
-    assert "▲ +1" in rows[("aten", "clone", "samples/copies/shared_buffer_views_rewritten.py:19")]
-    assert "▼ -1" in rows[("aten", "slice_scatter", "samples/copies/shared_buffer_views.py:25")]
+    clone_line = lines_of(SAMPLES / "shared_buffer_views_rewritten.py", "clone")[0]
+    scatter_line = lines_of(SAMPLES / "shared_buffer_views.py", "slice_scatter")[0]
+    assert "▲ +1" in rows[("aten", "clone", f"samples/copies/shared_buffer_views_rewritten.py:{clone_line}")]
+    assert "▼ -1" in rows[("aten", "slice_scatter", f"samples/copies/shared_buffer_views.py:{scatter_line}")]
     assert "▼ -1" in rows[("aten", "all copies", "all")]  # 3 copies became 2: no growth
     assert rewritten["baseline"]["grew"] is False
 
@@ -107,9 +110,10 @@ def test_html_is_self_contained_with_bars_per_op_and_line(shared_buffer: dict[st
     assert "script" not in page.tags and "link" not in page.tags and "img" not in page.tags
     assert not [value for name, value in page.attributes if name in ("src", "href")]
     assert {value for name, value in page.attributes if name == "xmlns"} == {"http://www.w3.org/2000/svg"}
-    # one bar per aten op (slice_scatter, copy_) and one per (line, op): 25, 26 ×2
-    assert page.tags.count("svg") == 2 and page.tags.count("rect") == 2 + 3
-    assert "samples/copies/shared_buffer_views.py:26 copy_" in page.text
+    marked = marked_copies(SAMPLES / "shared_buffer_views.py")
+    # one bar per aten op (slice_scatter, copy_) and one per (line, op)
+    assert page.tags.count("svg") == 2 and page.tags.count("rect") == 2 + len(set(marked))
+    assert {f"samples/copies/shared_buffer_views.py:{line} {op}" for line, op in marked} <= set(page.text)
     for svg in re.findall(r"<svg .*?</svg>", html, flags=re.S):
         ElementTree.fromstring(svg)  # well-formed XML, as inline SVG must be
 
@@ -127,14 +131,16 @@ def test_html_escapes_every_user_string(hostile: dict[str, Any]) -> None:
 
 def test_baseline_reads_a_trace_report_and_the_minimal_by_line(tmp_path: Path, shared_buffer: dict[str, Any]) -> None:
     trace_report = tmp_path / "trace.json"
-    line_25 = {"file": "samples/copies/shared_buffer_views.py", "line": 25, "op": "slice_scatter", "count": 1}
-    minimal = {"aten": {"slice_scatter": 2, "copy_": 1}, "ge": None, "by_line": [line_25]}
+    first, second = lines_of(SAMPLES / "shared_buffer_views.py", "slice_scatter")
+    (copy_back,) = lines_of(SAMPLES / "shared_buffer_views.py", "copy_")
+    known = {"file": "samples/copies/shared_buffer_views.py", "line": first, "op": "slice_scatter", "count": 1}
+    minimal = {"aten": {"slice_scatter": 2, "copy_": 1}, "ge": None, "by_line": [known]}
     trace_report.write_text(json.dumps({"version": 1, "copies": minimal}), encoding="utf-8")
 
     diff = compare(load_baseline(trace_report), shared_buffer)
     assert diff["levels"] == ["aten"] and diff["grew"] is False
     changed = [(ln["line"], ln["op"], ln["change"]) for ln in diff["lines"]]
-    assert changed == [(26, "copy_", 1), (26, "slice_scatter", 1)]
+    assert changed == [(copy_back, "copy_", 1), (second, "slice_scatter", 1)]
 
 
 @pytest.mark.parametrize(
@@ -155,3 +161,9 @@ def test_usage_errors_exit_2_before_tracing(
     argv = [a.format(**paths) for a in argv]
     assert main(["copies", str(SAMPLES / "inplace_heavy.py"), *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_text_shows_file_names_as_they_are(hostile: dict[str, Any]) -> None:
+    stream = io.StringIO()
+    write_text(hostile, stream, color=False)
+    assert "[red]<script>alert('x')" in stream.getvalue()

@@ -50,7 +50,8 @@ def distributed_run() -> DistributedRun:
         key = (str(target), str(nproc), *options)
         if key not in cache:
             out, err = io.StringIO(), io.StringIO()
-            argv = ["trace", os.path.relpath(target), "--nproc", str(nproc), "--stages", STAGES, "--format", "json", *options]
+            argv = ["trace", os.path.relpath(target), "--nproc", str(nproc), "--stages", STAGES, "--format", "json"]
+            argv += options
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
                 status = main(argv)
             assert out.getvalue(), f"no report on stdout; stderr:\n{err.getvalue()}"

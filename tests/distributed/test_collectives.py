@@ -48,10 +48,13 @@ def test_collectives_are_listed_in_graph_and_node_order(process_group: None, bac
 
     suffix = "" if backend == "eager" else "_forward"
     assert [(c["graph"], c["op"]) for c in found] == [
-        (f"graph_0{suffix}", "all_reduce"), (f"graph_0{suffix}", "all_gather_into_tensor"), (f"graph_1{suffix}", "all_reduce"),
+        (f"graph_0{suffix}", "all_reduce"),
+        (f"graph_0{suffix}", "all_gather_into_tensor"),
+        (f"graph_1{suffix}", "all_reduce"),
     ]
     assert (found[0]["args"][0], found[2]["args"][0]) == ("max", "sum")  # ranks disagreeing on the op mismatch too
-    assert [c["line"] for c in found] == lines_of("dist.all_reduce(x", "dist.all_gather_into_tensor(", "dist.all_reduce(gathered")
+    expected_lines = lines_of("dist.all_reduce(x", "dist.all_gather_into_tensor(", "dist.all_reduce(gathered")
+    assert [c["line"] for c in found] == expected_lines
     assert all(Path(c["file"]).resolve() == Path(HERE) for c in found)
 
 

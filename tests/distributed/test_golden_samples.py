@@ -28,7 +28,8 @@ def test_sample_gives_its_stated_merged_verdict(sample: Path, distributed_run) -
     assert verdict == (None if expected.trace_verdict == "none" else expected.trace_verdict), report["verdict"]
     assert status == (0 if verdict is None else 1)
 
-    found = {(f["code"], f["line"]) for f in report["findings"] if f["file"] and Path(f["file"]).resolve() == sample.resolve()}
+    in_sample = [f for f in report["findings"] if f["file"] and Path(f["file"]).resolve() == sample.resolve()]
+    found = {(f["code"], f["line"]) for f in in_sample}
     assert expected.trace_findings <= found, f"missing {expected.trace_findings - found}; found {found}"
     named = {f["code"]: set(f["ranks"]) for f in report["findings"] if f["layer"] == "distributed"}
     assert named == expected.ranks, report["findings"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from graphlint.tracer.findings import StageResult
 from graphlint.tracer.ladder import run_ladder
 from graphlint.tracer.stages import load_stage
 from graphlint.tracer.stages.base import StageContext, TraceOptions, TraceTarget
+from graphlint.tracer.torchair.locate import TORCHAIR_DIR
 from tests.expectations import read_expectations
 from tests.torchair import models
 
@@ -95,6 +97,14 @@ def test_in_place_update_of_an_input_becomes_assign(torch_npu_wheel: Path) -> No
     assert assign["fx_node"] is not None
 
 
+def test_train_translates_forward_and_backward(torch_npu_wheel: Path) -> None:
+    ctx = StageContext(target_of(models.Clean(), torch.randn(4, 8)), TraceOptions(torchair=str(torch_npu_wheel), train=True))
+    result = load_stage("torchair").run(ctx)
+    assert (result.status, result.graphs) == ("passed", 2), result.findings
+    forward, backward = result.artifacts["ge_graphs"]
+    assert "MatMul" in {op["type"] for op in backward["ops"]}  # the weight's gradient
+
+
 def test_the_users_process_is_left_as_it_was(torch_npu_wheel: Path) -> None:
     modules_before = dict(sys.modules)
     meta_path_before = list(sys.meta_path)
@@ -133,6 +143,21 @@ def test_static_fallback_when_torchair_will_not_import(
     (finding,) = [f for f in result.findings if f.severity == "error"]
     assert (finding.code, finding.line, finding.details["prediction"]) == ("TA001", 27, True)
     assert "another torch" in result.artifacts["offline_import_error"]
+
+
+def test_torchair_for_another_torch_is_predicted_statically(torch_npu_wheel: Path, tmp_path: Path) -> None:
+    """A torch_npu folder from another release, whose torchair does not import here: the
+    version warning, then predictions from its (here: empty) converter registry."""
+    with zipfile.ZipFile(torch_npu_wheel) as wheel:
+        wheel.extract(f"{TORCHAIR_DIR}/__init__.py", tmp_path)
+    (tmp_path / "torch_npu" / "version.py").write_text("__version__ = '2.1.0'\n")
+    result = run_stage(target_of(models.Clean(), torch.randn(4, 8)), tmp_path)
+    assert (result.status, result.mode) == ("failed", "offline-static")
+    assert "ModuleNotFoundError" in result.artifacts["offline_import_error"]
+    by_code = {f.code: f for f in result.findings}
+    assert by_code["TA005"].severity == "warning" and "2.1.0" in by_code["TA005"].message
+    predicted = by_code["TA002"]
+    assert predicted.details["prediction"] and predicted.file == MODELS_FILE
 
 
 def test_skipped_with_a_way_out_when_no_torchair_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

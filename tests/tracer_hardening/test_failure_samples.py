@@ -61,7 +61,7 @@ def test_failure_sample_gives_its_stated_outcome_and_leaves_nothing_behind(
     if expected.trace_verdict == "unloadable":
         assert run.status == 2 and run.stdout == "" and run.report is None
         assert "graphlint trace:" in run.stderr and sample.name in run.stderr
-        assert not run.dump.exists()
+        assert not (run.dump / "report.json").exists()
         return
 
     report = run.report

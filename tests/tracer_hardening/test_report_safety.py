@@ -15,7 +15,8 @@ from rich.console import Console
 
 from graphlint.tracer.report.text import print_report
 from graphlint.tracer.stages.base import StageContext, TraceOptions, TraceTarget
-from tests.tracer_hardening.conftest import FAILURES, TraceRun, trace
+from tests.tracer.conftest import run_cli
+from tests.tracer_hardening.conftest import FAILURES, FailureTrace, ProcessWatch, TraceRun, marked_environment, trace
 from tests.tracer_hardening.test_failure_samples import run_of
 
 PAYLOAD = "<script>alert('graphlint')</script><img src=x onerror=alert(1)> [/bold] [link=file:///etc]"
@@ -34,11 +35,11 @@ def hostile_name_run(tmp_path_factory: pytest.TempPathFactory) -> TraceRun:
 
 def assert_no_markup_from_user_code(html: str) -> None:
     lowered = html.lower()
-    assert "<script" not in lowered and "<img" not in lowered and "onerror=alert" not in lowered.replace("&", "")
+    assert "<script" not in lowered and "<img" not in lowered  # the page has no script of its own either
     assert "&lt;script&gt;alert(" in html and "&lt;img src=x onerror=alert(" in html
 
 
-def test_exception_message_is_escaped_in_report_html_and_kept_verbatim_in_json(failure_trace) -> None:
+def test_exception_message_is_escaped_in_report_html_and_kept_verbatim_in_json(failure_trace: FailureTrace) -> None:
     run = run_of(failure_trace, "script_in_message")
     assert PAYLOAD in run.report["findings"][0]["message"]
     html = (run.dump / "report.html").read_text(encoding="utf-8")
@@ -54,14 +55,14 @@ def test_file_name_made_of_html_is_escaped_in_report_html(hostile_name_run: Trac
     assert "&lt;img src=x onerror=alert(2)&gt;.py" in html
 
 
-def test_terminal_report_prints_rich_markup_from_user_code_as_text(failure_trace) -> None:
+def test_terminal_report_prints_rich_markup_from_user_code_as_text(failure_trace: FailureTrace) -> None:
     run = run_of(failure_trace, "script_in_message")
     out = io.StringIO()
     print_report(run.report, Console(file=out, width=400, color_system=None))
     assert "[/bold] [link=file:///etc]" in out.getvalue()
 
 
-def test_dump_keeps_names_from_user_code_inside_its_folder(failure_trace) -> None:
+def test_dump_keeps_names_from_user_code_inside_its_folder(failure_trace: FailureTrace) -> None:
     run = run_of(failure_trace, "dump_path_names")
     assert run.status == 0
     written = [p for p in run.dump.parent.rglob("*") if p.is_file()]
@@ -85,3 +86,13 @@ def test_any_name_from_user_code_is_dumped_inside_the_dump_folder(name: str) -> 
         assert written is not None and dump_dir in written.parents
         assert written.read_text(encoding="utf-8") == "x = 1\n"
         assert all(p == dump_dir or dump_dir in p.parents for p in Path(tmp).rglob("*"))
+
+
+def test_dump_onto_an_existing_file_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    taken = tmp_path / "report.json"
+    taken.write_text("keep me", encoding="utf-8")
+    with marked_environment() as marker, ProcessWatch(marker) as watch:
+        status, out, err = run_cli("trace", str(FAILURES / "script_in_message.py"), "--dump", str(taken))
+    assert status == 2 and out == "" and f"cannot write --dump {taken}" in err
+    assert taken.read_text(encoding="utf-8") == "keep me"
+    assert watch.seen == {}  # refused before a worker started

@@ -90,22 +90,28 @@ def _npu_kernels(source: TorchNpuSource) -> frozenset[str]:
     return read_npu_kernels(source)
 
 
-def capture_finding(code: CaptureCode, message: str, where: tuple[str, int] | None, **details: object) -> Finding:
+def _capture_finding(code: CaptureCode, message: str, where: tuple[str, int] | None, **details: object) -> Finding:
     """A capture-layer finding with one of the capture codes, at ``where`` (file, line)."""
     file, line = where if where else (None, None)
     return Finding(
-        layer="capture", stage=STAGE, kind=code.kind, code=code.code, message=message, file=file, line=line,
+        layer="capture",
+        stage=STAGE,
+        kind=code.kind,
+        code=code.code,
+        message=message,
+        file=file,
+        line=line,
         details=dict(details),
     )
 
 
 def _finding_of_hazard(hazard: Hazard, user_files: set[str]) -> Finding:
     where = user_line_of_stack_trace(hazard.stack_trace, user_files)
-    return capture_finding(hazard.code, hazard.message, where, node=hazard.node, **hazard.details)
+    return _capture_finding(hazard.code, hazard.message, where, op=hazard.op, node=hazard.node, **hazard.details)
 
 
 def _finding_of_value_read(frames: Frames, user_files: set[str]) -> Finding:
-    return capture_finding(
+    return _capture_finding(
         SYNC,
         "eager code reads a tensor's value here, between two compiled graphs (a device sync that "
         "splits the captured region)",
@@ -119,10 +125,10 @@ def _findings_of_run_error(error: BaseException, user_files: set[str]) -> list[F
     where = user_line_of_exception(error, user_files)
     if _DEVICE_MISMATCH in text:
         return [
-            capture_finding(
+            _capture_finding(
                 HOST_TENSOR,
-                "a host tensor is combined with device tensors here: it was created without a device "
-                "(or is a plain tensor attribute, not a buffer) and stays on the host on the device",
+                "a host tensor is combined with device tensors here: created without device= (or a plain "
+                "tensor attribute, not a buffer), it stays on the host when the model runs on the device",
                 where,
                 exception=type(cause).__name__,
             )
@@ -131,7 +137,7 @@ def _findings_of_run_error(error: BaseException, user_files: set[str]) -> list[F
         return []  # a traced graph ran on data-less meta tensors; the graph itself was audited
     if any(marker in text for marker in _VALUE_READ_ON_META):
         return [
-            capture_finding(
+            _capture_finding(
                 SYNC,
                 "eager code reads a tensor's value here (a device sync that splits the captured region); "
                 "graphs compiled after this point were not audited",
@@ -143,7 +149,9 @@ def _findings_of_run_error(error: BaseException, user_files: set[str]) -> list[F
         error, stage=STAGE, layer="capture", user_files=user_files, default_kind="audit-incomplete"
     )
     incomplete.severity = "warning"
-    incomplete.message = f"the audit stopped early; graphs compiled after this point were not audited: {incomplete.message}"
+    incomplete.message = (
+        f"the audit stopped early; graphs compiled after this point were not audited: {incomplete.message}"
+    )
     return [incomplete]
 
 
@@ -156,12 +164,13 @@ def merge_duplicates(findings: list[Finding]) -> list[Finding]:
     for finding in findings:
         key = (finding.code, finding.kind, finding.file, finding.line)
         merged.setdefault(key, finding)
-        ops.setdefault(key, set()).add(_read_kind(finding))
+        ops.setdefault(key, set()).add(_counted_op(finding))
     for key, finding in merged.items():
         finding.count = len(ops[key])
     return list(merged.values())
 
 
-def _read_kind(finding: Finding) -> str:
+def _counted_op(finding: Finding) -> str:
+    """The op a finding counts as: one ``.item()`` is both ``Tensor.item`` and ``_local_scalar_dense``."""
     op = str(finding.details.get("op", finding.message))
     return "value read" if op in ("Tensor.item", "aten._local_scalar_dense") else op

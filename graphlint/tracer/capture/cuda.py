@@ -76,7 +76,7 @@ def cudagraph_trees(fn: Callable[..., Any], inputs: list[tuple[Any, ...]], kwarg
     torch._dynamo.reset()
     compiled = torch.compile(fn, mode="reduce-overhead")
     outputs = []
-    for args, kw in zip(inputs, kwargs):
+    for args, kw in zip(inputs, kwargs, strict=True):
         for _ in range(WARMUPS + 1 + REPLAYS):  # warm up, record, replay
             out = moved_to(compiled(*args, **kw), "cpu")  # the next replay overwrites its buffers
         outputs.append(out)

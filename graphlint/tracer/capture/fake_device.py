@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from graphlint.tracer.capture.patched_tensor_factories import tensor_factories_copying_to_device
 from graphlint.tracer.capture.placement import modules_moved_to, modules_reached_by, moved_to
 from graphlint.tracer.recording import GraphRecorder, RecordedGraph, run_compiled
 from graphlint.tracer.stages.base import TraceTarget
@@ -89,6 +90,7 @@ def run_on_audit_device(target: TraceTarget) -> AuditRun:
             keep_data_dependent_ops,
             assume_nonzero,
             meta_value_reads(run.value_reads),
+            tensor_factories_copying_to_device(),
         ):
             run_compiled(target.fn, inputs, kwargs, recorder.aot_eager)
     except Exception as exc:  # the target's own failure, judged by the caller

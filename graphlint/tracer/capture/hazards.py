@@ -44,7 +44,7 @@ class Hazard:
     node: str  # the node's name in its graph
     message: str
     stack_trace: str | None
-    details: dict[str, Any] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)  # more facts for the finding: direction…
 
 
 def is_host(device: torch.device | None) -> bool:
@@ -97,7 +97,6 @@ def find_value_reads(dynamo_graph: torch.fx.GraphModule) -> list[Hazard]:
             node.name,
             f"Tensor.{node.target}() reads a tensor value on the host (a device sync) inside the captured region",
             node.meta.get("stack_trace"),
-            {"op": f"Tensor.{node.target}"},
         )
         for node in dynamo_graph.graph.nodes
         if node.op == "call_method" and node.target in VALUE_READ_METHODS
@@ -106,7 +105,7 @@ def find_value_reads(dynamo_graph: torch.fx.GraphModule) -> list[Hazard]:
 
 def _hazard(code: CaptureCode, node: torch.fx.Node, message: str, **details: Any) -> Hazard:
     op = f"aten.{aten_name(node)}" if aten_name(node) else str(node.target)
-    return Hazard(code, op, node.name, message, node.meta.get("stack_trace"), {"op": op, **details})
+    return Hazard(code, op, node.name, message, node.meta.get("stack_trace"), details)
 
 
 def _device_copy(node: torch.fx.Node) -> list[Hazard]:
@@ -127,8 +126,7 @@ def _device_copy(node: torch.fx.Node) -> list[Hazard]:
         _hazard(
             HOST_DEVICE_COPY,
             node,
-            f"aten.{name} copies a tensor {direction} inside the captured region "
-            f"({'a host tensor moved to the device' if is_host(source) else 'a device tensor brought to the host'})",
+            f"aten.{name} copies a tensor {direction} inside the captured region",
             direction=direction,
         )
     ]
@@ -137,7 +135,8 @@ def _device_copy(node: torch.fx.Node) -> list[Hazard]:
 def _sync(node: torch.fx.Node) -> list[Hazard]:
     name = aten_name(node)
     if name in HOST_READ_OPS:
-        return [_hazard(SYNC, node, f"aten.{name} reads a tensor value on the host (a device sync) inside the captured region")]
+        message = f"aten.{name} reads a tensor value on the host (a device sync) inside the captured region"
+        return [_hazard(SYNC, node, message)]
     if name is not None and node.meta.get("unbacked_bindings") and not _uses_unbacked_scalar(node):
         return [
             _hazard(
@@ -167,7 +166,8 @@ def _host_factory(node: torch.fx.Node) -> list[Hazard]:
         return []
     if input_tensors(node) or _uses_unbacked_scalar(node):
         return []  # derived from another tensor or a read value: the source is reported
-    return [_hazard(HOST_TENSOR, node, f"aten.{name} creates a tensor on the host inside the captured region (no device=)")]
+    message = f"aten.{name} creates a tensor on the host inside the captured region (no device=)"
+    return [_hazard(HOST_TENSOR, node, message)]
 
 
 def _lifted_host_constant(node: torch.fx.Node) -> list[Hazard]:

@@ -14,6 +14,7 @@ stand-in device.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Protocol
@@ -120,10 +121,8 @@ def capture(ctx: StageContext, device: NpuDevice | None = None) -> CaptureOutcom
             compiled, outputs = captured
             compare_replay(findings, name, reference, outputs)
             # captured: now replay where torchair does not allow it
-            attempt(
-                findings, target.user_files, f"{name} on another stream",
-                lambda: replayed_on_other_stream(compiled, inputs[0], kwargs[0], device),
-            )
+            on_other_stream = functools.partial(replayed_on_other_stream, compiled, inputs[0], kwargs[0], device)
+            attempt(findings, target.user_files, f"{name} on another stream", on_other_stream)
     annotated = [annotate(f, ctx.options.lang) for f in findings]
     return CaptureOutcome(annotated, graphs=None, artifacts={"backends": backends})
 
@@ -133,7 +132,7 @@ def replayed(
 ) -> list[Any]:
     """Each input called once (capture) and ``REPLAYS`` more times; the last outputs, on the host."""
     outputs = []
-    for args, kw in zip(inputs, kwargs):
+    for args, kw in zip(inputs, kwargs, strict=True):
         for _ in range(1 + REPLAYS):
             out = compiled(*args, **kw)
         device.synchronize()

@@ -14,8 +14,8 @@ the functional form of a structured op whose ``.out`` kernel the NPU has (``gelu
 
 from __future__ import annotations
 
-import yaml
 import torch
+import yaml
 
 from graphlint.tracer.capture.codes import CPU_FALLBACK
 from graphlint.tracer.capture.hazards import Hazard, aten_name, input_tensors, is_host, node_tensors
@@ -69,7 +69,6 @@ def find_cpu_fallbacks(graph_module: torch.fx.GraphModule, kernels: frozenset[st
                 f"{op} has no NPU kernel in torch_npu: it would fall back to the CPU (device→host "
                 "copy, CPU kernel, copy back) inside the captured region",
                 node.meta.get("stack_trace"),
-                {"op": op},
             )
         )
     return hazards

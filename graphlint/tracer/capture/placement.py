@@ -55,18 +55,14 @@ def _referenced_objects(fn: Any) -> list[Any]:
     referenced = [self_obj] if self_obj is not None else []
     if code is None or is_library_file(code.co_filename):  # the user's modules live in user code
         return referenced
-    referenced.extend(cell.cell_contents for cell in fn.__closure__ or () if _cell_is_set(cell))
+    for cell in fn.__closure__ or ():
+        try:
+            referenced.append(cell.cell_contents)
+        except ValueError:  # a closure variable not assigned yet
+            continue
     fn_globals = getattr(fn, "__globals__", {})
     referenced.extend(fn_globals[name] for name in code.co_names if name in fn_globals)
     return referenced
-
-
-def _cell_is_set(cell: Any) -> bool:
-    try:
-        cell.cell_contents
-    except ValueError:  # a closure variable not assigned yet
-        return False
-    return True
 
 
 @contextmanager

@@ -9,6 +9,7 @@ Standard library only at top level (the CLI imports every command module).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import json
 import sys
@@ -96,22 +97,16 @@ def trace(args: argparse.Namespace) -> dict[str, Any] | None:
 
 
 def write(copies: dict[str, Any], fmt: str, output: Path | None) -> None:
-    if fmt == "json":
-        text = json.dumps(copies, indent=2, ensure_ascii=False) + "\n"
-    elif fmt == "html":
-        from graphlint.tracer.copies.html import render_html
+    """Render ``copies`` to ``output`` (a file, never coloured) or to stdout."""
+    target = output.open("w", encoding="utf-8") if output is not None else contextlib.nullcontext(sys.stdout)
+    with target as stream:
+        if fmt == "json":
+            stream.write(json.dumps(copies, indent=2, ensure_ascii=False) + "\n")
+        elif fmt == "html":
+            from graphlint.tracer.copies.html import render_html
 
-        text = render_html(copies)
-    else:
-        from graphlint.tracer.copies.text import write_text
+            stream.write(render_html(copies))
+        else:
+            from graphlint.tracer.copies.text import write_text
 
-        if output is None:
-            write_text(copies, sys.stdout)
-            return
-        with output.open("w", encoding="utf-8") as stream:
-            write_text(copies, stream, color=False)
-        return
-    if output is None:
-        sys.stdout.write(text)
-    else:
-        output.write_text(text, encoding="utf-8")
+            write_text(copies, stream, color=False if output is not None else None)

@@ -99,7 +99,7 @@ def _graph_table(graphs: list[dict[str, Any]]) -> str:
     rows = []
     for graph in graphs:
         for row in graph["rows"] or [{"op": "—", "why": "no copies", "count": 0, "share": 0.0, "top_lines": []}]:
-            top = escape(top_lines(row["top_lines"]))
+            top = escape(top_lines(row))
             written = human_bytes(row["bytes"]) if "bytes" in row else ""
             rows.append(
                 f"<tr><td>{escape(graph['level'])} {escape(graph['name'])}</td><td>{escape(row['op'])}</td>"

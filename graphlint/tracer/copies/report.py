@@ -4,11 +4,13 @@ Data first: the text, HTML and baseline writers only read this dict. Shape::
 
     {"aten": {op: n}, "ge": {type: n} | None,
      "ge_optimized": {type: n} | None (after torchair's own GE passes),
-     "by_line": [{"level", "file", "line", "op", "count", "group"?, "bytes"?, "graphs"}],
+     "by_line": [{"level", "file", "line", "op", "count", "group"? (aten), "bytes"? (aten),
+                  "fx_nodes"? (GE), "graphs"}],
      "totals": {"aten": {"ops", "copies", "share", "bytes"}, "ge": {"ops", "copies", "share"} | None},
      "groups": [{"group", "count", "why"}],
-     "graphs": [{"level", "name", "kind", "ops", "copies", "share",
-                 "optimized"? (GE), "rows": [{"op", "group"?, "why", "count", "bytes"? (aten), "share", "top_lines"}]}],
+     "graphs": [{"level", "name", "kind", "ops", "copies", "share", "optimized"? (GE),
+                 "rows": [{"op", "group"? (aten), "why", "count", "bytes"? (aten), "share",
+                           "top_lines", "other_lines" (how many lines top_lines leaves out)}]}],
      "suggestions": [finding JSON of the trace report, with hint and refs]}
 """
 
@@ -76,6 +78,7 @@ def _graph_entry(level: str, graph: dict[str, Any]) -> dict[str, Any]:
         row["top_lines"].append({"file": line["file"], "line": line["line"], "count": line["count"]})
     for row in rows.values():
         row["share"] = share(row["count"], graph["ops"])
+        row["other_lines"] = max(0, len(row["top_lines"]) - TOP_LINES)
         row["top_lines"] = sorted(row["top_lines"], key=lambda ln: -ln["count"])[:TOP_LINES]
         if row["group"] is None:
             del row["group"]
@@ -100,25 +103,32 @@ def _by_line(graphs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     counts: Counter[tuple[Any, ...]] = Counter()
     written: dict[tuple[Any, ...], int | None] = {}
     in_graphs: dict[tuple[Any, ...], list[str]] = defaultdict(list)
+    fx_nodes: dict[tuple[Any, ...], list[str]] = defaultdict(list)  # GE ops: the FX nodes they came from
     for graph in graphs:
         for line in graph["lines"]:
             key = (graph["level"], line["file"], line["line"], line["op"], line.get("group"))
             counts[key] += line["count"]
             if "bytes" in line:
                 written[key] = add_bytes(written.get(key, 0), line["bytes"])
+            if line.get("fx_node"):
+                fx_nodes[key].append(line["fx_node"])
             in_graphs[key].append(graph["name"])
     entries = []
-    def order(item: tuple[tuple[Any, ...], int]) -> tuple[Any, ...]:
-        (level, file, line, op, _group), count = item
-        return (level, -count, file or "", line or 0, op)
-
-    for key, count in sorted(counts.items(), key=order):
+    for key, count in sorted(counts.items(), key=_by_line_order):
         level, file, line, op, group = key
         entry = {"level": level, "file": file, "line": line, "op": op, "count": count}
         if group is not None:
             entry["group"] = group
         if key in written:
             entry["bytes"] = written[key]
+        if key in fx_nodes:
+            entry["fx_nodes"] = fx_nodes[key]
         entry["graphs"] = in_graphs[key]
         entries.append(entry)
     return entries
+
+
+def _by_line_order(item: tuple[tuple[Any, ...], int]) -> tuple[Any, ...]:
+    """aten before ge; within a level the most copies first, then by file and line."""
+    (level, file, line, op, _group), count = item
+    return (level, -count, file or "", line or 0, op)

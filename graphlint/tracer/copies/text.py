@@ -54,29 +54,33 @@ def _graph_table(graphs: list[dict[str, Any]]) -> Table:
     for graph in graphs:
         name = f"{graph['level']} {graph['name']}"
         if not graph["rows"]:
-            table.add_row(name, "—", "no copies", "0", "", percent(0.0), "", end_section=True)
+            _add_row(table, name, "—", "no copies", "0", "", percent(0.0), "", end_section=True)
             continue
         for i, row in enumerate(graph["rows"]):
-            table.add_row(
+            _add_row(
+                table,
                 name if i == 0 else "",
                 row["op"],
-                row.get("group") or "GE",
+                row.get("group") or "",
                 str(row["count"]),
                 human_bytes(row["bytes"]) if "bytes" in row else "",
                 percent(row["share"]),
-                top_lines(row["top_lines"]),
+                top_lines(row),
                 end_section=i == len(graph["rows"]) - 1,
             )
     return table
 
 
-def top_lines(lines: list[dict[str, Any]]) -> str:
-    """``a.py:25 ×1, :26 ×2``: a file named once for its consecutive lines."""
+def top_lines(row: dict[str, Any]) -> str:
+    """``a.py:25 ×1, :26 ×2, 1 more line``: a file named once for its consecutive lines."""
     parts, previous = [], object()
-    for line in lines:
+    for line in row["top_lines"]:
         place = where(line) if line.get("file") != previous else f":{line['line']}"
         parts.append(f"{place} ×{line['count']}")
         previous = line.get("file")
+    others = row.get("other_lines", 0)
+    if others:
+        parts.append(f"{others} more line{'s' if others > 1 else ''}")
     return ", ".join(parts)
 
 
@@ -118,14 +122,20 @@ def _baseline_table(diff: dict[str, Any]) -> Table:
     for column in ("level", "op", "line", "before", "now", "change"):
         table.add_column(column, justify="right" if column in ("before", "now", "change") else "left")
     for total in diff["totals"]:
-        table.add_row(total["level"], "all copies", "all", str(total["old"]), str(total["new"]),
-                      change_text(total["change"]))
+        _add_row(table, total["level"], "all copies", "all", str(total["old"]), str(total["new"]),
+                 change_text(total["change"]))
     for op in diff["ops"]:
-        table.add_row(op["level"], op["op"], "all", str(op["old"]), str(op["new"]), change_text(op["change"]))
+        _add_row(table, op["level"], op["op"], "all", str(op["old"]), str(op["new"]), change_text(op["change"]))
     for line in diff["lines"]:
-        table.add_row(line["level"], line["op"], where(line), str(line["old"]), str(line["new"]),
-                      change_text(line["change"]))
+        _add_row(table, line["level"], line["op"], where(line), str(line["old"]), str(line["new"]),
+                 change_text(line["change"]))
     return table
+
+
+def _add_row(table: Table, *cells: str | Text, end_section: bool = False) -> None:
+    """Plain strings become ``Text``: file names and ops are shown as they are, never read as
+    rich markup (a ``[bold]`` in a path stays in the path)."""
+    table.add_row(*(Text(c) if isinstance(c, str) else c for c in cells), end_section=end_section)
 
 
 def change_text(change: int) -> Text:

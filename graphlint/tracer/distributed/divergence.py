@@ -52,7 +52,9 @@ def _collective_difference(views: list[RankView], stage: str) -> Finding | None:
     sequences = {v.rank: v.collectives(stage) for v in views}
     if any(s is None for s in sequences.values()):
         return None  # the stage did not run (or record) on every rank: nothing to line up
-    keyed = {r: [(c["graph"], c["op"], tuple(c["args"])) for c in s] for r, s in sequences.items()}  # type: ignore[union-attr]
+    keyed = {
+        r: [(c["graph"], c["op"], tuple(c["args"])) for c in s] for r, s in sequences.items()  # type: ignore[union-attr]
+    }
     if len({repr(k) for k in keyed.values()}) == 1:
         return None
     index = next(
@@ -92,16 +94,18 @@ def _graph_difference(views: list[RankView], stage: str) -> Finding | None:
     if any(row is None or row["status"] == "skipped" for row in rows.values()):
         return None
     counts = {r: tuple(row.get(k, 0) for k in GRAPH_COUNTS) for r, row in rows.items()}  # type: ignore[union-attr]
-    if len(set(counts.values())) == 1:
+    guards = {v.rank: _failing_guards(v, stage) for v in views}
+    if len(set(counts.values())) == 1 and len(set(guards.values())) == 1:
         return None
-    deviants = deviating_ranks(counts)
+    deviants = deviating_ranks({r: (counts[r], guards[r]) for r in counts})
     table = "; ".join(
         f"rank {r}: " + ", ".join(f"{k.replace('_', ' ')} {n}" for k, n in zip(GRAPH_COUNTS, c))
         for r, c in sorted(counts.items())
     )
     first = _first_unshared_graph_finding(views, stage)
     if first is None:
-        return _finding("graph-divergence", stage, f"the ranks compile different graphs in the {stage} stage ({table})", deviants)
+        message = f"the ranks compile different graphs in the {stage} stage ({table})"
+        return _finding("graph-divergence", stage, message, deviants)
     finding, ranks = first
     guard = finding.get("details", {}).get("guard")
     return _finding(
@@ -114,20 +118,29 @@ def _graph_difference(views: list[RankView], stage: str) -> Finding | None:
 
 
 def _first_unshared_graph_finding(views: list[RankView], stage: str) -> tuple[dict[str, Any], list[int]] | None:
-    """The first graph break, recompile or compile error (in rank order, then report order)
-    that not every rank has, and the ranks that have it."""
+    """The first graph break, recompile (with its failing guard) or compile error, in rank
+    order then report order, that not every rank has; and the ranks that have it."""
     def key(f: dict[str, Any]) -> tuple[Any, ...]:
-        return (f["kind"], f.get("code"), f.get("file"), f.get("line"))
+        return (f["kind"], f.get("code"), f.get("file"), f.get("line"), f.get("details", {}).get("guard"))
 
-    per_rank = {
-        v.rank: [f for f in v.findings if f["stage"] == stage and f["kind"] in GRAPH_FINDING_KINDS] for v in views
-    }
+    per_rank = {v.rank: _graph_findings(v, stage) for v in views}
     for rank in sorted(per_rank):
         for finding in per_rank[rank]:
             having = sorted(r for r, fs in per_rank.items() if key(finding) in {key(f) for f in fs})
             if len(having) < len(per_rank):
                 return finding, having
     return None
+
+
+def _graph_findings(view: RankView, stage: str) -> list[dict[str, Any]]:
+    return [f for f in view.findings if f["stage"] == stage and f["kind"] in GRAPH_FINDING_KINDS]
+
+
+def _failing_guards(view: RankView, stage: str) -> tuple[str, ...]:
+    """The guards whose failure made the rank recompile: ranks that agree on counts can still
+    disagree on them."""
+    guards = (f.get("details", {}).get("guard") for f in _graph_findings(view, stage))
+    return tuple(sorted(str(g) for g in guards if g))
 
 
 def _facts_difference(views: list[RankView], section: str, kind: str, severity: Severity, what: str) -> Finding | None:

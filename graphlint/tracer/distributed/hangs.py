@@ -53,7 +53,9 @@ def rank_ending(view: RankView) -> RankEnding | None:
         same_place = watched is not None and (watched.line, watched.collective) == (dumped.line, dumped.collective)
         since = progress.get("since") if same_place else details.get("started_at")
     where = Where(display_path(where.file) if where.file else None, where.line, where.collective)
-    return RankEnding(view.rank, finding["kind"], finding["stage"], finding["message"], where, since, details.get("ended_at"))
+    return RankEnding(
+        view.rank, finding["kind"], finding["stage"], finding["message"], where, since, details.get("ended_at")
+    )
 
 
 def hang_findings(views: list[RankView]) -> list[Finding]:
@@ -97,7 +99,8 @@ def _died_finding(died: list[RankEnding], others: list[RankEnding]) -> Finding:
     stopped = "".join(f"; rank {e.rank} was stopped in the {e.stage} stage {e.where.describe()}" for e in others)
     return _finding(
         "rank-died", first, [e.rank for e in died],
-        f"rank {first.rank} died in the {first.stage} stage at {clock(first.ended_at)}, last seen {first.where.describe()} "
+        f"rank {first.rank} died in the {first.stage} stage at {clock(first.ended_at)}, "
+        f"last seen {first.where.describe()} "
         f"({first.message}){stopped}" + ("" if others else "; the other ranks' errors in their collectives follow from it"),
         [*died, *others],
     )

@@ -33,10 +33,11 @@ class RankInfo:
 
 
 def rank_of_job(environ: Mapping[str, str] = os.environ) -> RankInfo | None:
-    """This process's rank when it runs under torchrun (or any launcher setting ``RANK`` and
-    ``WORLD_SIZE``), else None."""
+    """This process's rank when a per-process launcher started it (torchrun, or any launcher
+    setting ``RANK``, ``WORLD_SIZE`` and ``LOCAL_RANK``), else None. ``LOCAL_RANK`` is required
+    because cluster schedulers export ``RANK``/``WORLD_SIZE`` per node, for torchrun to read."""
     try:
-        rank, world_size = int(environ["RANK"]), int(environ["WORLD_SIZE"])
+        rank, world_size, local_rank = int(environ["RANK"]), int(environ["WORLD_SIZE"]), int(environ["LOCAL_RANK"])
     except (KeyError, ValueError):
         return None
     if not 0 <= rank < world_size:
@@ -45,7 +46,7 @@ def rank_of_job(environ: Mapping[str, str] = os.environ) -> RankInfo | None:
         tempfile.gettempdir(),
         f"graphlint-ranks-{environ.get('TORCHELASTIC_RUN_ID', 'job')}-{environ.get('MASTER_PORT', '0')}",
     )
-    return RankInfo(rank, world_size, int(environ.get("LOCAL_RANK", rank)), Path(folder))
+    return RankInfo(rank, world_size, local_rank, Path(folder))
 
 
 class JobFiles:

@@ -70,8 +70,11 @@ def launch_job(args: argparse.Namespace, nproc: int) -> dict[str, Any]:
         reports = {rank: read_json(files.report(rank)) for rank in range(nproc)}
         if any(r is not None for r in reports.values()):
             return merge_reports(reports, nproc, args.lang)
-        log_tail = log_path.read_text(encoding="utf-8", errors="replace")[-LOG_TAIL_CHARS:]
-        raise TargetError(f"graphlint trace --nproc {nproc}: no rank wrote a report. torchrun said:\n{log_tail}")
+        log = log_path.read_text(encoding="utf-8", errors="replace")
+        # the ranks' own errors (a target that does not load) say it best; else torchrun's last words
+        errors = list(dict.fromkeys(line for line in log.splitlines() if line.startswith("graphlint trace")))
+        said = "\n".join(errors) if errors else log[-LOG_TAIL_CHARS:]
+        raise TargetError(f"graphlint trace --nproc {nproc}: no rank wrote a report.\n{said}")
 
 
 def _kill_group(pgid: int) -> None:

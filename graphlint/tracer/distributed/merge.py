@@ -16,9 +16,9 @@ from graphlint.tracer.distributed.hangs import hang_findings, rank_ending
 from graphlint.tracer.distributed.views import RankView, rank_list
 from graphlint.tracer.findings import Finding
 from graphlint.tracer.knowledge import annotate
+from graphlint.tracer.report.build import REPORT_VERSION
 from graphlint.tracer.stages import STAGE_ORDER
 
-REPORT_VERSION = 1
 SAME_FINDING = ("layer", "stage", "kind", "code", "file", "line", "message")
 
 

@@ -56,7 +56,8 @@ def run_rank(
         if info.rank != 0:
             return None
         deadline = time.monotonic() + options.timeout + STARTUP_ALLOWANCE_SECONDS + MERGE_MARGIN_SECONDS
-        merged = merge_reports(wait_for_reports(files, info.world_size, started, deadline), info.world_size, options.lang)
+        reports = wait_for_reports(files, info.world_size, started, deadline)
+        merged = merge_reports(reports, info.world_size, options.lang)
         write_json(files.merged, merged)
         return merged
     finally:
@@ -73,7 +74,9 @@ def _stop_peers_on_failure(files: JobFiles, rank: int, event: str, _stage: str, 
         files.post_stop(rank, ending["message"].splitlines()[0])
 
 
-def wait_for_reports(files: JobFiles, world_size: int, since: float, deadline: float) -> dict[int, dict[str, Any] | None]:
+def wait_for_reports(
+    files: JobFiles, world_size: int, since: float, deadline: float
+) -> dict[int, dict[str, Any] | None]:
     """Every rank's report written after ``since`` (older ones are from an earlier job in the
     same folder), waiting until ``deadline`` for the missing ones."""
     while True:

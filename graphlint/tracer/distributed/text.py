@@ -9,7 +9,7 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-_STATUS_STYLE = {"passed": "green", "failed": "bold red", "skipped": "yellow"}
+from graphlint.tracer.report.text import _STATUS_STYLE
 
 
 def rank_table(report: dict[str, Any]) -> Table:
@@ -26,7 +26,7 @@ def rank_table(report: dict[str, Any]) -> Table:
             str(entry["rank"]), escape(str(entry.get("host") or "")),
             *(_stage_cell(rows.get(name)) for name in stages),
             escape(_ending(entry.get("ending"))),
-            escape(", ".join(c["op"] + f"@{c['graph']}" for c in (entry.get("collectives") or {}).get("dynamo", [])) or "-"),
+            escape(", ".join(f"{c['op']}@{c['graph']}" for c in (entry.get("collectives") or {}).get("dynamo", [])) or "-"),
         )
     return table
 

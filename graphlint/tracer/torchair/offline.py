@@ -24,6 +24,7 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import os
 import sys
 import types
 from collections.abc import Callable, Iterator, Sequence
@@ -158,7 +159,8 @@ def offline_torchair(source: TorchNpuSource) -> Iterator[types.ModuleType]:
 
     def recording_init(self: torch.library.Library, *args: Any, **kwargs: Any) -> None:
         original_library_init(self, *args, **kwargs)
-        libraries.append(self)
+        if _registered_by(sys._getframe(1), torchair_dir):
+            libraries.append(self)
 
     finder = _OfflineFinder(torchair_dir.parent, source.native_modules())
     for name in [n for n in sys.modules if n.split(".", 1)[0] in ("torchair", *_STAND_IN_ROOTS)]:
@@ -171,11 +173,29 @@ def offline_torchair(source: TorchNpuSource) -> Iterator[types.ModuleType]:
         torch.library.Library.__init__ = original_library_init  # type: ignore[method-assign]
         sys.meta_path[:] = saved_meta_path
         for library in reversed(libraries):
+            defined = set(library._op_defs)
             library._destroy()
+            _forget_cached_packets(defined)
         _forget_torchair_on_operators()
         torch_attributes.restore()
         _restore_modules(saved_modules, torchair_dir)
         importlib.invalidate_caches()
+
+
+_TORCH_LIBRARY_API = tuple(
+    str(Path(torch.__file__).parent / part) for part in ("library.py", "_library" + os.sep)
+)
+
+
+def _registered_by(frame: types.FrameType | None, torchair_dir: Path) -> bool:
+    """Whether the code that asked for a new operator library is torchair's, looking past
+    torch's own library API (``torch.library.custom_op`` creates libraries on its caller's
+    behalf). torch's own modules, first imported during the session, create libraries too:
+    those must survive it."""
+    inside = str(torchair_dir) + os.sep
+    while frame is not None and frame.f_code.co_filename.startswith(_TORCH_LIBRARY_API):
+        frame = frame.f_back
+    return frame is not None and frame.f_code.co_filename.startswith(inside)
 
 
 def _restore_modules(saved: dict[str, types.ModuleType], torchair_dir: Path) -> None:
@@ -193,6 +213,21 @@ def _restore_modules(saved: dict[str, types.ModuleType], torchair_dir: Path) -> 
     for name, module in saved.items():
         if sys.modules.get(name) is not module:
             sys.modules[name] = module
+
+
+def _forget_cached_packets(qualnames: set[str]) -> None:
+    """Drop ``torch.ops.<ns>.<name>`` for operators that no longer exist. torch's own clean-up
+    misses names defined from a schema with leading whitespace (torchair writes them as
+    triple-quoted strings: ``"air::\\n        scope_enter"``), and a cached packet of a removed
+    operator crashes whoever touches it."""
+    for qualname in qualnames:
+        namespace_name, _, name = qualname.partition("::")
+        name = name.strip().split(".", 1)[0]
+        namespace = vars(torch.ops).get(namespace_name)
+        if isinstance(namespace, torch._ops._OpNamespace) and name in vars(namespace):
+            delattr(namespace, name)
+            if name in namespace._dir:
+                namespace._dir.remove(name)
 
 
 def _forget_torchair_on_operators() -> None:

@@ -118,7 +118,10 @@ def translate(
         try:
             result.outputs = call_each_input(compiled, target, train)
         except Exception as exc:  # noqa: BLE001 - the target failed while running
-            result.error = exc
+            if watcher.converting_failed:  # a graph compiled lazily (backward) failed translation
+                result.failures.append(watcher.failure(exc))
+            else:
+                result.error = exc
     return result
 
 
@@ -151,6 +154,10 @@ class _TranslationWatcher:
         self._failing_node: torch.fx.Node | None = None
         self._graph_count = 0
 
+    @property
+    def converting_failed(self) -> bool:
+        return self._failing_node is not None
+
     def start_graph(self) -> None:
         self._failing_node = None
         self._ops_of_node.clear()
@@ -169,7 +176,8 @@ class _TranslationWatcher:
             graph_cls.optimize_graph_without_runtime = optimize
 
     def failure(self, exc: BaseException) -> TranslationFailure:
-        node = self._failing_node
+        """The failure of the translation that raised ``exc``; forgets the failing node."""
+        node, self._failing_node = self._failing_node, None
         graph = f"graph_{self._graph_count - 1}"
         if node is None or node.op != "call_function":
             where = user_line_of_exception(exc, self._user_files)
