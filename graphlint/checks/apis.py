@@ -45,6 +45,7 @@ CAPTURE_END_METHOD = "capture_end"
 MAKE_GRAPHED_CALLABLES = frozenset(
     {
         "torch.cuda.make_graphed_callables",
+        "torch.cuda.graphs.make_graphed_callables",
         "torch.npu.make_graphed_callables",
     }
 )

@@ -58,8 +58,8 @@ class FactsCache:
         try:
             data = json.loads(self._path(key).read_text(encoding="utf-8"))
             return FileFacts.from_json(data)
-        except (OSError, ValueError, KeyError, TypeError):
-            return None  # missing or unreadable: parse again
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return None  # missing, unreadable or corrupted: parse again
 
     def put(self, key: str, facts: FileFacts) -> None:
         path = self._path(key)

@@ -30,9 +30,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="output: text (default; code frame and region chain), json, sarif (2.1.0), github (workflow annotations)",
     )
     check.add_argument("--select", action="append", default=[], metavar="CODES",
-                       help="report only these codes or prefixes, comma-separated (e.g. GL2,GL101); adds to [tool.graphlint] select")
+                       help="report only these codes or prefixes, comma-separated (e.g. GL2,GL101); replaces [tool.graphlint] select")
     check.add_argument("--ignore", action="append", default=[], metavar="CODES",
-                       help="do not report these codes or prefixes, comma-separated")
+                       help="do not report these codes or prefixes, comma-separated; adds to [tool.graphlint] ignore")
     check.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
                        help="processes that parse files (default: all cores; small inputs run in one)")
     check.add_argument("--no-cache", action="store_true",

@@ -41,8 +41,8 @@ PARSE_ERROR_SLUG = "parse-error"
 @dataclass
 class CheckOptions:
     paths: list[Path]
-    select: tuple[str, ...] = ()  # added to the config's
-    ignore: tuple[str, ...] = ()
+    select: tuple[str, ...] = ()  # replaces the config's select when given
+    ignore: tuple[str, ...] = ()  # added to the config's ignore
     jobs: int = 0  # 0: all cores
     use_cache: bool = True
     cache_dir: Path | None = None
@@ -146,8 +146,8 @@ def _with_project_context(
         wanted = {module_name(path)[0] for path in frontier}
         names = b"|".join(re.escape(m.rsplit(".", 1)[-1].encode()) for m in wanted)
         pattern = re.compile(rb"^[ \t]*(?:from|import)[ \t][^\n]*\b(?:%s)\b" % names, re.MULTILINE)
-        candidates = [p for p in others if p not in facts and _mentions(p, pattern)]
-        facts.update(load(candidates))
+        candidates = [p for p in others if p not in needed and _mentions(p, pattern)]
+        facts.update(load([p for p in candidates if p not in facts]))
         frontier = [p for p in candidates if _imported_modules(p, facts[p]) & wanted]
         needed.update(frontier)
     by_module: dict[str, list[Path]] = {}
@@ -283,7 +283,7 @@ class _Selection:
     ``# graphlint: ignore[...]`` comments; all by code prefix."""
 
     def __init__(self, config: Config, options: CheckOptions) -> None:
-        self.select = tuple(code.upper() for code in (*config.select, *options.select))
+        self.select = tuple(code.upper() for code in (options.select or config.select))
         self.ignore = tuple(code.upper() for code in (*config.ignore, *options.ignore))
         self.per_file = config.per_file_ignores
 

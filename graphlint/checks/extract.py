@@ -13,6 +13,7 @@ import ast
 import io
 import re
 import tokenize
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
@@ -63,7 +64,9 @@ def extract_facts(source: bytes, options: ExtractOptions = ExtractOptions()) -> 
     except SyntaxError as exc:  # an unknown or contradictory encoding declaration
         return FileFacts(error=f"cannot read: {exc.msg}", error_line=exc.lineno or 1)
     try:
-        tree = ast.parse(text)
+        with warnings.catch_warnings():  # "invalid escape sequence" & co. are not graphlint's to say
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text)
     except SyntaxError as exc:
         return FileFacts(error=f"cannot parse: {exc.msg}", error_line=exc.lineno or 1, error_column=exc.offset or 1)
     except (RecursionError, MemoryError):
@@ -163,7 +166,7 @@ class _Extractor:
             plan = handler(item) if handler is not None else None
             for hook in self.hooks.get(node_type, ()):
                 hook(item, self)
-            stack.extend(reversed(plan if plan is not None else list(children(item))))
+            stack.extend(reversed(plan if plan is not None else children(item)))
         self._finish(module)
         return self.facts
 
@@ -289,7 +292,6 @@ class _Extractor:
         anywhere: bool = False,
         entry_scope_only: bool = False,
         own_entry: int | None = None,
-        scope: str | None = None,
     ) -> None:
         if type(node) not in ANCHOR_KINDS:
             raise TypeError(f"{rule.code} reports a {type(node).__name__}; report one of {list(ANCHOR_KINDS)}")
@@ -298,7 +300,7 @@ class _Extractor:
                 rule=rule,
                 node=node,
                 message=message or rule.message,
-                scope=scope or self.function_scope.qualname,
+                scope=self.function_scope.qualname,
                 fix=fix,
                 eager=self.eager,
                 block=self.block,

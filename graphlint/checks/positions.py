@@ -11,6 +11,7 @@ odd construct), the file falls back to PositionProvider, which is slow but exact
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -36,7 +37,8 @@ ANCHOR_KINDS: dict[type[cst.CSTNode], str] = {
     cst.FormattedStringExpression: "FormattedStringExpression",
 }
 
-_AstSpan = tuple[int, int, int, int]  # line, byte column, end line, end byte column
+_AstSpan = tuple[int, int, int, int]
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # line, byte column, end line, end byte column
 
 
 def _ast_anchors(tree: ast.AST) -> dict[str, list[_AstSpan]]:
@@ -86,8 +88,8 @@ def locate(
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         twins = None
     if twins is not None and all(len(twins[k]) == counts.get(k, 0) for k in twins):
-        lines = source.splitlines()
-        to_char = _char_column(lines)
+        # Python's own line breaks only: str.splitlines() also splits at \f, \v, \x1c…
+        to_char = _char_column(_LINE_BREAK.split(source))
         spans = {}
         for kind, ordinal, _ in anchors:
             line, col, end_line, end_col = twins[kind][ordinal]

@@ -51,16 +51,28 @@ def _child_fields(node_type: type[cst.CSTNode]) -> tuple[str, ...]:
     return names
 
 
-def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+_is_node_type: dict[type, bool] = {}
+
+
+def _is_node(value: object) -> bool:
+    # CSTNode is an ABC: a plain isinstance() goes through __instancecheck__ on every call.
+    value_type = type(value)
+    known = _is_node_type.get(value_type)
+    if known is None:
+        known = _is_node_type[value_type] = issubclass(value_type, cst.CSTNode)
+    return known
+
+
+def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """The child nodes that carry code (not whitespace), in source order."""
+    found: list[cst.CSTNode] = []
     for name in _child_fields(type(node)):
         value = getattr(node, name, None)
-        if isinstance(value, cst.CSTNode):
-            yield value
-        elif isinstance(value, (list, tuple)):
-            for item in value:
-                if isinstance(item, cst.CSTNode):
-                    yield item
+        if type(value) in (list, tuple):
+            found.extend(item for item in value if _is_node(item))  # type: ignore[union-attr]
+        elif _is_node(value):
+            found.append(value)  # type: ignore[arg-type]
+    return found
 
 
 def preorder(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -69,7 +81,7 @@ def preorder(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(reversed(list(children(current))))
+        stack.extend(reversed(children(current)))
 
 
 def dotted_name(expr: cst.BaseExpression) -> str | None:

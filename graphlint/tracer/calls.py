@@ -3,6 +3,7 @@ seed, ``torch.no_grad()`` unless training (then backward too)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -24,19 +25,25 @@ def fresh_inputs(target: TraceTarget) -> list[tuple[Any, ...]]:
     return [torch.utils._pytree.tree_map(clone, args) for args in target.inputs]
 
 
-def call_each_input(fn: Callable[..., Any], target: TraceTarget, train: bool) -> list[Any]:
-    """``fn`` called once per input of ``target``; the outputs, in order. Exceptions propagate."""
+def call_each_input(
+    fn: Callable[..., Any], target: TraceTarget, train: bool, seconds: list[float] | None = None
+) -> list[Any]:
+    """``fn`` called once per input of ``target``; the outputs, in order (and the wall time of
+    each call appended to ``seconds`` when given). Exceptions propagate."""
     import torch
 
     outputs = []
     for args, kwargs in zip(fresh_inputs(target), target.kwargs):
         torch.manual_seed(SEED)
+        start = time.perf_counter()
         if train:
             out = fn(*args, **kwargs)
             backward_of(out)
         else:
             with torch.no_grad():
                 out = fn(*args, **kwargs)
+        if seconds is not None:
+            seconds.append(time.perf_counter() - start)
         outputs.append(out)
     return outputs
 

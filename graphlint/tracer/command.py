@@ -144,6 +144,7 @@ def run_trace(args: argparse.Namespace) -> int:
     finally:
         if progress is not None:
             progress.close()
+    report = encodable(report)
     status = exit_status(report)
     if baseline is not None:
         report["baseline"] = compare_with_baseline(baseline, report)
@@ -156,6 +157,19 @@ def run_trace(args: argparse.Namespace) -> int:
     else:
         print_report(report)
     return status
+
+
+def encodable(value: Any) -> Any:
+    """``value`` with every string made encodable. Strings from user code may hold lone
+    surrogates (bytes that are not UTF-8, decoded with surrogateescape as ``os.fsdecode`` does
+    for file names); no writer can encode them, so they are spelled out (``\\udce9``)."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {encodable(k): encodable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [encodable(v) for v in value]
+    return value
 
 
 def _write_dump(folder: Path, report: dict[str, Any]) -> None:

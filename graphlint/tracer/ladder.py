@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from graphlint.tracer.classify.codes import trace_code
 from graphlint.tracer.findings import Finding, StageResult
@@ -38,10 +38,24 @@ STARTUP_ALLOWANCE_SECONDS = 60.0
 
 # (event, stage, result row or None): "start" when a stage begins, "result" when it ends.
 Progress = Callable[[str, str, dict[str, Any] | None], None]
-# Polled while a stage runs in a ladder coordinated with others (the ranks of a distributed job):
-# a reason to stop now (a peer died or hung), or None. Such a ladder also ends at its first crash
-# or hang instead of starting a fresh worker, since its peers cannot resume in step with it.
-StopReason = Callable[[], str | None]
+
+
+class Peers(Protocol):
+    """The other ladders of a job running the same target at the same time (the ranks of a
+    torch.distributed job). A ladder with peers ends at its first crash or hang instead of
+    starting a fresh worker: its peers could not resume their collectives in step with it."""
+
+    def stop_reason(self) -> str | None:
+        """Polled while a stage runs: why to stop now (a peer died or hung), or None."""
+
+    def stopping(self, reason: str) -> None:
+        """This ladder's stage hung or crashed: tell the peers, so that they take their stacks
+        (while every rank is still where it hung) and stop."""
+
+    def stacks_taken(self) -> None:
+        """The stacks of this ladder's hung worker are written and it is about to be killed: wait
+        (briefly) for the peers' stacks first, since the kill lets their collectives fail and
+        move on."""
 
 
 @dataclass
@@ -62,24 +76,24 @@ def run_ladder(
     entry: str | None = None,
     script_args: list[str] | None = None,
     progress: Progress | None = None,
-    stop_reason: StopReason | None = None,
+    peers: Peers | None = None,
 ) -> dict[str, Any]:
     """Trace ``target_spec`` through the stages of ``options``; the full report object.
     Raises ``TargetError`` when the target cannot be loaded."""
     from graphlint.tracer.report.build import build_report
 
-    outcome = supervise(target_spec, options, entry, script_args or [], progress, stop_reason)
+    outcome = supervise(target_spec, options, entry, script_args or [], progress, peers)
     return build_report(outcome, options)
 
 
 def supervise(
     target_spec: str, options: TraceOptions, entry: str | None, script_args: list[str], progress: Progress | None,
-    stop_reason: StopReason | None = None,
+    peers: Peers | None = None,
 ) -> LadderOutcome:
     remaining = [name for name in STAGE_ORDER if name in options.stages]
     outcome = LadderOutcome(target_name=target_spec)
     try:
-        _run_workers(target_spec, options, entry, script_args, progress, remaining, outcome, stop_reason)
+        _run_workers(target_spec, options, entry, script_args, progress, remaining, outcome, peers)
     except BaseException:
         if outcome.static is not None:
             outcome.static.cancel()
@@ -89,13 +103,13 @@ def supervise(
 
 def _run_workers(
     target_spec: str, options: TraceOptions, entry: str | None, script_args: list[str], progress: Progress | None,
-    remaining: list[str], outcome: LadderOutcome, stop_reason: StopReason | None = None,
+    remaining: list[str], outcome: LadderOutcome, peers: Peers | None = None,
 ) -> None:
     with tempfile.TemporaryDirectory(prefix="graphlint-trace-") as tmp:
         attempt = 0
         while remaining:
             attempt += 1
-            worker = _Worker(Path(tmp), attempt, target_spec, entry, script_args, options, remaining, stop_reason)
+            worker = _Worker(Path(tmp), attempt, target_spec, entry, script_args, options, remaining, peers)
             running = worker.follow(outcome, progress)
             remaining = [name for name in remaining if name not in outcome.results]
             if not remaining:
@@ -107,7 +121,8 @@ def _run_workers(
             if progress:
                 progress("result", stage, result)
             remaining = remaining[remaining.index(stage) + 1 :]
-            if stop_reason is not None:  # coordinated: the ladder ends here (see StopReason)
+            if peers is not None:  # the ladder ends here (see Peers)
+                peers.stopping(result["reason"])
                 for name in remaining:
                     skipped = StageResult(name, "skipped", reason=f"not run: {result['reason']}")
                     outcome.results[name] = result_to_json(skipped)
@@ -119,7 +134,7 @@ class _Worker:
 
     def __init__(
         self, folder: Path, attempt: int, target_spec: str, entry: str | None, script_args: list[str],
-        options: TraceOptions, run: list[str], stop_reason: StopReason | None = None,
+        options: TraceOptions, run: list[str], peers: Peers | None = None,
     ) -> None:
         self.events_path = folder / f"events-{attempt}.jsonl"
         self.log_path = folder / f"worker-{attempt}.log"
@@ -140,8 +155,8 @@ class _Worker:
         self.hang_log_offset = 0
         self.stage_started = time.monotonic()
         self.stage_started_at = time.time()  # wall clock, for lining up the ranks of a job
-        self.stop_reason = stop_reason
-        self.stopped: str | None = None  # why a coordinated ladder stopped this worker
+        self.peers = peers
+        self.stopped: str | None = None  # why this worker was stopped for its peers
 
     def follow(self, outcome: LadderOutcome, progress: Progress | None) -> str | None:
         """Read events until the worker exits (or is killed after a hang); returns the stage
@@ -162,11 +177,13 @@ class _Worker:
                     running, deadline = self._handle(event, outcome, progress, running, deadline)
                 if exited:
                     return running
-                if self.stop_reason is not None and (reason := self.stop_reason()) is not None:
+                if self.peers is not None and (reason := self.peers.stop_reason()) is not None:
                     self.stopped = reason
                     self._stop_hung()
                     return running
                 if time.monotonic() > deadline:
+                    if self.peers is not None:
+                        self.peers.stopping(f"{f'the {running} stage' if running else 'loading the target'} hung")
                     self._stop_hung()
                     return running
                 time.sleep(POLL_SECONDS)
@@ -216,7 +233,9 @@ class _Worker:
             time.sleep(POLL_SECONDS * 2)
             previous, size = size, self.log_path.stat().st_size
             if size > self.hang_log_offset and size == previous:  # written, and no longer growing
-                return
+                break
+        if self.peers is not None:
+            self.peers.stacks_taken()
 
     def _reap(self) -> None:
         """Kill whatever is left of the worker's session (the target's own children too)."""

@@ -135,6 +135,12 @@ def _from_factory_result(result: Any, name: str, user_files: set[str], what: str
 
 
 def _from_model_attributes(module: Any, name: str, user_files: set[str]) -> TraceTarget:
+    if not (hasattr(module, "model") and hasattr(module, "example_inputs")):
+        raise TargetError(
+            f"graphlint trace: {name} has no `graphlint_target()` and not both `model` and "
+            "`example_inputs` after import. Add a graphlint_target() returning (fn, args), or "
+            "pass --entry NAME."
+        )
     model, examples = module.model, module.example_inputs
     if not callable(model):
         raise TargetError(f"graphlint trace: {name}: `model` is a {type(model).__name__}, not callable.")
@@ -211,16 +217,18 @@ def _intercept_compile(compiled: list[_CompiledCallable]) -> Iterator[None]:
 
     original_compile, original_module_compile = torch.compile, torch.nn.Module.compile
 
-    def recording(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def recording(fn: Callable[..., Any], call: Callable[..., Any] | None = None) -> Callable[..., Any]:
+        """A stand-in for the compiled ``fn``: runs ``call`` (``fn`` itself by default) eagerly."""
         record = _CompiledCallable(fn)
         compiled.append(record)
+        run = call or fn
 
-        def call(*args: Any, **kwargs: Any) -> Any:
+        def recorded_call(*args: Any, **kwargs: Any) -> Any:
             if len(record.calls) < SCRIPT_CALLS_KEPT:
                 record.calls.append((_detached(args), _detached(kwargs)))
-            return fn(*args, **kwargs)
+            return run(*args, **kwargs)
 
-        return call
+        return recorded_call
 
     def fake_compile(model: Any = None, **_options: Any) -> Any:
         if model is None:  # decorator with options: @torch.compile(dynamic=True)
@@ -228,7 +236,8 @@ def _intercept_compile(compiled: list[_CompiledCallable]) -> Iterator[None]:
         return recording(model)
 
     def fake_module_compile(self: torch.nn.Module, *_args: Any, **_kwargs: Any) -> None:
-        self._call_impl = recording(self._call_impl)  # type: ignore[method-assign]
+        # nn.Module.__call__ runs _compiled_call_impl when set, as after a real module.compile()
+        self._compiled_call_impl = recording(self, self._call_impl)
 
     torch.compile = fake_compile  # type: ignore[assignment]
     torch.nn.Module.compile = fake_module_compile  # type: ignore[method-assign]

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import torch
+import transformers
 from torch import nn
 
 from graphlint.tracer.capture.audit import audit_target
@@ -99,6 +100,23 @@ class PlainTensorAttribute(nn.Module):
         return x + self.offsets  # hazard: GL203
 
 
+class TensorFromDataOnDevice(nn.Module):
+    """``torch.tensor(data, device=)``: data built on the host and copied (as the static rule says)."""
+
+    def forward(self, x):
+        weights = torch.tensor([0.5, 1.0, 2.0, 4.0], device=x.device)  # hazard: GL201 # hazard: GL203
+        return x * weights
+
+
+class EmptyCacheGrown(nn.Module):
+    """transformers' DynamicCache: an empty tensor made on the device, concatenated to. An empty
+    copy moves no data, so nothing is reported."""
+
+    def forward(self, x):
+        cache = torch.tensor([], dtype=x.dtype, device=x.device)
+        return torch.cat([cache, x.flatten()])
+
+
 class DeviceSafe(nn.Module):
     def __init__(self):
         super().__init__()
@@ -119,6 +137,8 @@ MODELS = [
     DataDependentShapes,
     BranchOnValue,
     PlainTensorAttribute,
+    TensorFromDataOnDevice,
+    EmptyCacheGrown,
     DeviceSafe,
 ]
 
@@ -128,21 +148,31 @@ def test_audit_finds_the_marked_hazards(model_class: type[nn.Module]) -> None:
     assert audit(model_class(), torch.randn(3, 4)) == marked_lines()[model_class.__name__]
 
 
-def test_audit_leaves_the_model_on_its_own_device() -> None:
+def test_audit_leaves_the_model_and_torch_as_they_were() -> None:
     model = ResultBroughtToHost()
     audit(model, torch.randn(3, 4))
     assert {p.device.type for p in model.parameters()} == {"cpu"}
     assert model(torch.randn(3, 4)).shape == (3, 4)
+    assert type(torch.tensor).__name__ == type(torch.as_tensor).__name__ == "builtin_function_or_method"
+    with pytest.raises(RuntimeError, match="meta"):
+        torch.ones((), device="meta").item()  # no stand-in value left behind
+
+
+class Pipeline:
+    """A user's object holding the model, as inference pipelines do."""
+
+    def __init__(self) -> None:
+        self.head = nn.Linear(4, 2)
 
 
 def test_audit_moves_modules_a_plain_function_reaches() -> None:
     encoder = nn.Linear(4, 4)
-    head = nn.Linear(4, 2)
+    pipeline = Pipeline()
 
     def step(x):
-        return head(encoder(x)).relu()
+        return pipeline.head(encoder(x)).relu()
 
-    assert {id(m) for m in modules_reached_by(step)} == {id(encoder), id(head)}
+    assert {id(m) for m in modules_reached_by(step)} == {id(encoder), id(pipeline.head)}
     run = run_on_audit_device(TraceTarget(step, [(torch.randn(3, 4),)], [{}], "step", {THIS_FILE}))
     assert run.error is None
     placeholders = [n.meta["val"] for g in run.graphs for n in g.module.graph.nodes if n.op == "placeholder"]
@@ -157,3 +187,19 @@ def test_audit_of_a_target_that_fails_is_a_warning_not_a_crash() -> None:
     findings = audit_target(target, torchair=None).findings
     assert [(f.kind, f.severity) for f in findings] == [("audit-incomplete", "warning")]
     assert findings[0].file == THIS_FILE
+
+
+def test_a_transformers_decoder_with_its_kv_cache_is_audited_whole() -> None:
+    config = transformers.LlamaConfig(
+        num_hidden_layers=1,
+        hidden_size=32,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        intermediate_size=64,
+        vocab_size=100,
+    )
+    model = transformers.LlamaForCausalLM(config).eval()
+    target = TraceTarget(model, [(torch.randint(0, 100, (2, 8)),)], [{}], "llama", set())
+    result = audit_target(target, torchair=None)
+    assert len(result.graphs) == 1
+    assert [(f.kind, f.message) for f in result.findings] == []

@@ -67,6 +67,10 @@ def test_select_and_ignore_by_prefix_from_cli_and_config(tmp_path: Path) -> None
     assert found(report) == {("GL202", 5)}
     _, report = lint_project(tmp_path, {"app.py": CAPTURED}, pyproject='[tool.graphlint]\nignore = ["GL202"]\n')
     assert found(report) == {("GL203", 6)}
+    config = '[tool.graphlint]\nselect = ["GL203"]\n'
+    assert found(lint_project(tmp_path, {"app.py": CAPTURED}, pyproject=config)[1]) == {("GL203", 6)}
+    _, report = lint_project(tmp_path, {"app.py": CAPTURED}, "--select", "GL202", pyproject=config)
+    assert found(report) == {("GL202", 5)}  # the command line's select replaces the config's
     _, report = lint_project(
         tmp_path,
         {"app.py": CAPTURED, "tests/test_app.py": CAPTURED},
@@ -85,6 +89,18 @@ def test_excluded_and_gitignored_paths_are_skipped(tmp_path: Path) -> None:
     )
     assert {f["path"] for f in report["findings"]} == {"app.py"}
     assert report["summary"]["files"] == 1
+
+
+def test_a_directory_named_directly_is_walked_even_when_gitignored(tmp_path: Path) -> None:
+    """`graphlint check .venv/lib/.../site-packages/pkg` lints an installed package."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / ".gitignore").write_text("vendor/\n")
+    lint_project(tmp_path, {"vendor/lib/mod.py": CAPTURED})
+    with chdir(tmp_path):
+        _, report = check_json("--no-cache", "vendor/lib")
+    assert {(f["path"], f["code"]) for f in report["findings"]} == {
+        ("vendor/lib/mod.py", "GL202"), ("vendor/lib/mod.py", "GL203"),
+    }
 
 
 def test_exit_statuses(tmp_path: Path) -> None:

@@ -24,6 +24,8 @@ def f(x, *, k=torch.ones(2)(3), **kw) -> torch.Tensor(1):
         case 1 if ok(x):
             return z(x)
     return "é" + str(x.numel()) + nested(f(g(h(x))))
+\x0c
+def crlf():\r\n    return "\u00e9\u00e9", call(1)\r\n
 '''
 
 

@@ -113,7 +113,8 @@ def test_html_is_self_contained_with_bars_per_op_and_line(shared_buffer: dict[st
     marked = marked_copies(SAMPLES / "shared_buffer_views.py")
     # one bar per aten op (slice_scatter, copy_) and one per (line, op)
     assert page.tags.count("svg") == 2 and page.tags.count("rect") == 2 + len(set(marked))
-    assert {f"samples/copies/shared_buffer_views.py:{line} {op}" for line, op in marked} <= set(page.text)
+    tooltips = {f"samples/copies/shared_buffer_views.py:{line} {op}: 1" for line, op in marked}
+    assert tooltips <= set(page.text)
     for svg in re.findall(r"<svg .*?</svg>", html, flags=re.S):
         ElementTree.fromstring(svg)  # well-formed XML, as inline SVG must be
 

@@ -98,7 +98,8 @@ def test_in_place_update_of_an_input_becomes_assign(torch_npu_wheel: Path) -> No
 
 
 def test_train_translates_forward_and_backward(torch_npu_wheel: Path) -> None:
-    ctx = StageContext(target_of(models.Clean(), torch.randn(4, 8)), TraceOptions(torchair=str(torch_npu_wheel), train=True))
+    options = TraceOptions(torchair=str(torch_npu_wheel), train=True)
+    ctx = StageContext(target_of(models.Clean(), torch.randn(4, 8)), options)
     result = load_stage("torchair").run(ctx)
     assert (result.status, result.graphs) == ("passed", 2), result.findings
     forward, backward = result.artifacts["ge_graphs"]

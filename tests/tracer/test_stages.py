@@ -54,3 +54,31 @@ def test_train_builds_the_backward_graph_too(trace_json) -> None:
     status, training = trace_json("samples/trace/clean.py", "--stages", "eager,aot", "--train")
     aot = {r["name"]: r for r in training["stages"]}["aot"]
     assert status == 0 and aot["graphs"] == 2  # forward and backward
+
+
+def test_a_first_call_far_slower_than_the_next_is_noted(tmp_path: Path, trace_json) -> None:
+    path = tmp_path / "warmup.py"
+    path.write_text(
+        textwrap.dedent(
+            """
+            import time
+            import torch
+
+            warmed_up = []
+
+            def step(x):
+                if not warmed_up:  # first use: like operators JIT-compiled on an NPU
+                    time.sleep(3)
+                    warmed_up.append(True)
+                return x + 1
+
+            def graphlint_target():
+                return {"fn": step, "inputs": [(torch.ones(1),), (torch.ones(1),)]}
+            """
+        ),
+        encoding="utf-8",
+    )
+    status, report = trace_json(str(path), "--stages", "eager")
+    notes = [f for f in report["findings"] if f["kind"] == "slow-first-run"]
+    assert status == 0 and len(notes) == 1
+    assert notes[0]["severity"] == "info" and "pytorch#1428" in notes[0]["refs"]

@@ -81,18 +81,22 @@ def test_script_mode_traces_each_compiled_callable_with_its_first_inputs(tmp_pat
             def helper(x):
                 return x + 1
 
+            head = torch.nn.Linear(1, 4)
+            head.compile()
+
             for step in range(steps):
-                compiled(torch.full((3, 2), float(step)))
+                out = compiled(torch.full((3, 2), float(step)))
                 helper(torch.ones(step + 1))
+                head(out)
             """
         ),
         encoding="utf-8",
     )
     target = load_target(str(script), script_args=["--steps", "5"])
-    # two compiled callables: one function calls both, one round per recorded call (3 kept)
+    # three compiled callables: one function calls each, one round per recorded call (3 kept)
     assert len(target.inputs) == 3
     outputs = target.fn(*target.inputs[2])
-    assert outputs[0].shape == (3, 1) and outputs[1].tolist() == [2.0, 2.0, 2.0]
+    assert outputs[0].shape == (3, 1) and outputs[1].tolist() == [2.0, 2.0, 2.0] and outputs[2].shape == (3, 4)
     assert torch.compile.__module__.startswith("torch")  # interception undone
 
 
@@ -134,3 +138,9 @@ def test_factory_returning_the_wrong_shape_is_a_target_error(tmp_path: Path) -> 
         load_target(str(path))
     status, _, err = run_cli("trace", str(path), "--stages", "eager")
     assert status == 2 and "returned int" in err
+
+
+def test_model_without_example_inputs_after_import_is_a_target_error(tmp_path: Path) -> None:
+    body = "model = Double()\nexample_inputs = (torch.ones(2),)\ndel example_inputs\n"
+    with pytest.raises(TargetError, match="`example_inputs`"):
+        load_target(str(write(tmp_path, "t.py", body)))

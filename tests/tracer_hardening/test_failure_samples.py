@@ -17,7 +17,6 @@ from tests.tracer_hardening.conftest import FAILURES, FailureTrace, TraceRun
 SAMPLES = sorted(FAILURES.glob("*.py"))
 # Each worker start imports torch, so a sample runs only the stages that make its point.
 SAMPLE_OPTIONS: dict[str, tuple[str, ...]] = {
-    "segfault_in_forward": ("--stages", "eager,dynamo"),  # the stage after a crash gets a fresh worker
     "hang_in_forward": ("--stages", "eager", "--timeout", "10"),
     "oom_in_forward": ("--stages", "eager", "--memory-limit", "3"),
     "thread_keeps_running": ("--stages", "eager,dynamo"),  # dynamo runs while the thread does

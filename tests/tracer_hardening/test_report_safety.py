@@ -4,6 +4,8 @@ report.html and in the terminal report, never markup; --dump writes only inside 
 from __future__ import annotations
 
 import io
+import json
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -20,12 +22,14 @@ from tests.tracer_hardening.conftest import FAILURES, FailureTrace, ProcessWatch
 from tests.tracer_hardening.test_failure_samples import run_of
 
 PAYLOAD = "<script>alert('graphlint')</script><img src=x onerror=alert(1)> [/bold] [link=file:///etc]"
-HOSTILE_FILE_NAME = "<img src=x onerror=alert(2)>.py"
+# HTML, and a byte that is not UTF-8 (a Latin-1 file system: Python decodes it to "\udce9")
+HOSTILE_FILE_NAME = "<img src=x onerror=alert(2)>donn" + os.fsdecode(b"\xe9") + "es.py"
+SPELLED_FILE_NAME = "<img src=x onerror=alert(2)>donn\\udce9es.py"
 
 
 @pytest.fixture(scope="module")
 def hostile_name_run(tmp_path_factory: pytest.TempPathFactory) -> TraceRun:
-    """script_in_message.py copied under a file name that is itself HTML."""
+    """script_in_message.py copied under a file name that is HTML and not UTF-8."""
     folder = tmp_path_factory.mktemp("hostile-name")
     target = folder / "target" / HOSTILE_FILE_NAME
     target.parent.mkdir()
@@ -46,13 +50,13 @@ def test_exception_message_is_escaped_in_report_html_and_kept_verbatim_in_json(f
     assert_no_markup_from_user_code(html)
 
 
-def test_file_name_made_of_html_is_escaped_in_report_html(hostile_name_run: TraceRun) -> None:
+def test_file_name_made_of_html_and_latin1_is_spelled_out_and_escaped(hostile_name_run: TraceRun) -> None:
     assert hostile_name_run.status == 1 and hostile_name_run.left == {}
-    assert HOSTILE_FILE_NAME in hostile_name_run.report["target"]
-    assert any(f["file"] and f["file"].endswith(HOSTILE_FILE_NAME) for f in hostile_name_run.report["findings"])
+    assert hostile_name_run.report["target"].endswith(SPELLED_FILE_NAME)
+    assert any(f["file"] and f["file"].endswith(SPELLED_FILE_NAME) for f in hostile_name_run.report["findings"])
     html = (hostile_name_run.dump / "report.html").read_text(encoding="utf-8")
     assert_no_markup_from_user_code(html)
-    assert "&lt;img src=x onerror=alert(2)&gt;.py" in html
+    assert "&lt;img src=x onerror=alert(2)&gt;donn\\udce9es.py" in html
 
 
 def test_terminal_report_prints_rich_markup_from_user_code_as_text(failure_trace: FailureTrace) -> None:
@@ -96,3 +100,14 @@ def test_dump_onto_an_existing_file_is_refused_before_anything_runs(tmp_path: Pa
     assert status == 2 and out == "" and f"cannot write --dump {taken}" in err
     assert taken.read_text(encoding="utf-8") == "keep me"
     assert watch.seen == {}  # refused before a worker started
+
+
+def test_bytes_that_are_not_utf8_in_a_message_are_spelled_out_and_every_writer_can_encode_them(
+    failure_trace: FailureTrace,
+) -> None:
+    run = run_of(failure_trace, "undecodable_message")
+    (error,) = run.report["findings"]
+    assert "no such file: donn\\udce9es.bin" in error["message"]
+    json.dumps(run.report, ensure_ascii=False).encode("utf-8")  # no lone surrogate left anywhere
+    for written in ("report.json", "report.html"):
+        assert "donn\\udce9es.bin" in (run.dump / written).read_bytes().decode("utf-8").replace("\\\\", "\\")

@@ -56,8 +56,13 @@ class SiteContext(Protocol):
         anywhere: bool = False,
         entry_scope_only: bool = False,
         own_entry: int | None = None,
-        scope: str | None = None,
-    ) -> None: ...
+    ) -> None:
+        """Record a candidate at ``node`` (a Call, Subscript, BinaryOperation, Decorator or
+        FormattedStringExpression: see ``positions.ANCHOR_KINDS``). ``fix``: the rule's fix
+        applies to this node; ``anywhere``: report it even outside every region;
+        ``entry_scope_only``: only where the enclosing function is itself an entry's target
+        (int parameters are dynamic only there); ``own_entry``: the entry point this site
+        creates, whose own region does not count (nested compile)."""
 
 
 class Rule:

@@ -23,7 +23,12 @@ from graphlint.tracer.classify.unwrap import real_cause
 from graphlint.tracer.dump import dump_graphs
 from graphlint.tracer.findings import Finding
 from graphlint.tracer.knowledge import annotate
-from graphlint.tracer.locate import pick_user_frame, user_line_of_exception, user_line_of_stack_trace
+from graphlint.tracer.locate import (
+    frames_of_stack_trace,
+    pick_user_frame,
+    user_line_of_exception,
+    user_line_of_stack_trace,
+)
 from graphlint.tracer.recording import RecordedGraph
 from graphlint.tracer.stages.base import StageContext, TraceTarget
 from graphlint.tracer.torchair.locate import TorchNpuSource, locate_torch_npu
@@ -107,7 +112,11 @@ def _capture_finding(code: CaptureCode, message: str, where: tuple[str, int] | N
 
 def _finding_of_hazard(hazard: Hazard, user_files: set[str]) -> Finding:
     where = user_line_of_stack_trace(hazard.stack_trace, user_files)
-    return _capture_finding(hazard.code, hazard.message, where, op=hazard.op, node=hazard.node, **hazard.details)
+    details = {"op": hazard.op, "node": hazard.node, **hazard.details}
+    frames = frames_of_stack_trace(hazard.stack_trace)
+    if where is None and frames:  # all in libraries (a transformers model): say where, at least
+        details["library_frame"] = "{}:{}".format(*frames[-1])
+    return _capture_finding(hazard.code, hazard.message, where, **details)
 
 
 def _finding_of_value_read(frames: Frames, user_files: set[str]) -> Finding:

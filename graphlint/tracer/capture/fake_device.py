@@ -57,6 +57,7 @@ def meta_value_reads(reads: list[Frames]) -> Iterator[None]:
     already in the graph, and are left out)."""
     library = torch.library.Library("aten", "IMPL")
 
+    @torch.compiler.disable  # called from the target's frames, which dynamo is compiling
     def stand_in_value(tensor: torch.Tensor) -> bool | float | int:
         frames = [(f.filename, f.lineno or 0) for f in traceback.extract_stack()[:-1]]
         if not in_graph_code(frames):

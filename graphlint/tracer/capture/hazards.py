@@ -51,6 +51,12 @@ def is_host(device: torch.device | None) -> bool:
     return device is not None and device.type == "cpu"
 
 
+def is_empty(tensor: torch.Tensor) -> bool:
+    """Known to hold no elements: copying or keeping it moves no data (an empty KV cache)."""
+    numel = tensor.numel()
+    return isinstance(numel, int) and numel == 0
+
+
 def tensors_in(value: Any) -> list[torch.Tensor]:
     return [leaf for leaf in tree_leaves(value) if isinstance(leaf, torch.Tensor)]
 
@@ -116,10 +122,10 @@ def _device_copy(node: torch.fx.Node) -> list[Hazard]:
     if not sources or not results:
         return []
     if name.startswith("copy"):  # copy_(dst, src): the data goes from src to dst
-        source, destination = sources[-1].device, sources[0].device
+        copied, source, destination = sources[-1], sources[-1].device, sources[0].device
     else:
-        source, destination = sources[0].device, results[0].device
-    if is_host(source) == is_host(destination):
+        copied, source, destination = sources[0], sources[0].device, results[0].device
+    if is_host(source) == is_host(destination) or is_empty(copied):
         return []
     direction = "host→device" if is_host(source) else "device→host"
     return [
@@ -162,7 +168,7 @@ def _uses_unbacked_scalar(node: torch.fx.Node) -> bool:
 def _host_factory(node: torch.fx.Node) -> list[Hazard]:
     name = aten_name(node)
     results = node_tensors(node)
-    if name is None or name in DEVICE_COPY_OPS or not results or not all(is_host(t.device) for t in results):
+    if name is None or name in DEVICE_COPY_OPS or not _only_host_data(results):
         return []
     if input_tensors(node) or _uses_unbacked_scalar(node):
         return []  # derived from another tensor or a read value: the source is reported
@@ -176,8 +182,7 @@ def _lifted_host_constant(node: torch.fx.Node) -> list[Hazard]:
     value = node.meta.get("val")
     if value is None:
         value = _attribute(node)
-    tensors = tensors_in(value)
-    if not tensors or not all(is_host(t.device) for t in tensors):
+    if not _only_host_data(tensors_in(value)):
         return []
     return [
         _hazard(
@@ -187,6 +192,11 @@ def _lifted_host_constant(node: torch.fx.Node) -> list[Hazard]:
             "it was created without a device or is a plain tensor attribute, not a buffer",
         )
     ]
+
+
+def _only_host_data(tensors: list[torch.Tensor]) -> bool:
+    """Some tensors, all on the host, and not all empty."""
+    return bool(tensors) and all(is_host(t.device) for t in tensors) and not all(is_empty(t) for t in tensors)
 
 
 def _attribute(node: torch.fx.Node) -> Any:

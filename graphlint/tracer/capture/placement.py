@@ -5,6 +5,8 @@ CUDA mode uses ``cuda``."""
 from __future__ import annotations
 
 import functools
+import inspect
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from typing import Any
@@ -30,7 +32,8 @@ def _moved_tensor(tensor: torch.Tensor, device: torch.device | str) -> torch.Ten
 
 def modules_reached_by(fn: Callable[..., Any]) -> list[torch.nn.Module]:
     """The modules ``fn`` runs: itself, the instance of a bound method, what a ``partial`` wraps,
-    and modules in its closure or among the globals its code names."""
+    modules in its closure or among the globals its code names, and the attributes of instances
+    of the user's own classes found there (``pipeline.model``)."""
     found: dict[int, torch.nn.Module] = {}
     pending: list[Any] = [fn]
     seen: set[int] = set()
@@ -50,6 +53,8 @@ def modules_reached_by(fn: Callable[..., Any]) -> list[torch.nn.Module]:
 
 
 def _referenced_objects(fn: Any) -> list[Any]:
+    if _is_user_instance(fn):
+        return list(vars(fn).values())
     self_obj = getattr(fn, "__self__", None)
     code = getattr(fn, "__code__", None)
     referenced = [self_obj] if self_obj is not None else []
@@ -63,6 +68,14 @@ def _referenced_objects(fn: Any) -> list[Any]:
     fn_globals = getattr(fn, "__globals__", {})
     referenced.extend(fn_globals[name] for name in code.co_names if name in fn_globals)
     return referenced
+
+
+def _is_user_instance(obj: Any) -> bool:
+    """An instance of a class defined in the user's code (not a function, module or library type)."""
+    if isinstance(obj, type) or inspect.isroutine(obj) or not hasattr(obj, "__dict__"):
+        return False
+    defining_file = getattr(sys.modules.get(type(obj).__module__), "__file__", None)
+    return defining_file is not None and not is_library_file(defining_file)
 
 
 @contextmanager

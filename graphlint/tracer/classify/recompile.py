@@ -22,6 +22,15 @@ _LIMIT = re.compile(
 )
 
 
+_RESUME_FUNCTION = re.compile(r"^torch_dynamo_resume_in_(?P<name>\w+?)_at_(?P<line>\d+)$")
+
+
+def readable_function(name: str) -> str:
+    """Dynamo names the code after a graph break ``torch_dynamo_resume_in_forward_at_21``."""
+    m = _RESUME_FUNCTION.match(name)
+    return f"{m['name']} (resumed after the graph break at line {m['line']})" if m else name
+
+
 @dataclass
 class Recompile:
     function: str
@@ -39,7 +48,7 @@ def recompile_of_log(message: str, user_files: set[str]) -> Recompile | None:
     frames = frames_of_stack_trace(body) or [(function["file"], int(function["line"]))]
     where = pick_user_frame(frames, user_files)
     return Recompile(
-        function=function["name"],
+        function=readable_function(function["name"]),
         guard=guard["guard"].strip() if guard else "unknown guard",
         file=where[0] if where else None,
         line=where[1] if where else None,
@@ -60,4 +69,6 @@ def limit_hit_of_log(message: str) -> RecompileLimitHit | None:
     m = _LIMIT.search(message)
     if m is None:
         return None
-    return RecompileLimitHit(m["kind"], int(m["limit"]), m["name"], m["guard"].strip(), m["file"], int(m["line"]))
+    return RecompileLimitHit(
+        m["kind"], int(m["limit"]), readable_function(m["name"]), m["guard"].strip(), m["file"], int(m["line"])
+    )

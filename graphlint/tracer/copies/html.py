@@ -14,6 +14,7 @@ BAR_ROW = 22  # px per bar
 LABEL_WIDTH = 360  # px of the label column
 BAR_WIDTH = 420  # px of the longest bar
 MAX_LINES = 40  # bars in the per-line chart
+LABEL_CHARS = 50  # what fits in LABEL_WIDTH at 12px monospace; longer labels keep their end
 
 _CSS = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2em; color: #222; }
@@ -82,7 +83,7 @@ def _bars(items: list[tuple[str, int, str]]) -> str:
         y = i * BAR_ROW + 2
         bar = max(1, round(BAR_WIDTH * value / largest))
         rows.append(
-            f'<text x="{LABEL_WIDTH - 6}" y="{y + 15}" text-anchor="end">{escape(label)}</text>'
+            f'<text x="{LABEL_WIDTH - 6}" y="{y + 15}" text-anchor="end">{escape(_fit(label))}</text>'
             f'<rect x="{LABEL_WIDTH}" y="{y + 3}" width="{bar}" height="{BAR_ROW - 6}" fill="#4e79a7">'
             f"<title>{escape(label)}: {value}</title></rect>"
             f'<text x="{LABEL_WIDTH + bar + 6}" y="{y + 15}">{value} {escape(note)}</text>'
@@ -91,6 +92,11 @@ def _bars(items: list[tuple[str, int, str]]) -> str:
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" role="img">{"".join(rows)}</svg>'
     )
+
+
+def _fit(label: str) -> str:
+    """The end of a long label (the file name and line matter most); the bar's tooltip has it all."""
+    return label if len(label) <= LABEL_CHARS else "…" + label[-(LABEL_CHARS - 1) :]
 
 
 def _graph_table(graphs: list[dict[str, Any]]) -> str:

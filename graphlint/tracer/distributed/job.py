@@ -72,6 +72,9 @@ class JobFiles:
     def progress(self, rank: int) -> Path:
         return self.rank_dir(rank) / "progress.json"
 
+    def stacks_taken(self, rank: int) -> Path:
+        return self.rank_dir(rank) / "stacks-taken"
+
     @property
     def stop_note(self) -> Path:
         return self.folder / "stop.json"

@@ -6,20 +6,23 @@ so nothing is left running. Every rank writes its report; rank 0 waits for them 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import signal
 import sys
 import time
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from graphlint.tracer.distributed.hangs import ENDINGS
-from graphlint.tracer.distributed.job import JobFiles, RankInfo, read_json, write_json
+from graphlint.tracer.distributed.job import STALE_NOTE_SECONDS, JobFiles, RankInfo, read_json, write_json
 from graphlint.tracer.ladder import STARTUP_ALLOWANCE_SECONDS, run_ladder
 from graphlint.tracer.stages.base import TraceOptions
 from graphlint.tracer.target import TargetError
 
 POLL_SECONDS = 0.2
+# How long a rank that took the stacks of its hung worker waits for the other ranks to take
+# theirs before its worker is killed (which lets their collectives fail and move on).
+STACKS_WAIT_SECONDS = 3.0
+STACKS_POLL_SECONDS = 0.02
 # Rank 0 finished its ladder; a peer still running is at most in a stage that its own timeout
 # (and the startup allowance, while loading) will end, plus this margin.
 MERGE_MARGIN_SECONDS = 15.0
@@ -39,10 +42,7 @@ def run_rank(
     previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:
         try:
-            report = run_ladder(
-                target_spec, options, entry, script_args, functools.partial(_stop_peers_on_failure, files, info.rank),
-                functools.partial(files.stop_reason_for, info.rank),
-            )
+            report = run_ladder(target_spec, options, entry, script_args, peers=RankPeers(files, info))
         except TargetError as exc:
             files.post_stop(info.rank, f"the target did not load on rank {info.rank}")
             raise exc
@@ -64,14 +64,36 @@ def run_rank(
         signal.signal(signal.SIGTERM, previous)
 
 
-def _stop_peers_on_failure(files: JobFiles, rank: int, event: str, _stage: str, result: dict[str, Any] | None) -> None:
-    """The ladder's progress callback: the moment a stage of this rank crashed or hung, tell the
-    other ranks to stop (they wait on this rank in a collective, or soon will)."""
-    if event != "result" or result is None:
-        return
-    ending = next((f for f in result.get("findings", []) if f["kind"] in ENDINGS and f["kind"] != "stopped"), None)
-    if ending is not None:
-        files.post_stop(rank, ending["message"].splitlines()[0])
+class RankPeers:
+    """The other ranks of the job, as the ladder sees them (``graphlint.tracer.ladder.Peers``),
+    through the job folder."""
+
+    def __init__(self, files: JobFiles, info: RankInfo) -> None:
+        self.files, self.info = files, info
+
+    def stop_reason(self) -> str | None:
+        return self.files.stop_reason_for(self.info.rank)
+
+    def stopping(self, reason: str) -> None:
+        self.files.post_stop(self.info.rank, reason)
+
+    def stacks_taken(self) -> None:
+        """Mark this rank's stacks as taken, then wait until every other rank has taken its
+        own or finished (a rank that is gone is waited for only ``STACKS_WAIT_SECONDS``)."""
+        write_json(self.files.stacks_taken(self.info.rank), time.time())
+        others = [r for r in range(self.info.world_size) if r != self.info.rank]
+        give_up = time.monotonic() + STACKS_WAIT_SECONDS
+        while time.monotonic() < give_up:
+            if all(self._fresh(self.files.stacks_taken(r)) or self._fresh(self.files.report(r)) for r in others):
+                return
+            time.sleep(STACKS_POLL_SECONDS)
+
+    def _fresh(self, path: Path) -> bool:
+        """Written by this job, not left by an earlier one in the same folder."""
+        try:
+            return path.stat().st_mtime >= (self.files.started or 0.0) - STALE_NOTE_SECONDS
+        except OSError:
+            return False
 
 
 def wait_for_reports(

@@ -37,7 +37,12 @@ def render_html(report: dict[str, Any]) -> str:
                 for i, c in enumerate(cells)
             ) + "</tr>"
         )
-    parts.append("</table><h2>Findings</h2>")
+    parts.append("</table>")
+    if report.get("ranks"):  # a merged multi-rank report
+        from graphlint.tracer.distributed.rank_table import rank_table_html
+
+        parts.append(rank_table_html(report))
+    parts.append("<h2>Findings</h2>")
     for f in report["findings"]:
         where = f"{f['file']}:{f['line']}" if f.get("file") else "(no user line)"
         parts.append(

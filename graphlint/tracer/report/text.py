@@ -57,7 +57,7 @@ def print_report(report: dict[str, Any], console: Console | None = None) -> None
         console.print(f"[yellow]environment:[/] {escape(warning)}")
     console.print(stage_table(report))
     if report.get("ranks"):  # a merged multi-rank report
-        from graphlint.tracer.distributed.text import rank_table
+        from graphlint.tracer.distributed.rank_table import rank_table
 
         console.print(rank_table(report))
     verdict = report["verdict"]

@@ -13,6 +13,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+import torch
+
 from graphlint.tracer.locate import user_line_of_stack_trace
 from graphlint.tracer.recording import RecordedGraph
 from graphlint.tracer.torchair.registry import Registry, op_name
@@ -36,8 +38,8 @@ def target_rows(registry: Registry, graphs: Sequence[RecordedGraph], user_files:
                  "inputs": {}, "outputs": {}, "lines": []},
             )
             row["count"] += 1
-            _tally(row["inputs"], ", ".join(_shape(a) for a in node.args))
-            _tally(row["outputs"], _shape(node))
+            _tally(row["inputs"], ", ".join(_describe(a) for a in node.args))
+            _tally(row["outputs"], _describe(node))
             where = user_line_of_stack_trace(node.meta.get("stack_trace"), user_files)
             if where and f"{where[0]}:{where[1]}" not in row["lines"]:
                 row["lines"].append(f"{where[0]}:{where[1]}")
@@ -74,13 +76,17 @@ def _op_type(name: str) -> str:
     return namespace
 
 
-def _shape(value: Any) -> str:
-    meta = getattr(value, "meta", {}).get("val") if hasattr(value, "meta") else value
-    if hasattr(meta, "shape") and hasattr(meta, "dtype"):
-        return f"{str(meta.dtype).removeprefix('torch.')}{tuple(meta.shape)}"
-    if isinstance(meta, (list, tuple)):
-        return "[" + ", ".join(_shape(v) for v in meta) + "]"
-    return repr(meta) if not hasattr(value, "meta") else value.name
+def _describe(value: Any) -> str:
+    """An argument as the table shows it: a node by its fake value's dtype and shape
+    (``float32(4, 8)``), lists element-wise, constants as written."""
+    if isinstance(value, torch.fx.Node):
+        fake = value.meta.get("val")
+        return value.name if fake is None else _describe(fake)
+    if isinstance(value, torch.Tensor):
+        return f"{str(value.dtype).removeprefix('torch.')}{tuple(value.shape)}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_describe(v) for v in value) + "]"
+    return repr(value)
 
 
 def _tally(counts: dict[str, int], key: str) -> None:
