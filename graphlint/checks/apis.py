@@ -101,13 +101,13 @@ DTYPE_NAMES = frozenset(
 
 # Calls that wait for the device or need a data-dependent output shape (GL202).
 SYNC_METHODS = frozenset(
-    {"item", "tolist", "synchronize", "nonzero", "masked_select", "unique", "argwhere"}
+    {"item", "tolist", "synchronize", "nonzero", "masked_select", "unique", "argwhere", "bincount"}
 )
 SYNC_FUNCTIONS = frozenset(
     {
         "torch.nonzero", "torch.masked_select", "torch.unique", "torch.argwhere",
         "torch.npu.synchronize", "torch.cuda.synchronize",
-        "torch.unique_consecutive",
+        "torch.unique_consecutive", "torch.bincount",
     }
 )
 ONE_ARGUMENT_WHERE = "torch.where"

@@ -46,6 +46,9 @@ class ExtractOptions:
     capture_entrypoints: tuple[str, ...] = ()
 
 
+LIBCST_CANNOT_PARSE = "valid Python that libcst cannot parse (not analysed):"
+
+
 def extract_facts(source: bytes, options: ExtractOptions = ExtractOptions()) -> FileFacts:
     """Facts of one file. Never raises on bad input: it becomes ``FileFacts.error``.
 
@@ -75,9 +78,11 @@ def extract_facts(source: bytes, options: ExtractOptions = ExtractOptions()) -> 
         return FileFacts(error=f"cannot parse: {exc}")
     try:
         module = cst.parse_module(text)
-    except cst.ParserSyntaxError as exc:  # Python reads it, libcst does not (newer syntax)
+    except cst.ParserSyntaxError as exc:  # valid Python that libcst does not read: `(x): int = 1`
         return FileFacts(
-            error=f"cannot parse: {exc.message}", error_line=max(exc.raw_line, 1), error_column=exc.raw_column + 1
+            error=f"{LIBCST_CANNOT_PARSE} {exc.message}",
+            error_line=max(exc.raw_line, 1),
+            error_column=exc.raw_column + 1,
         )
     return _Extractor(text, tree, options).run(module)
 

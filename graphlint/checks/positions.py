@@ -37,8 +37,8 @@ ANCHOR_KINDS: dict[type[cst.CSTNode], str] = {
     cst.FormattedStringExpression: "FormattedStringExpression",
 }
 
-_AstSpan = tuple[int, int, int, int]
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # line, byte column, end line, end byte column
+_AstSpan = tuple[int, int, int, int]  # line, byte column, end line, end byte column
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def _ast_anchors(tree: ast.AST) -> dict[str, list[_AstSpan]]:

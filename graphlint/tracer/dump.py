@@ -39,7 +39,11 @@ def dump_decompiled(ctx: StageContext, fn: Any) -> dict[str, str]:
         ctx.dump("decompiled/NOTE.txt", f"depyf is not installed ({exc}); pip install depyf\n")
         return {"depyf": f"failed: {exc}"}
     outcome: dict[str, str] = {}
-    entries = torch._dynamo.eval_frame._debug_get_cache_entry_list(code)
+    try:  # a private torch API: it may move between releases
+        entries = torch._dynamo.eval_frame._debug_get_cache_entry_list(code)
+    except (AttributeError, TypeError) as exc:
+        ctx.dump("decompiled/NOTE.txt", f"cannot list dynamo's code for {code.co_name}: {exc}\n")
+        return {"depyf": f"failed: {exc}"}
     for i, entry in enumerate(entries):
         name = f"{code.co_name}_entry_{i}"
         try:

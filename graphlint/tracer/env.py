@@ -37,7 +37,10 @@ def cann_version() -> str | None:
     for home in homes:
         for pattern in _CANN_VERSION_FILES:
             for path in sorted(home.glob(pattern)):
-                match = _VERSION_LINE.search(path.read_text(encoding="utf-8", errors="replace"))
+                try:
+                    match = _VERSION_LINE.search(path.read_text(encoding="utf-8", errors="replace"))
+                except OSError:  # unreadable: look at the next file
+                    continue
                 if match:
                     return match["v"]
     return None

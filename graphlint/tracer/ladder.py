@@ -287,6 +287,8 @@ def _exit_description(status: int | None) -> str:
             name = signal.Signals(-status).name
         except ValueError:
             name = f"signal {-status}"
+        if -status == signal.SIGKILL:  # not graphlint's (a hang is reported as such): the kernel's, usually
+            return f"died of {name} (most often the kernel's out-of-memory killer: --memory-limit GB makes that an oom finding)"
         return f"died of {name}"
     return f"exited with status {status} before reporting the stage"
 

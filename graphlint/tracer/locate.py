@@ -1,11 +1,14 @@
 """Find the user's file and line: in an exception's frames or an FX node's ``stack_trace``.
 
 Never a torch-internal frame: a frame counts as the user's when its file is one of the target's
-own files, else when it is outside the Python installation, site-packages and graphlint itself.
+own files, else when it is outside the Python installation, site-packages and graphlint itself,
+else (a model that lives in a library, such as transformers) when it is in a library other than
+torch and the standard library.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import sys
@@ -31,6 +34,11 @@ _LIBRARY_DIRS = tuple(
 )
 
 
+_TORCH_SPEC = importlib.util.find_spec("torch")  # found, not imported
+_TORCH_DIRS = tuple(os.path.abspath(p) for p in (_TORCH_SPEC.submodule_search_locations or [])) if _TORCH_SPEC else ()
+_STDLIB_DIR = os.path.abspath(sysconfig.get_paths()["stdlib"])
+
+
 def is_library_file(path: str) -> bool:
     if path.startswith("<"):  # <frozen importlib._bootstrap>, <string>, <eval_with_key>…
         return True
@@ -42,17 +50,32 @@ def is_library_file(path: str) -> bool:
     return any(path.startswith(d + os.sep) for d in _LIBRARY_DIRS)
 
 
+def is_framework_file(path: str) -> bool:
+    """torch, graphlint, the standard library, or code without a file: never the user's line."""
+    if path.startswith("<"):
+        return True
+    path = os.path.abspath(path)
+    if any(path.startswith(d + os.sep) for d in (_GRAPHLINT_DIR, *_TORCH_DIRS)):
+        return True
+    in_site_packages = "site-packages" in path or "dist-packages" in path
+    return path.startswith(_STDLIB_DIR + os.sep) and not in_site_packages
+
+
 def pick_user_frame(
     frames: Iterable[tuple[str, int]], user_files: set[str] | None = None
 ) -> tuple[str, int] | None:
-    """The innermost frame in the user's files; frames are given outermost first."""
+    """The innermost frame in the user's files, else outside any library, else in a library
+    that is not torch nor the standard library; frames are given outermost first."""
     frames = [(f if f.startswith("<") else os.path.abspath(f), n) for f, n in frames]
     if user_files:
         own = [fr for fr in frames if fr[0] in user_files]
         if own:
             return own[-1]
     other = [fr for fr in frames if not is_library_file(fr[0])]
-    return other[-1] if other else None
+    if other:
+        return other[-1]
+    model_library = [fr for fr in frames if not is_framework_file(fr[0])]
+    return model_library[-1] if model_library else None
 
 
 def frames_of_stack_trace(stack_trace: str | None) -> list[tuple[str, int]]:

@@ -3,11 +3,12 @@
 An MoE router reads expert counts back to the host (.item(), .tolist()) and picks tokens
 with a boolean mask, all between capture_begin() and capture_end().
 """
-# expect-check: GL202@18 GL202@20 GL202@20 GL202@29
-# expect-region: GL202@18 capture sync_in_capture.py:27 capture_router>route
-# expect-region: GL202@20 capture sync_in_capture.py:27 capture_router>route
-# expect-region: GL202@20 capture sync_in_capture.py:27 capture_router>route
-# expect-region: GL202@29 capture sync_in_capture.py:27 capture_router
+# expect-check: GL202@18 GL202@19 GL202@21 GL202@21 GL202@30
+# expect-region: GL202@18 capture sync_in_capture.py:28 capture_router>route
+# expect-region: GL202@19 capture sync_in_capture.py:28 capture_router>route
+# expect-region: GL202@21 capture sync_in_capture.py:28 capture_router>route
+# expect-region: GL202@21 capture sync_in_capture.py:28 capture_router>route
+# expect-region: GL202@30 capture sync_in_capture.py:28 capture_router
 
 import torch
 

@@ -8,7 +8,8 @@ import contextlib
 import io
 import json
 import os
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,20 +25,38 @@ STAGES = "eager,dynamo,aot"  # torchair and capture add nothing to a multi-rank 
 DistributedRun = Callable[..., tuple[int, dict[str, Any]]]
 
 
-def processes_mentioning(text: str) -> list[str]:
-    """Command lines of live processes (not zombies) that mention ``text``."""
+JOB_VARIABLE = "GRAPHLINT_TEST_JOB"  # set for one job: every process of it inherits it
+
+
+def processes_of_job(job: str) -> list[str]:
+    """Command lines of the live processes (not zombies) whose environment has
+    ``GRAPHLINT_TEST_JOB=job``: the launcher's torchrun, the ranks and their workers."""
+    marker = f"{JOB_VARIABLE}={job}".encode()
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            if marker not in (entry / "environ").read_bytes().split(b"\0"):
+                continue
             state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        if text in cmdline and state != "Z":
+        if state != "Z":
             found.append(cmdline)
     return found
+
+
+@contextlib.contextmanager
+def job_environment() -> Iterator[str]:
+    """Mark the processes started inside the block (they inherit the variable) as one job."""
+    job = uuid.uuid4().hex
+    os.environ[JOB_VARIABLE] = job
+    try:
+        yield job
+    finally:
+        del os.environ[JOB_VARIABLE]
 
 
 @pytest.fixture(scope="session")
@@ -52,10 +71,10 @@ def distributed_run() -> DistributedRun:
             out, err = io.StringIO(), io.StringIO()
             argv = ["trace", os.path.relpath(target), "--nproc", str(nproc), "--stages", STAGES, "--format", "json"]
             argv += options
-            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            with job_environment() as job, contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
                 status = main(argv)
             assert out.getvalue(), f"no report on stdout; stderr:\n{err.getvalue()}"
-            assert processes_mentioning(target.name) == [], "processes of the job were left behind"
+            assert processes_of_job(job) == [], "processes of the job were left behind"
             cache[key] = (status, json.loads(out.getvalue()))
         return cache[key]
 

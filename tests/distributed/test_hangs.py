@@ -6,13 +6,15 @@ from __future__ import annotations
 import copy
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from graphlint.tracer.distributed.hangs import hang_findings
 from graphlint.tracer.distributed.views import RankView
-from tests.distributed.conftest import REPO, SAMPLES, STAGES, TARGETS, processes_mentioning
+from tests.distributed.conftest import REPO, SAMPLES, STAGES, TARGETS, job_environment, processes_of_job
 
 SLEEPS = SAMPLES / "rank_sleeps.py"
 
@@ -71,8 +73,9 @@ def test_four_ranks_under_torchrun_rank_0_prints_the_merged_report(tmp_path: Pat
         "-m", "graphlint", "trace", os.path.relpath(SLEEPS, REPO), "--stages", STAGES, "--timeout", "10",
         "--format", "json",
     ]
-    env = {**os.environ, "GRAPHLINT_RANKS_DIR": str(tmp_path), "OMP_NUM_THREADS": "1"}
-    done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    with job_environment() as job:
+        env = {**os.environ, "GRAPHLINT_RANKS_DIR": str(tmp_path), "OMP_NUM_THREADS": "1"}
+        done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 1, done.stderr[-3000:]
     report = json.loads(done.stdout)
     assert report["world_size"] == 4 and all(entry["reported"] for entry in report["ranks"])
@@ -80,4 +83,17 @@ def test_four_ranks_under_torchrun_rank_0_prints_the_merged_report(tmp_path: Pat
     assert (hang["code"], hang["ranks"], hang["line"]) == ("GD005", [1], SLEEP_LINE)
     assert "ranks 0, 2, 3 are waiting in all_reduce" in hang["message"]
     assert json.loads((tmp_path / "merged.json").read_text()) == report
-    assert processes_mentioning(str(tmp_path)) == [] and processes_mentioning(SLEEPS.name) == []
+    assert processes_of_job(job) == []
+
+
+def test_interrupting_graphlint_leaves_no_process_of_the_job() -> None:
+    command = [sys.executable, "-m", "graphlint", "trace", os.path.relpath(SLEEPS, REPO), "--nproc", "2", "--stages", "eager"]
+    with job_environment() as job:
+        launcher = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while sum("graphlint.tracer.worker" in p for p in processes_of_job(job)) < 2:  # both ranks are tracing
+        assert launcher.poll() is None and time.monotonic() < deadline, "the ranks' workers never started"
+        time.sleep(0.5)
+    launcher.send_signal(signal.SIGINT)
+    assert launcher.wait(timeout=60) == 130
+    assert processes_of_job(job) == []

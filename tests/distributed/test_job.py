@@ -8,7 +8,7 @@ from pathlib import Path
 
 from graphlint.cli import main
 from graphlint.tracer.distributed.job import RANKS_DIR_VARIABLE, rank_of_job
-from tests.distributed.conftest import processes_mentioning
+from tests.distributed.conftest import job_environment, processes_of_job
 
 TORCHRUN_RANK_1 = {
     "RANK": "1", "WORLD_SIZE": "4", "LOCAL_RANK": "1", "MASTER_ADDR": "localhost", "MASTER_PORT": "29500",
@@ -36,8 +36,8 @@ def test_a_target_that_does_not_load_is_a_usage_error_naming_it(tmp_path: Path) 
     target = tmp_path / "broken_target.py"
     target.write_text("import torch\nraise ImportError('no module named apex')\ndef graphlint_target(): ...\n")
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    with job_environment() as job, contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         status = main(["trace", str(target), "--nproc", "2", "--stages", "eager", "--format", "json"])
     assert status == 2 and out.getvalue() == ""
     assert "no module named apex" in err.getvalue()
-    assert processes_mentioning(target.name) == []
+    assert processes_of_job(job) == []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from rich.console import Console
 
 from graphlint.tracer.report.html import render_html
@@ -28,3 +30,13 @@ def test_report_html_has_the_rank_table(distributed_run) -> None:
     table = html[html.index("<h2>Ranks</h2>") : html.index("<h2>Findings</h2>")]
     assert table.count("<tr>") == 3  # the header and one row per rank
     assert table.count("<td class='failed'>failed</td>") == 2  # eager failed on both ranks
+
+
+def test_dump_writes_the_merged_report_and_each_ranks_own(distributed_run, tmp_path_factory) -> None:
+    dump = tmp_path_factory.mktemp("dump")
+    _, report = distributed_run(SAMPLES / "version_skew.py", 2, "--timeout", "120", "--dump", str(dump))
+    assert json.loads((dump / "report.json").read_text()) == report
+    assert "<h2>Ranks</h2>" in (dump / "report.html").read_text()
+    for rank in (0, 1):
+        own = json.loads((dump / f"rank-{rank}" / "report.json").read_text())
+        assert own["rank"]["rank"] == rank and own["stages"] == report["ranks"][rank]["stages"]

@@ -49,6 +49,6 @@ def test_cann_version_is_read_from_the_toolkit_version_file(tmp_path: Path, monk
 
 
 def test_every_trace_report_embeds_the_environment(trace_json) -> None:
-    _, report = trace_json("samples/trace/clean.py", "--stages", "eager")
+    _, report = trace_json("samples/trace/clean.py", "--stages", "aot,eager")  # shared with test_stages
     assert report["environment"]["python"] and report["environment"]["torch"]
     assert report["environment"].keys() == environment_facts().keys()

@@ -111,12 +111,17 @@ def folder_digest(folder: Path) -> dict[str, str]:
 
 @contextlib.contextmanager
 def marked_environment() -> Iterator[str]:
+    """A fresh marker in the environment, and no PYTHONDONTWRITEBYTECODE (a user's shell does not
+    set it, so graphlint itself must keep the target's folder free of __pycache__)."""
     marker = uuid.uuid4().hex
+    saved = os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     os.environ[MARKER_VARIABLE] = marker
     try:
         yield marker
     finally:
         del os.environ[MARKER_VARIABLE]
+        if saved is not None:
+            os.environ["PYTHONDONTWRITEBYTECODE"] = saved
 
 
 def trace(target: Path, dump: Path, *options: str) -> TraceRun:

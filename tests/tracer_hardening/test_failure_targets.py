@@ -82,3 +82,10 @@ def test_unloadable_targets_name_the_cause_on_stderr(failure_trace: FailureTrace
     for stem, cause in causes.items():
         run = run_of(failure_trace, stem)
         assert run.status == 2 and cause in run.stderr, (stem, run.stderr[-1000:])
+
+
+def test_sigkill_as_from_the_oom_killer_is_a_crash_that_points_to_memory_limit(failure_trace: FailureTrace) -> None:
+    run = run_of(failure_trace, "killed_in_forward")
+    (crash,) = findings_of(run.report, "crash")
+    assert crash["code"] == "GT005" and crash["details"]["exit_status"] == -signal.SIGKILL
+    assert "out-of-memory killer" in crash["message"] and "--memory-limit" in crash["message"]

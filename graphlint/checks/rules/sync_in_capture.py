@@ -12,8 +12,8 @@ class SyncInCapture(CaptureRule):
     """## What it does
     Flags operations that wait for the device or whose output shape depends on tensor values,
     inside a capture region: `.item()`, `.tolist()`, `synchronize()`, `nonzero()`,
-    one-argument `torch.where(cond)`, `masked_select`, `unique`, and boolean-mask indexing
-    `x[x > 0]` / `x[mask]`.
+    one-argument `torch.where(cond)`, `masked_select`, `unique`, `bincount`, and boolean-mask
+    indexing `x[x > 0]` / `x[mask]`.
 
     ## Why is this bad?
     A captured graph replays fixed kernels with fixed shapes and may not synchronise the stream.

@@ -63,6 +63,9 @@ class JobFiles:
     def report(self, rank: int) -> Path:
         return self.rank_dir(rank) / "report.json"
 
+    def process(self, rank: int) -> Path:
+        return self.rank_dir(rank) / "process.json"  # the rank's graphlint process (its supervisor)
+
     def facts(self, rank: int) -> Path:
         return self.rank_dir(rank) / "facts.json"
 

@@ -4,7 +4,8 @@
 
 The ranks share a fresh job folder (``GRAPHLINT_RANKS_DIR``). Rank 0 merges; when rank 0 itself
 was lost, the reports the other ranks left are merged here. Afterwards no process of the job is
-left: torchrun's process group is killed, and so is any worker session a rank left behind."""
+left, even when graphlint is interrupted: torchrun is stopped (SIGTERM, then SIGKILL), and so is
+any rank or worker session left behind."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from graphlint.tracer.distributed.job import RANKS_DIR_VARIABLE, JobFiles, read_
 from graphlint.tracer.target import TargetError
 
 LOG_TAIL_CHARS = 4000
+TORCHRUN_GRACE_SECONDS = 10.0
 
 
 def rank_arguments(args: argparse.Namespace) -> list[str]:
@@ -60,10 +62,9 @@ def launch_job(args: argparse.Namespace, nproc: int) -> dict[str, Any]:
             try:
                 process.wait()
             finally:
-                _kill_group(process.pid)
-                process.wait()
+                _stop_torchrun(process)
                 for rank in range(nproc):
-                    _kill_left_worker(files, rank)
+                    _kill_left_sessions(files, rank)
         merged = read_json(files.merged)
         if merged is not None:
             return merged
@@ -77,21 +78,31 @@ def launch_job(args: argparse.Namespace, nproc: int) -> dict[str, Any]:
         raise TargetError(f"graphlint trace --nproc {nproc}: no rank wrote a report.\n{said}")
 
 
-def _kill_group(pgid: int) -> None:
+def _stop_torchrun(process: subprocess.Popen[bytes]) -> None:
+    """When graphlint itself is interrupted: SIGTERM lets torchrun stop its ranks (each rank
+    then kills its worker); whatever is left after a grace period is killed."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(TORCHRUN_GRACE_SECONDS)
+        except subprocess.TimeoutExpired:
+            pass
+    _kill_session(process.pid)
+    process.wait()
+
+
+def _kill_left_sessions(files: JobFiles, rank: int) -> None:
+    """torchrun starts each rank in its own session, and each rank its worker in another; a
+    session still there after torchrun ended (a rank or worker killed out of order) is killed."""
+    pids = [(read_json(files.process(rank)) or {}).get("pid"), (read_json(files.facts(rank)) or {}).get("pid")]
+    for pid in pids:
+        if isinstance(pid, int):
+            _kill_session(pid)
+
+
+def _kill_session(pid: int) -> None:
     try:
-        os.killpg(pgid, signal.SIGKILL)
+        if os.getsid(pid) == pid:  # still the session leader that was started, not a reused pid
+            os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
-
-
-def _kill_left_worker(files: JobFiles, rank: int) -> None:
-    """A rank's worker runs in its own session (its supervisor kills it); if the supervisor was
-    killed first, the worker's session is still there: its pid is in the rank's facts."""
-    facts = read_json(files.facts(rank)) or {}
-    pid = facts.get("pid")
-    if isinstance(pid, int):
-        try:
-            if os.getpgid(pid) == pid:  # still the session leader graphlint started, not a reused pid
-                _kill_group(pid)
-        except (ProcessLookupError, PermissionError):
-            pass

@@ -48,6 +48,8 @@ def merge_reports(reports: dict[int, dict[str, Any] | None], world_size: int, la
 def _with_ranks(finding: Finding) -> dict[str, Any]:
     data = finding.to_json()
     data["ranks"] = data.get("details", {}).pop("ranks", [])
+    if "details" in data and not data["details"]:
+        del data["details"]
     return data
 
 
@@ -64,27 +66,33 @@ def _merged_rank_findings(views: list[RankView]) -> list[dict[str, Any]]:
 
 
 def _merged_stages(views: list[RankView]) -> list[dict[str, Any]]:
-    names = [n for n in STAGE_ORDER if any(v.stage_row(n) for v in views)]
+    """One row per stage: failed when it failed on any rank (each distinct reason once, with
+    its ranks), passed when it passed on all, else skipped; the largest counts and time."""
     rows = []
-    for name in names:
-        per_rank = {v.rank: v.stage_row(name) for v in views if v.stage_row(name)}
-        statuses = {r: row["status"] for r, row in per_rank.items()}  # type: ignore[index]
-        failed = sorted(r for r, s in statuses.items() if s == "failed")
-        status = "failed" if failed else "passed" if all(s == "passed" for s in statuses.values()) else "skipped"
-        first = next(row for row in per_rank.values() if row and (status == "passed" or row["status"] == status))
-        row: dict[str, Any] = {
+    for name in STAGE_ORDER:
+        per_rank = {v.rank: row for v in views if (row := v.stage_row(name)) is not None}
+        if not per_rank:
+            continue
+        failed = sorted(r for r, row in per_rank.items() if row["status"] == "failed")
+        status = "failed" if failed else "passed" if all(r["status"] == "passed" for r in per_rank.values()) else "skipped"
+        first = next(row for row in per_rank.values() if status == "passed" or row["status"] == status)
+        merged: dict[str, Any] = {
             "name": name, "status": status, "mode": first.get("mode", "real"),
-            "seconds": max(r.get("seconds", 0) for r in per_rank.values() if r),
+            "seconds": max(row.get("seconds", 0) for row in per_rank.values()),
         }
-        if first.get("reason") and status != "passed":
-            row["reason"] = (f"{rank_list(failed)}: " if failed else "") + first["reason"]
-        for key in ("graphs", "graph_breaks", "recompiles"):
-            values = [r[key] for r in per_rank.values() if r and key in r]
-            if values:
-                row[key] = max(values)
         if failed:
-            row["failed_ranks"] = failed
-        rows.append(row)
+            by_reason: dict[str, list[int]] = {}
+            for rank in failed:
+                by_reason.setdefault(per_rank[rank].get("reason") or "failed", []).append(rank)
+            merged["reason"] = "; ".join(f"{rank_list(ranks)}: {reason}" for reason, ranks in by_reason.items())
+            merged["failed_ranks"] = failed
+        elif status == "skipped" and first.get("reason"):
+            merged["reason"] = first["reason"]
+        for key in ("graphs", "graph_breaks", "recompiles"):
+            values = [row[key] for row in per_rank.values() if key in row]
+            if values:
+                merged[key] = max(values)
+        rows.append(merged)
     return rows
 
 
@@ -121,6 +129,7 @@ def _rank_entry(view: RankView) -> dict[str, Any]:
         "env": facts.get("env"),
         "process_group": facts.get("process_group"),
         "collectives": (view.side.get("collectives") or {}).get("by_stage", {}),
+        "collectives_errors": (view.side.get("collectives") or {}).get("errors", {}),
         "progress": view.side.get("progress"),
         "ending": ending.to_json() if ending else None,
     }

@@ -6,6 +6,7 @@ so nothing is left running. Every rank writes its report; rank 0 waits for them 
 from __future__ import annotations
 
 import dataclasses
+import os
 import signal
 import sys
 import time
@@ -37,6 +38,7 @@ def run_rank(
 
     started = time.time()
     files = JobFiles(info.folder, started)
+    write_json(files.process(info.rank), {"pid": os.getpid()})
     if options.dump_dir is not None:
         options = dataclasses.replace(options, dump_dir=options.dump_dir / f"rank-{info.rank}")
     previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
@@ -53,6 +55,8 @@ def run_rank(
             "progress": read_json(files.progress(info.rank)),
         }
         write_json(files.report(info.rank), report)
+        if options.dump_dir is not None:  # DIR/rank-N/, beside the rank's graphs
+            write_json(options.dump_dir / "report.json", report)
         if info.rank != 0:
             return None
         deadline = time.monotonic() + options.timeout + STARTUP_ALLOWANCE_SECONDS + MERGE_MARGIN_SECONDS

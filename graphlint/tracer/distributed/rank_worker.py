@@ -51,7 +51,7 @@ class RankWorker:
             return
         try:
             self.collectives[stage] = collectives_in_graphs(ctx.shared[key], self.user_files)
-        except Exception as exc:  # a graph graphlint cannot read: the comparison says so
+        except Exception as exc:  # a graph graphlint cannot read: reported in the rank's entry
             self.errors[stage] = f"{type(exc).__name__}: {exc}"
         write_json(self.files.collectives(self.info.rank), {"by_stage": self.collectives, "errors": self.errors})
 

@@ -22,7 +22,7 @@ def build_report(outcome: LadderOutcome, options: TraceOptions) -> dict[str, Any
     from graphlint.tracer.copies.report import build_copies_report
     from graphlint.tracer.env import environment_facts
 
-    stage_names = [name for name in outcome.results]
+    stage_names = list(outcome.results)  # in ladder order
     findings: list[Finding] = []
     for name in stage_names:
         for data in outcome.results[name].get("findings", []):

@@ -47,7 +47,7 @@ class DynamoStage(Stage):
                         default_kind="compile-error",
                     )
                 )
-            decompiled = dump_decompiled(ctx, ctx.target.fn)
+        decompiled = dump_decompiled(ctx, ctx.target.fn)
         ctx.shared["dynamo_graphs"] = recorder.graphs
         breaks = self._graph_breaks(reports, ctx.target.user_files)
         recompiles, recompile_count = self._recompiles(reports, ctx.target.user_files)
