@@ -31,7 +31,7 @@ import sys
 import sysconfig
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -114,7 +114,8 @@ def tool_row(name: str, executable: Path | None, arguments: Sequence[str | Path]
         print(f"  ({name}: not found; install it in a separate venv and pass --tools-venv)")
         return None
     wall, cpu, result = timed_command([executable, *arguments])
-    return Row(name, wall, cpu, files, lines, f"exit {result.returncode}, {len(result.stdout.splitlines())} output lines")
+    output = len(result.stdout.splitlines()) + len(result.stderr.splitlines())
+    return Row(name, wall, cpu, files, lines, f"exit {result.returncode}, {output} output lines")
 
 
 def find_tool(name: str, venv: Path | None) -> Path | None:
@@ -126,25 +127,33 @@ def find_tool(name: str, venv: Path | None) -> Path | None:
 
 def models_tree(pattern: str, jobs: int, tools_venv: Path | None) -> None:
     models = package_dir("transformers") / "models"
-    paths = [models] if pattern == "*" else sorted(p for p in models.glob(pattern) if p.is_dir())
-    files = python_files(paths)
-    lines = count_lines(files)
+    chosen = [models] if pattern == "*" else sorted(p for p in models.glob(pattern) if p.is_dir())
     import transformers  # only its version; the sources are what is linted
 
-    print(f"transformers {transformers.__version__} models/{pattern}: {len(files)} files, {lines:,} lines")
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
-    with tempfile.TemporaryDirectory() as cache:
-        options = ["-j", str(jobs), "--cache-dir", cache]
-        rows: list[Row | None] = [
-            graphlint_row(f"graphlint check cold, -j {jobs}", paths, len(files), lines, options),
-            graphlint_row(f"graphlint check warm, -j {jobs}", paths, len(files), lines, options),
+    with tempfile.TemporaryDirectory() as scratch:
+        # A plain copy: the installed tree sits in a git-ignored venv, which Fixit skips.
+        tree = Path(scratch) / "models"
+        for directory in chosen:
+            shutil.copytree(directory, tree if directory == models else tree / directory.name,
+                            ignore=shutil.ignore_patterns("__pycache__"))
+        paths = [tree]
+        files = python_files(paths)
+        lines = count_lines(files)
+        print(f"transformers {transformers.__version__} models/{pattern}: {len(files)} files, {lines:,} lines")
+        print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
+        cache = Path(scratch) / "cache"
+        options = ["-j", str(jobs), "--cache-dir", str(cache)]
+        measures: list[Callable[[], Row | None]] = [
+            lambda: graphlint_row(f"graphlint check cold, -j {jobs}", paths, len(files), lines, options),
+            lambda: graphlint_row(f"graphlint check warm, -j {jobs}", paths, len(files), lines, options),
+            lambda: libcst_floor(files, lines),
+            lambda: tool_row("torchfix", find_tool("torchfix", tools_venv), paths, len(files), lines),
+            lambda: tool_row("fixit lint", find_tool("fixit", tools_venv), ["lint", *paths], len(files), lines),
         ]
-    rows.append(libcst_floor(files, lines))
-    rows.append(tool_row("torchfix", find_tool("torchfix", tools_venv), paths, len(files), lines))
-    rows.append(tool_row("fixit lint", find_tool("fixit", tools_venv), ["lint", *paths], len(files), lines))
-    for row in rows:
-        if row is not None:
-            print(row.render())
+        for measure in measures:
+            row = measure()
+            if row is not None:
+                print(row.render(), flush=True)
 
 
 def corpora(jobs: int) -> None:

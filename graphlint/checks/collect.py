@@ -12,6 +12,7 @@ import multiprocessing
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 from graphlint.checks.cache import FactsCache, content_key
 from graphlint.checks.extract import ExtractOptions, extract_facts
@@ -78,7 +79,7 @@ def _read(path: Path) -> bytes:
     return path.read_bytes()
 
 
-def _parse_in_worker(path: Path) -> dict:
+def _parse_in_worker(path: Path) -> dict[str, Any]:
     return _parse(path, _worker_options, _worker_cache).to_json()
 
 
