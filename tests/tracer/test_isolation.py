@@ -54,12 +54,12 @@ def test_segfault_in_forward_is_a_crash_finding_of_each_stage_that_runs_it(trace
 def test_hang_in_forward_is_stopped_with_python_stacks_and_no_orphans(trace_json, pid_file: Path) -> None:
     pid_file.write_text("")
     target = TARGETS / "sleeps.py"
-    status, report = trace_json(os.path.relpath(target), "--stages", "eager,dynamo", "--timeout", "6")
+    status, report = trace_json(os.path.relpath(target), "--stages", "eager,dynamo", "--timeout", "4")
     assert status == 1
     hangs = [f for f in report["findings"] if f["kind"] == "hang"]
     assert [f["stage"] for f in hangs] == ["eager", "dynamo"]
     eager_hang = hangs[0]
-    assert eager_hang["code"] == "GT006" and "the eager stage did not finish within 6 s" in eager_hang["message"]
+    assert eager_hang["code"] == "GT006" and "the eager stage did not finish within 4 s" in eager_hang["message"]
     assert Path(eager_hang["file"]).resolve() == target.resolve() and eager_hang["line"] == 18
     assert "in forward" in eager_hang["details"]["stacks"]
     started = [int(p) for p in pid_file.read_text().split()]
