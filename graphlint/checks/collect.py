@@ -2,7 +2,8 @@
 
 A fork pool, one task per file, largest files first (so the longest parse does not start
 last); small inputs are parsed in this process, where a pool costs more than it saves
-(perf-notes.md). Workers write their own cache entries.
+(perf-notes.md). Workers write their own cache entries. A worker that dies costs only the file
+that killed it, never the run (nor a hang, as with ``multiprocessing.Pool``).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ import errno
 import multiprocessing
 import os
 import stat
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
@@ -43,9 +46,20 @@ def collect_facts(
         return facts
     global _worker_options, _worker_cache
     _worker_options, _worker_cache = options, cache
-    with multiprocessing.get_context("fork").Pool(min(jobs, len(missing))) as pool:
-        for path, data in zip(missing, pool.imap(_parse_in_worker, missing, chunksize=1)):
-            facts[path] = FileFacts.from_json(data)
+    fork = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(min(jobs, len(missing)), mp_context=fork) as pool:
+        futures = [(path, pool.submit(_parse_in_worker, path)) for path in missing]
+        for path, future in futures:
+            try:
+                facts[path] = FileFacts.from_json(future.result())
+            except BrokenProcessPool:
+                break
+    # A worker killed by a signal (libcst's native parser, the OOM killer) breaks the pool and
+    # loses every file in flight. Those are parsed again one process each, so that only the
+    # file that kills its process is lost, as an internal error.
+    for path in missing:
+        if path not in facts:
+            facts[path] = _parse_alone(path, fork)
     return facts
 
 
@@ -77,6 +91,14 @@ def _read(path: Path) -> bytes:
     if not stat.S_ISREG(os.stat(path).st_mode):
         raise OSError(errno.EINVAL, "not a regular file")
     return path.read_bytes()
+
+
+def _parse_alone(path: Path, fork: multiprocessing.context.BaseContext) -> FileFacts:
+    with ProcessPoolExecutor(1, mp_context=fork) as pool:
+        try:
+            return FileFacts.from_json(pool.submit(_parse_in_worker, path).result())
+        except BrokenProcessPool:
+            return FileFacts(error="internal error: the process parsing this file was killed", internal=True)
 
 
 def _parse_in_worker(path: Path) -> dict[str, Any]:

@@ -4,10 +4,9 @@ seed, ``torch.no_grad()`` unless training (then backward too)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from graphlint.tracer.recording import backward_of
 from graphlint.tracer.stages.base import StageContext, TraceTarget
 
 SEED = 0
@@ -25,27 +24,62 @@ def fresh_inputs(target: TraceTarget) -> list[tuple[Any, ...]]:
     return [torch.utils._pytree.tree_map(clone, args) for args in target.inputs]
 
 
-def call_each_input(
-    fn: Callable[..., Any], target: TraceTarget, train: bool, seconds: list[float] | None = None
+def call_each(
+    fn: Callable[..., Any],
+    inputs: Sequence[tuple[Any, ...]],
+    kwargs: Sequence[dict[str, Any]],
+    train: bool,
+    seconds: list[float] | None = None,
 ) -> list[Any]:
-    """``fn`` called once per input of ``target``; the outputs, in order (and the wall time of
-    each call appended to ``seconds`` when given). Exceptions propagate."""
+    """``fn`` called once per input with a fixed seed, under ``torch.no_grad()`` unless ``train``
+    (then the outputs are back-propagated too); the outputs in order, and the wall time of each
+    call appended to ``seconds`` when given. Exceptions propagate."""
     import torch
 
     outputs = []
-    for args, kwargs in zip(fresh_inputs(target), target.kwargs):
+    for args, kw in zip(inputs, kwargs):
         torch.manual_seed(SEED)
         start = time.perf_counter()
         if train:
-            out = fn(*args, **kwargs)
+            out = fn(*args, **kw)
             backward_of(out)
         else:
             with torch.no_grad():
-                out = fn(*args, **kwargs)
+                out = fn(*args, **kw)
         if seconds is not None:
             seconds.append(time.perf_counter() - start)
         outputs.append(out)
     return outputs
+
+
+def call_each_input(
+    fn: Callable[..., Any], target: TraceTarget, train: bool, seconds: list[float] | None = None
+) -> list[Any]:
+    """``call_each`` on fresh copies of the target's inputs."""
+    return call_each(fn, fresh_inputs(target), target.kwargs, train, seconds)
+
+
+def backward_of(output: Any) -> None:
+    """Back-propagate the sum of every floating tensor that requires grad in ``output``."""
+    import torch
+
+    leaves = [t for t in _tensors(output) if t.requires_grad and t.is_floating_point()]
+    if leaves:
+        torch.stack([t.float().sum() for t in leaves]).sum().backward()
+
+
+def _tensors(value: Any) -> list[Any]:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    elif hasattr(value, "to_tuple"):  # transformers ModelOutput
+        value = list(value.to_tuple())
+    if isinstance(value, (list, tuple)):
+        return [t for item in value for t in _tensors(item)]
+    return []
 
 
 def eager_outputs(ctx: StageContext) -> list[Any] | None:

@@ -15,6 +15,8 @@ from typing import Any, Literal
 import torch
 from torch._dynamo.backends.debugging import aot_eager, boxed_nop
 
+from graphlint.tracer.calls import call_each
+
 GraphKind = Literal["dynamo", "forward", "backward"]
 
 
@@ -70,36 +72,7 @@ def run_compiled(
 ) -> list[Any]:
     """``torch.compile(fn, backend=backend)`` called once per input, from a clean dynamo state.
 
-    Exceptions propagate: the calling stage classifies them. Under ``train`` the outputs are
-    summed and back-propagated so the backward graph is built too."""
+    Exceptions propagate: the calling stage classifies them."""
     torch._dynamo.reset()
     compiled = torch.compile(fn, backend=backend, **compile_options)
-    outputs = []
-    for args, kw in zip(inputs, kwargs):
-        if train:
-            out = compiled(*args, **kw)
-            backward_of(out)
-        else:
-            with torch.no_grad():
-                out = compiled(*args, **kw)
-        outputs.append(out)
-    return outputs
-
-
-def backward_of(output: Any) -> None:
-    """Back-propagate the sum of every floating tensor that requires grad in ``output``."""
-    leaves = [t for t in _tensors(output) if t.requires_grad and t.is_floating_point()]
-    if leaves:
-        torch.stack([t.float().sum() for t in leaves]).sum().backward()
-
-
-def _tensors(value: Any) -> list[torch.Tensor]:
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if isinstance(value, dict):
-        value = list(value.values())
-    elif hasattr(value, "to_tuple"):  # transformers ModelOutput
-        value = list(value.to_tuple())
-    if isinstance(value, (list, tuple)):
-        return [t for item in value for t in _tensors(item)]
-    return []
+    return call_each(compiled, inputs, kwargs, train)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ctypes
 import os
-import sys
 
 import pytest
 
@@ -151,7 +150,8 @@ def test_fifo_named_like_a_module_does_not_block(tmp_path):
 
 
 def _without_root_file_access() -> None:
-    """Run as root without the capabilities that bypass file permissions (so mode 000 holds)."""
+    """Run as root without the capabilities that bypass file permissions, so that mode 000
+    holds (Linux ``prctl``; as any other user it holds anyway)."""
     if os.geteuid() != 0:
         return
     libc = ctypes.CDLL(None, use_errno=True)
@@ -161,7 +161,6 @@ def _without_root_file_access() -> None:
             raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
 
 
-@pytest.mark.skipif(sys.platform != "linux", reason="capabilities are Linux's")
 def test_unreadable_file_is_gl000(tmp_path):
     write_tree(tmp_path, {**GOOD, "secret.py": CAPTURE_SYNC})
     (tmp_path / "secret.py").chmod(0)
@@ -184,3 +183,32 @@ def test_only_missing_paths_check_nothing(tmp_path):
     run = graphlint_check("no_such_dir", cwd=tmp_path)
     assert run.returncode == 2 and "no_such_dir" in run.stderr
     assert run.stdout == ""
+
+
+def test_a_parser_process_killed_by_a_signal_costs_only_its_file(tmp_path, monkeypatch):
+    """No known file kills libcst's native parser since Python's parser vets it first; should
+    one ever do (or the OOM killer strike), the pool must not hang or lose the other files."""
+    import signal
+
+    from graphlint.checks import collect
+    from graphlint.checks.extract import ExtractOptions
+
+    real = collect.extract_facts
+
+    def dies_on_marked_files(source: bytes, options: ExtractOptions):
+        if b"KILL_THE_PARSER" in source:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(source, options)
+
+    monkeypatch.setattr(collect, "extract_facts", dies_on_marked_files)  # inherited by forked workers
+    files = [tmp_path / f"module_{i:02}.py" for i in range(collect.SERIAL_BELOW + 6)]
+    for index, path in enumerate(files):
+        path.write_text(CAPTURE_SYNC + ("# KILL_THE_PARSER\n" if index == 7 else ""), encoding="utf-8")
+
+    facts = collect.collect_facts(files, ExtractOptions(), cache=None, jobs=2)
+
+    assert set(facts) == set(files)
+    killed = {path.name for path, found in facts.items() if found.error is not None}
+    assert killed == {"module_07.py"} and facts[files[7]].internal
+    expected = real(CAPTURE_SYNC.encode(), ExtractOptions())
+    assert all(found == expected for path, found in facts.items() if path != files[7])

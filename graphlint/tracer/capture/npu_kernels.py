@@ -9,7 +9,8 @@ a copy back, which a captured graph cannot contain (torchair#236: ``gelu.out``).
 
 An op without its own NPU kernel is not a fallback when it decomposes: it has a
 CompositeImplicitAutograd or CompositeExplicitAutograd kernel (``t``, ``expand``, views), or it is
-the functional form of a structured op whose ``.out`` kernel the NPU has (``gelu`` → ``gelu.out``).
+the functional form of a structured op whose ``.out`` kernel the NPU has (``gelu`` → ``gelu.out``),
+or the functional form functionalization makes of an in-place op the NPU has (``copy`` → ``copy_``).
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ def has_npu_kernel(op: torch._ops.OpOverload, kernels: frozenset[str]) -> bool:
         return True
     if overload == "default" and f"{base}.out" in kernels:
         return True  # a structured op's functional form runs its .out kernel
+    if f"{base}_" in kernels:
+        return True  # functionalization's form of an in-place op (copy_ → copy) runs the in-place kernel
     return any(torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), key) for key in _DECOMPOSING_KEYS)
 
 
