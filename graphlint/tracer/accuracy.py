@@ -13,6 +13,8 @@ from typing import Any
 from graphlint.tracer.classify.codes import trace_code
 from graphlint.tracer.findings import Finding
 
+_MAX_PATH = 400  # bounds the walk into objects' attributes (reference cycles)
+
 # rtol, atol by dtype: torch.testing's defaults for the float types it knows.
 _TOLERANCES = {
     "torch.float16": (1e-3, 1e-5),
@@ -73,11 +75,19 @@ def _compare(ref: Any, act: Any, path: str, problems: list[tuple[float, str]]) -
             return
         for i, (r, a) in enumerate(zip(ref, act)):
             _compare(r, a, f"{path}[{i}]", problems)
+    elif _compared_by_identity(ref, act) and len(path) < _MAX_PATH:
+        # Objects without an == of their own (transformers' DynamicCache, user state holders):
+        # compare what they hold, or two equal caches would differ by identity alone.
+        _compare(_leaves(vars(ref)), _leaves(vars(act)), f"{path}.{type(ref).__name__}", problems)
     elif isinstance(ref, float) and isinstance(act, float):
         if not math.isclose(ref, act, rel_tol=1e-6, abs_tol=1e-6) and not (math.isnan(ref) and math.isnan(act)):
             problems.append((abs(ref - act), f"{path}: {act!r} vs {ref!r}"))
     elif type(ref) is not type(act) or _unequal(ref, act):
         problems.append((math.inf, f"{path}: structure: {act!r} vs {ref!r}"[:200]))
+
+
+def _compared_by_identity(ref: Any, act: Any) -> bool:
+    return type(ref) is type(act) and type(ref).__eq__ is object.__eq__ and hasattr(ref, "__dict__")
 
 
 def _unequal(ref: Any, act: Any) -> bool:

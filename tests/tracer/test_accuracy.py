@@ -44,6 +44,21 @@ def test_structure_shape_and_dtype_differences() -> None:
     assert compare_outputs("dynamo", nan, torch.zeros(1)) is not None
 
 
+def test_objects_without_their_own_equality_are_compared_by_what_they_hold() -> None:
+    from transformers import DynamicCache
+
+    def cache(value: float) -> DynamicCache:
+        kv = torch.full((1, 2, 3, 4), value)
+        c = DynamicCache()
+        c.update(kv, kv.clone(), layer_idx=0)
+        return c
+
+    assert compare_outputs("dynamo", (torch.ones(2), cache(1.0)), (torch.ones(2), cache(1.0))) is None
+    finding = compare_outputs("dynamo", cache(1.0), cache(1.5))
+    assert finding is not None and finding.message.startswith("dynamo output differs from eager by 0.5")
+    assert "DynamicCache" in finding.details["where"]
+
+
 def test_a_stateful_model_differs_in_the_first_stage_that_runs_it_again(tmp_path: Path, trace_json) -> None:
     target = tmp_path / "stateful.py"
     target.write_text(
