@@ -21,10 +21,12 @@ install: venv
 	$(BIN)/python -m pip install -q "$(TORCH)" -e ".[trace,test]"
 
 demo: install
+	$(BIN)/graphlint torchair fetch
 	-$(BIN)/graphlint check samples/
 	-$(BIN)/graphlint trace samples/trace/str_on_symint.py
 
 test: install
+	$(BIN)/graphlint torchair fetch  # the torch_npu wheel the torchair tests read (never installed)
 	$(BIN)/python -m pytest tests
 
 bench: install

@@ -65,6 +65,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     env = subparsers.add_parser("env", help="print Python, torch, torch_npu, torchair, CANN and device facts")
     env.add_argument("--format", choices=("text", "json"), default="text")
+    env.add_argument("--torchair", metavar="PATH", help="a torch_npu wheel, unpacked wheel or site-packages to report on")
     env.set_defaults(handler=run_env)
 
 
@@ -183,7 +184,7 @@ def _write_dump(folder: Path, report: dict[str, Any]) -> None:
 def run_env(args: argparse.Namespace) -> int:
     from graphlint.tracer.env import environment_facts, format_environment
 
-    facts = environment_facts()
+    facts = environment_facts(args.torchair)
     if args.format == "json":
         print(json.dumps(facts, indent=2))
     else:

@@ -57,9 +57,13 @@ def device_kind() -> str:
     return "cpu"
 
 
-def environment_facts() -> dict[str, Any]:
+def environment_facts(torchair_path: str | None = None) -> dict[str, Any]:
+    """The facts every report embeds; ``torchair_path`` is ``--torchair``, when given."""
     torch_npu = package_version("torch_npu") if importlib.util.find_spec("torch_npu") is not None else None
-    source = locate_torch_npu(None)
+    try:
+        source = locate_torch_npu(torchair_path)
+    except FileNotFoundError:  # a bad --torchair: the torchair stage reports it
+        source = None
     if source is None:
         torchair = None
     elif source.kind == "installed":

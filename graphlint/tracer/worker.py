@@ -64,7 +64,7 @@ def run_worker(request: dict[str, Any], events: EventWriter) -> None:
     from graphlint.tracer.env import environment_facts
     from graphlint.tracer.target import TargetError, load_target
 
-    events.send("environment", facts=environment_facts())
+    events.send("environment", facts=environment_facts(request["options"].get("torchair")))
     try:
         target = load_target(request["target"], request.get("entry"), request.get("script_args"))
     except TargetError as exc:

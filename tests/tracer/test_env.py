@@ -52,3 +52,15 @@ def test_every_trace_report_embeds_the_environment(trace_json) -> None:
     _, report = trace_json("samples/trace/clean.py", "--stages", "aot,eager")  # shared with test_stages
     assert report["environment"]["python"] and report["environment"]["torch"]
     assert report["environment"].keys() == environment_facts().keys()
+
+
+def test_a_torchair_given_on_the_command_line_is_the_one_reported(
+    torch_npu_wheel: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GRAPHLINT_HOME", str(tmp_path))  # an empty cache: only --torchair finds it
+    assert environment_facts()["torchair"] is None
+    status, out, _ = run_cli("env", "--format", "json", "--torchair", str(torch_npu_wheel))
+    assert status == 0 and json.loads(out)["torchair"].startswith("offline 2.")
+    _, report_out, _ = run_cli("trace", "samples/trace/clean.py", "--stages", "eager", "--format", "json",
+                               "--torchair", str(torch_npu_wheel))
+    assert json.loads(report_out)["environment"]["torchair"] == json.loads(out)["torchair"]
