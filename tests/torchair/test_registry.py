@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from graphlint.cli import main
+from graphlint.tracer.locate import display_path
 from graphlint.tracer.torchair.locate import source_at
 from graphlint.tracer.torchair.registry import Registry, converters_in, scan_registry
 
@@ -72,7 +73,7 @@ def test_ops_for_a_target_names_the_user_line(torch_npu_wheel: Path, capsys: pyt
     rows = {row["op"]: row for row in json.loads(capsys.readouterr().out)["ops"]}
     index_put = rows["aten.index_put.default"]
     assert (index_put["status"], index_put["count"], index_put["type"]) == ("not implemented", 1, "aten")
-    assert index_put["lines"] == [f"{SAMPLE}:22"]
+    assert index_put["lines"] == [f"{display_path(str(SAMPLE))}:22"]  # relative to the working directory
     assert rows["aten.relu.default"]["status"] == "implemented"
 
 

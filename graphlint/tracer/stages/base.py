@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -92,3 +93,46 @@ class Stage(ABC):
 
     def finding(self, kind: str, message: str, **fields: Any) -> Finding:
         return Finding(layer=self.layer, stage=self.name, kind=kind, message=message, **fields)
+
+    def call_compiled(self, ctx: StageContext, backend: Callable[..., Any]) -> tuple[list[Any] | None, list[Finding]]:
+        """The target compiled with ``backend`` from a clean dynamo state and called once per
+        input: its outputs, or None and the finding of what it raised."""
+        import torch
+
+        from graphlint.tracer.calls import call_each_input
+        from graphlint.tracer.classify.exception import finding_of_exception
+
+        torch._dynamo.reset()
+        try:
+            return call_each_input(torch.compile(ctx.target.fn, backend=backend), ctx.target, ctx.options.train), []
+        except Exception as exc:
+            return None, [
+                finding_of_exception(
+                    exc, stage=self.name, layer=self.layer, user_files=ctx.target.user_files,
+                    default_kind="compile-error",
+                )
+            ]
+
+    def accuracy(self, reference: list[Any] | None, outputs: list[Any] | None) -> list[Finding]:
+        """An ``accuracy`` finding when this stage's outputs differ from eager's."""
+        from graphlint.tracer.accuracy import compare_outputs
+
+        if reference is None or outputs is None:
+            return []
+        mismatch = compare_outputs(self.name, reference, outputs)
+        return [] if mismatch is None else [mismatch]
+
+    def result(self, started: float, findings: list[Finding], *, reason: str | None = None, **fields: Any) -> StageResult:
+        """``failed`` when any finding is an error (the reason: ``reason``, else the first error's
+        first line), else ``passed``; timed from ``started`` (``time.perf_counter()``)."""
+        errors = [f for f in findings if f.severity == "error"]
+        if errors and reason is None:
+            reason = errors[0].message.splitlines()[0]
+        return StageResult(
+            self.name,
+            "failed" if errors else "passed",
+            seconds=time.perf_counter() - started,
+            reason=reason if errors else None,
+            findings=findings,
+            **fields,
+        )

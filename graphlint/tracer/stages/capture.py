@@ -46,17 +46,14 @@ class CaptureStage(Stage):
         mode = capture_mode()
         outcome = importlib.import_module(MODE_MODULES[mode]).capture(ctx)
         errors = [f for f in outcome.findings if f.severity == "error"]
-        return StageResult(
-            self.name,
-            "failed" if errors else "passed",
-            mode=mode,
-            seconds=time.perf_counter() - start,
+        return self.result(
+            start,
+            outcome.findings,
             reason=_summary(errors) if errors else None,
+            mode=mode,
             graphs=outcome.graphs,
-            findings=outcome.findings,
             artifacts=outcome.artifacts,
         )
-
 
 def capture_mode() -> Mode:
     """``$GRAPHLINT_CAPTURE_MODE`` when set (checked by ``unavailable_reason``), else the

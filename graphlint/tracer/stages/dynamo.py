@@ -10,12 +10,8 @@ import time
 from collections import Counter
 from typing import Any
 
-import torch
-
-from graphlint.tracer.accuracy import compare_outputs
-from graphlint.tracer.calls import call_each_input, eager_outputs
+from graphlint.tracer.calls import eager_outputs
 from graphlint.tracer.classify.codes import trace_code
-from graphlint.tracer.classify.exception import finding_of_exception
 from graphlint.tracer.classify.graph_break import graph_break_code, graph_break_of_log
 from graphlint.tracer.classify.recompile import limit_hit_of_log, recompile_of_log
 from graphlint.tracer.dump import dump_decompiled, dump_graphs
@@ -33,39 +29,18 @@ class DynamoStage(Stage):
         start = time.perf_counter()
         reference = eager_outputs(ctx)
         recorder = GraphRecorder()
-        findings: list[Finding] = []
-        outputs: list[Any] | None = None
-        torch._dynamo.reset()
         with collect_dynamo_reports() as reports:
-            try:
-                compiled = torch.compile(ctx.target.fn, backend=recorder.eager)
-                outputs = call_each_input(compiled, ctx.target, ctx.options.train)
-            except Exception as exc:
-                findings.append(
-                    finding_of_exception(
-                        exc, stage=self.name, layer=self.layer, user_files=ctx.target.user_files,
-                        default_kind="compile-error",
-                    )
-                )
+            outputs, findings = self.call_compiled(ctx, recorder.eager)
         decompiled = dump_decompiled(ctx, ctx.target.fn)
         ctx.shared["dynamo_graphs"] = recorder.graphs
         breaks = self._graph_breaks(reports, ctx.target.user_files)
         recompiles, recompile_count = self._recompiles(reports, ctx.target.user_files)
-        findings += breaks + recompiles
-        if outputs is not None and reference is not None:
-            mismatch = compare_outputs(self.name, reference, outputs)
-            if mismatch is not None:
-                findings.append(mismatch)
-        errors = [f for f in findings if f.severity == "error"]
-        return StageResult(
-            self.name,
-            "failed" if errors else "passed",
-            seconds=time.perf_counter() - start,
-            reason=errors[0].message.splitlines()[0] if errors else None,
+        return self.result(
+            start,
+            findings + breaks + recompiles + self.accuracy(reference, outputs),
             graphs=len(recorder.of_kind("dynamo")),
             graph_breaks=sum(f.count for f in breaks),
             recompiles=recompile_count,
-            findings=findings,
             artifacts={
                 "graphs_dumped": dump_graphs(ctx, "dynamo", recorder.of_kind("dynamo")),
                 "decompiled": decompiled,

@@ -21,7 +21,6 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
 
-from graphlint.tracer.accuracy import compare_outputs
 from graphlint.tracer.calls import eager_outputs
 from graphlint.tracer.classify.exception import finding_of_exception
 from graphlint.tracer.findings import Finding, Mode, StageResult
@@ -67,25 +66,11 @@ class TorchairStage(Stage):
             mode, outcome = "real", self._translate_for_real(ctx)
         else:
             mode, outcome = self._translate_offline(ctx, source)
-        findings += outcome.findings
-        if outcome.outputs is not None and reference is not None:
-            mismatch = compare_outputs(self.name, reference, outcome.outputs)
-            if mismatch is not None:
-                findings.append(mismatch)
+        findings += outcome.findings + self.accuracy(reference, outcome.outputs)
         findings = [annotate(f, ctx.options.lang) for f in findings]
-        errors = [f for f in findings if f.severity == "error"]
         artifacts = {"torchair": f"{mode} {source.version or ''}".strip(), "source": source.describe()}
         artifacts.update(outcome.artifacts)
-        return StageResult(
-            self.name,
-            "failed" if errors else "passed",
-            mode=mode,
-            seconds=time.perf_counter() - start,
-            reason=errors[0].message.splitlines()[0] if errors else None,
-            graphs=outcome.graphs,
-            findings=findings,
-            artifacts=artifacts,
-        )
+        return self.result(start, findings, mode=mode, graphs=outcome.graphs, artifacts=artifacts)
 
     def _translate_offline(self, ctx: StageContext, source: TorchNpuSource) -> tuple[Mode, "_Outcome"]:
         from graphlint.tracer.torchair.offline import offline_torchair

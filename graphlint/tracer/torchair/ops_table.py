@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-from graphlint.tracer.locate import user_line_of_stack_trace
+from graphlint.tracer.locate import display_path, user_line_of_stack_trace
 from graphlint.tracer.recording import RecordedGraph
 from graphlint.tracer.torchair.registry import Registry, op_name
 from graphlint.tracer.torchair.runner import is_cpu_only_op
@@ -41,8 +41,9 @@ def target_rows(registry: Registry, graphs: Sequence[RecordedGraph], user_files:
             _tally(row["inputs"], ", ".join(_describe(a) for a in node.args))
             _tally(row["outputs"], _describe(node))
             where = user_line_of_stack_trace(node.meta.get("stack_trace"), user_files)
-            if where and f"{where[0]}:{where[1]}" not in row["lines"]:
-                row["lines"].append(f"{where[0]}:{where[1]}")
+            line = f"{display_path(where[0])}:{where[1]}" if where else None
+            if line and line not in row["lines"]:
+                row["lines"].append(line)
     return sorted(rows.values(), key=lambda r: (r["status"] not in UNSUPPORTED, r["op"]))
 
 
