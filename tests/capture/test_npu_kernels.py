@@ -38,6 +38,9 @@ def test_the_wheel_lists_aten_ops_by_name_and_overload(npu_kernels: frozenset[st
         (aten.gelu.default, True),  # structured: runs gelu.out, which is listed
         (aten.t.default, True),  # not listed, but a composite that decomposes
         (aten.expand.default, True),
+        (aten.copy.default, True),  # functionalization's copy_: the in-place kernel is listed
+        (aten.slice_scatter.default, True),  # a non-structured composite: slice + copy_
+        (aten.select_scatter.default, True),
         (aten.lgamma.default, False),  # neither listed nor decomposing: CPU fallback
         (aten.special_i0e.default, False),
     ],

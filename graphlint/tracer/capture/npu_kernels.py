@@ -10,7 +10,8 @@ a copy back, which a captured graph cannot contain (torchair#236: ``gelu.out``).
 An op without its own NPU kernel is not a fallback when it decomposes: it has a
 CompositeImplicitAutograd or CompositeExplicitAutograd kernel (``t``, ``expand``, views), or it is
 the functional form of a structured op whose ``.out`` kernel the NPU has (``gelu`` → ``gelu.out``),
-or the functional form functionalization makes of an in-place op the NPU has (``copy`` → ``copy_``).
+or the functional form functionalization makes of an in-place op the NPU has (``copy`` → ``copy_``),
+or a non-functional composite (``slice_scatter``) that is not a structured op's functional form.
 """
 
 from __future__ import annotations
@@ -51,7 +52,17 @@ def has_npu_kernel(op: torch._ops.OpOverload, kernels: frozenset[str]) -> bool:
         return True  # a structured op's functional form runs its .out kernel
     if f"{base}_" in kernels:
         return True  # functionalization's form of an in-place op (copy_ → copy) runs the in-place kernel
-    return any(torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), key) for key in _DECOMPOSING_KEYS)
+    if any(_has_kernel(op.name(), key) for key in _DECOMPOSING_KEYS):
+        return True
+    # A non-functional composite (slice_scatter = slice + copy_) decomposes too, unless it is the
+    # functional form of a structured op, whose .out kernel is backend code (gelu → gelu.out).
+    return _has_kernel(op.name(), "CompositeExplicitAutogradNonFunctional") and not _has_kernel(
+        f"aten::{base}.out", "CPU"
+    )
+
+
+def _has_kernel(name: str, key: str) -> bool:
+    return torch._C._dispatch_has_kernel(name) and torch._C._dispatch_has_kernel_for_dispatch_key(name, key)
 
 
 def find_cpu_fallbacks(graph_module: torch.fx.GraphModule, kernels: frozenset[str]) -> list[Hazard]:

@@ -14,9 +14,9 @@ BAR_ROW = 22  # px per bar
 LABEL_WIDTH = 360  # px of the label column
 BAR_WIDTH = 420  # px of the longest bar
 MAX_LINES = 40  # bars in the per-line chart
-LABEL_CHARS = 50  # what fits in LABEL_WIDTH at 12px monospace; longer labels keep their end
+LABEL_CHARS = 46  # what fits in LABEL_WIDTH at 12px monospace; longer labels keep their end
 
-_CSS = """
+COPIES_CSS = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2em; color: #222; }
 h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.6em; }
 table { border-collapse: collapse; margin: .5em 0; }
@@ -30,14 +30,23 @@ svg text { font: 12px monospace; fill: #222; }
 
 def render_html(copies: dict[str, Any]) -> str:
     target = copies.get("target") or "graph"
-    parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>graphlint copies: {escape(str(target))}</title>",
-        f"<style>{_CSS}</style></head><body>",
-        f"<h1>Copies in {escape(str(target))}</h1>",
-        _totals(copies),
-    ]
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            '<html lang="en"><head><meta charset="utf-8">',
+            f"<title>graphlint copies: {escape(str(target))}</title>",
+            f"<style>{COPIES_CSS}</style></head><body>",
+            f"<h1>Copies in {escape(str(target))}</h1>",
+            copies_sections(copies),
+            "</body></html>\n",
+        ]
+    )
+
+
+def copies_sections(copies: dict[str, Any]) -> str:
+    """The body of the copies report: totals, bars per op and per line, the per-graph table,
+    suggestions and the baseline change. The trace report's page embeds it too."""
+    parts = [_totals(copies)]
     for level in ("aten", "ge"):
         counts = copies.get(level)
         if counts:
@@ -52,7 +61,6 @@ def render_html(copies: dict[str, Any]) -> str:
     parts.append(_suggestions(copies.get("suggestions", [])))
     if copies.get("baseline"):
         parts.append(_baseline(copies["baseline"]))
-    parts.append("</body></html>\n")
     return "\n".join(p for p in parts if p)
 
 

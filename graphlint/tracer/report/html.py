@@ -8,6 +8,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from graphlint.tracer.copies.html import COPIES_CSS
+
 _STYLE = """
 body{font-family:system-ui,sans-serif;margin:2em;max-width:70em}
 table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left}
@@ -22,7 +24,7 @@ def render_html(report: dict[str, Any]) -> str:
     verdict = report["verdict"]
     parts = [
         "<!DOCTYPE html><html><head><meta charset='utf-8'>",
-        f"<title>graphlint trace {escape(report['target'])}</title><style>{_STYLE}</style></head><body>",
+        f"<title>graphlint trace {escape(report['target'])}</title><style>{COPIES_CSS}{_STYLE}</style></head><body>",
         f"<h1>graphlint trace <code>{escape(report['target'])}</code></h1>",
         f"<p><b>verdict:</b> {escape(str(verdict['layer'] or 'all stages passed'))} — {escape(verdict['summary'])}</p>",
         "<h2>Stages</h2><table><tr><th>stage</th><th>status</th><th>mode</th><th>time</th><th>graphs</th>"
@@ -59,7 +61,9 @@ def render_html(report: dict[str, Any]) -> str:
         parts.append("<p>none</p>")
     parts.append("<h2>Environment</h2><pre>" + escape(json.dumps(report.get("environment"), indent=2)) + "</pre>")
     if report.get("copies"):
-        parts.append("<h2>Copies</h2><pre>" + escape(json.dumps(report["copies"], indent=2, ensure_ascii=False)) + "</pre>")
+        from graphlint.tracer.copies.html import copies_sections
+
+        parts.append("<h2>Copies</h2>" + copies_sections(report["copies"]))
     static = report.get("static") or {}
     if static.get("findings"):
         parts.append("<h2>Static findings</h2><ul>")
