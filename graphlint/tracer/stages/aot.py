@@ -36,4 +36,5 @@ class AotStage(Stage):
             },
         )
 
+
 STAGE = AotStage
