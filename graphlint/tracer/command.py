@@ -110,7 +110,7 @@ def run_trace(args: argparse.Namespace) -> int:
     from graphlint.tracer.distributed.rank_run import run_rank
     from graphlint.tracer.ladder import run_ladder
     from graphlint.tracer.report.baseline import compare_with_baseline, load_baseline
-    from graphlint.tracer.report.build import exit_status
+    from graphlint.tracer.report.build import exit_status, unloaded_report
     from graphlint.tracer.report.text import LiveProgress, print_report
     from graphlint.tracer.stages.base import TraceOptions
     from graphlint.tracer.target import TargetError
@@ -141,13 +141,17 @@ def run_trace(args: argparse.Namespace) -> int:
             report = run_ladder(args.target, options, args.entry, args.script_args, progress)
     except TargetError as exc:
         print(str(exc), file=sys.stderr)
-        return 2
+        if exc.finding is None:  # nothing of the user's ran: a usage error, no report
+            return 2
+        report = unloaded_report(args.target, exc.finding, options)
     finally:
         if progress is not None:
             progress.close()
     report = encodable(report)
-    status = exit_status(report)
-    if baseline is not None:
+    # A target that did not load is still exit status 2, with its report written.
+    unloaded = any(f["kind"] == "load-error" for f in report["findings"])
+    status = 2 if unloaded else exit_status(report)
+    if baseline is not None and not unloaded:
         report["baseline"] = compare_with_baseline(baseline, report)
         if args.fail_on_increase:  # a budget: what the baseline already had is tolerated
             status = 1 if report["baseline"]["increases"] else 0

@@ -202,7 +202,7 @@ class _Worker:
             if outcome.static is None:
                 outcome.static = StaticCheck(outcome.user_files)
         elif kind == "target-error":
-            raise TargetError(event["message"])
+            raise TargetError(event["message"], event.get("finding"))
         elif kind == "start":
             outcome.layers[event["stage"]] = event["layer"]
             self.stage_started = time.monotonic()

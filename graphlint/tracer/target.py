@@ -27,7 +27,13 @@ SCRIPT_CALLS_KEPT = 3  # inputs of the first calls of each compiled callable (su
 
 
 class TargetError(Exception):
-    """The target could not be loaded; the message is a paragraph meant for the user."""
+    """The target could not be loaded; the message is a paragraph meant for the user.
+    ``finding`` (its JSON) is set when the target's own code raised while loading: that is a
+    finding at the user's line, reported like any other, not only a usage error."""
+
+    def __init__(self, message: str, finding: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.finding = finding
 
 
 def load_target(spec: str, entry: str | None = None, script_args: list[str] | None = None) -> TraceTarget:

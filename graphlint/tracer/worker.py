@@ -68,11 +68,12 @@ def run_worker(request: dict[str, Any], events: EventWriter) -> None:
     try:
         target = load_target(request["target"], request.get("entry"), request.get("script_args"))
     except TargetError as exc:
-        events.send("target-error", message=str(exc))
+        events.send("target-error", message=str(exc), finding=load_error_finding(exc.__cause__, request["target"]))
         return
     except (Exception, SystemExit) as exc:  # SystemExit: the file or its factory called sys.exit()
         events.send("target-error", message=f"graphlint trace: loading {request['target']} failed: "
-                    f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}")
+                    f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}",
+                    finding=load_error_finding(exc, request["target"]))
         return
     events.send("target", name=target.name, user_files=sorted(target.user_files))
     # Under torchrun: the process group, the rank's facts and collectives (None otherwise).
@@ -84,6 +85,20 @@ def run_worker(request: dict[str, Any], events: EventWriter) -> None:
         if rank is not None:
             rank.stage_done(name, ctx)
         events.send("result", stage=name, result=result_to_json(result))
+
+
+def load_error_finding(exc: BaseException | None, target_spec: str) -> dict[str, Any] | None:
+    """The finding of an exception the target's own code raised while loading (its JSON), or
+    None when no line of the user's raised it (a file or module that is not there, a factory
+    that returns the wrong shape: usage errors)."""
+    from graphlint.tracer.classify.exception import finding_of_exception
+    from graphlint.tracer.locate import user_line_of_exception
+
+    user_files = {os.path.abspath(target_spec)} if os.path.isfile(target_spec) else set()
+    if exc is None or user_line_of_exception(exc, user_files) is None:
+        return None
+    finding = finding_of_exception(exc, stage="load", layer="model", user_files=user_files, default_kind="load-error")
+    return finding.to_json()
 
 
 def run_stage(name: str, ctx: StageContext, events: EventWriter) -> StageResult:

@@ -1,6 +1,7 @@
 # graphlint_target() itself raises (a checkpoint that is not there): the target cannot be
-# loaded, so `graphlint trace` exits 2 with a message naming the error and prints no report.
-# expect-trace: verdict=unloadable
+# loaded, so `graphlint trace` exits 2, names the error on stderr and still writes the report,
+# with a load-error finding (GT012, layer model) at the line that raised and every stage skipped.
+# expect-trace: verdict=model GT012@12
 # expect-check: none
 import torch
 from torch import nn

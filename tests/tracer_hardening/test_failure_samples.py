@@ -1,7 +1,8 @@
 """Every hostile target of samples/failures/ gives the verdict and findings its header states, a
 complete report (on stdout and in --dump), the right exit status, no process left behind and
-its folder untouched. A target that cannot be loaded (``verdict=unloadable``) exits 2 with a
-message on stderr and no report."""
+its folder untouched. A target whose own code raises while loading gets that finding (GT012) in a
+complete report and exit status 2; one that cannot be found or returns the wrong shape of thing
+(``verdict=unloadable``) is a usage error: exit 2, a message on stderr and no report."""
 
 from __future__ import annotations
 
@@ -67,7 +68,8 @@ def test_failure_sample_gives_its_stated_outcome_and_leaves_nothing_behind(
     assert report is not None, f"no report; stderr:\n{run.stderr[-2000:]}"
     verdict = report["verdict"]["layer"]
     assert verdict == (None if expected.trace_verdict == "none" else expected.trace_verdict), report["verdict"]
-    assert run.status == (0 if verdict is None else 1)
+    load_failed = any(f["kind"] == "load-error" for f in report["findings"])
+    assert run.status == (2 if load_failed else 0 if verdict is None else 1)
     # complete: a row for every stage asked for, and the same report on disk
     assert [s["name"] for s in report["stages"]] == requested_stages(options_of(sample))
     assert json.loads((run.dump / "report.json").read_text(encoding="utf-8")) == report

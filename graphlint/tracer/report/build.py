@@ -46,6 +46,36 @@ def build_report(outcome: LadderOutcome, options: TraceOptions) -> dict[str, Any
     return report
 
 
+def unloaded_report(target_spec: str, finding_json: dict[str, Any], options: TraceOptions) -> dict[str, Any]:
+    """The report of a target whose own code raised while it was loaded: that finding (layer
+    ``model``, at the user's line) and every stage asked for skipped."""
+    from graphlint.tracer.env import environment_facts
+    from graphlint.tracer.stages import STAGE_ORDER
+
+    finding = annotate(Finding.from_json(finding_json), options.lang)
+    if finding.file:
+        finding.file = display_path(finding.file)
+    where = f" at {finding.file}:{finding.line}" if finding.file else ""
+    return {
+        "version": REPORT_VERSION,
+        "target": target_spec,
+        "environment": environment_facts(options.torchair),
+        "stages": [
+            {"name": name, "status": "skipped", "mode": "real", "seconds": 0.0, "reason": "the target did not load"}
+            for name in STAGE_ORDER
+            if name in options.stages
+        ],
+        "findings": [finding.to_json()],
+        "verdict": {
+            "layer": "model",
+            "stage": None,
+            "summary": f"loading the target failed{where}: {finding.message.splitlines()[0]}",
+        },
+        "copies": None,
+        "static": {"findings": [], "error": None},
+    }
+
+
 def _stage_row(result: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in result.items() if k not in ("findings", "artifacts")}
 
