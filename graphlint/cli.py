@@ -36,13 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"graphlint {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module_name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name is None or not module_name.startswith(exc.name):
-                raise
-            continue  # a command whose module is not built yet
-        module.register(subparsers)
+        importlib.import_module(module_name).register(subparsers)
     return parser
 
 

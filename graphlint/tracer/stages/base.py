@@ -97,14 +97,13 @@ class Stage(ABC):
     def call_compiled(self, ctx: StageContext, backend: Callable[..., Any]) -> tuple[list[Any] | None, list[Finding]]:
         """The target compiled with ``backend`` from a clean dynamo state and called once per
         input: its outputs, or None and the finding of what it raised."""
-        import torch
-
-        from graphlint.tracer.calls import call_each_input
+        from graphlint.tracer.calls import fresh_inputs
         from graphlint.tracer.classify.exception import finding_of_exception
+        from graphlint.tracer.recording import run_compiled
 
-        torch._dynamo.reset()
+        target = ctx.target
         try:
-            return call_each_input(torch.compile(ctx.target.fn, backend=backend), ctx.target, ctx.options.train), []
+            return run_compiled(target.fn, fresh_inputs(target), target.kwargs, backend, train=ctx.options.train), []
         except Exception as exc:
             return None, [
                 finding_of_exception(
