@@ -2,8 +2,10 @@
 #   make demo               set up .venv and run graphlint on samples/
 #   make test               set up .venv and run the whole test suite
 #   make test TORCH=torch==2.13.0   (what CI does: a CPU build from local disk)
+#   make test PYTEST_WORKERS=0      (all in one pytest process, not one worker per core)
 PYTHON ?= python3
 TORCH ?= torch
+PYTEST_WORKERS ?= auto
 VENV ?= .venv
 BIN := $(VENV)/bin
 # Where tests and `graphlint torchair fetch` keep the torch_npu wheel (read, never installed).
@@ -25,9 +27,12 @@ demo: install
 	-$(BIN)/graphlint check samples/
 	-$(BIN)/graphlint trace samples/trace/str_on_symint.py
 
+# pytest-xdist, one worker per core (at most 4), each taking a run of tests in order and stealing
+# from the others when done: the corpus lint (first, see tests/conftest.py) keeps one worker busy
+# while the others get through the rest, most of which waits on one single-threaded compile.
 test: install
 	$(BIN)/graphlint torchair fetch  # the torch_npu wheel the torchair tests read (never installed)
-	$(BIN)/python -m pytest tests
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --maxprocesses 4 --dist worksteal tests
 
 bench: install
 	$(BIN)/python benchmarks/check_throughput.py

@@ -12,9 +12,9 @@ in ``--tools-venv``: install them in a separate venv, never in graphlint's), ``t
 ``fixit lint``. Each row gives wall seconds and the CPU seconds it used: on a shared machine
 the wall time of one row depends on who else is running, its CPU time much less.
 
-``--corpora`` lints the three corpora of the ``corpus`` test whole (the test lints a sample)
-and reports files, lines, seconds, ``GL000`` findings and internal errors; record the figures in
-``benchmarks/README.md``.
+``--corpora`` lints the three corpora of the ``corpus`` test whole, in place (the test lints a
+copy of each), and reports files, lines, seconds, ``GL000`` findings and internal errors;
+record the figures in ``benchmarks/README.md``.
 """
 
 from __future__ import annotations

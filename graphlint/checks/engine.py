@@ -145,7 +145,7 @@ def _with_project_context(
     while frontier:  # importers of the frontier, found by name first, then confirmed by facts
         wanted = {module_name(path)[0] for path in frontier}
         names = b"|".join(re.escape(m.rsplit(".", 1)[-1].encode()) for m in wanted)
-        pattern = re.compile(rb"^[ \t]*(?:from|import)[ \t][^\n]*\b(?:%s)\b" % names, re.MULTILINE)
+        pattern = re.compile(_IMPORT_NAMING % names, re.MULTILINE)
         candidates = [p for p in others if p not in needed and _mentions(p, pattern)]
         facts.update(load([p for p in candidates if p not in facts]))
         frontier = [p for p in candidates if _imported_modules(p, facts[p]) & wanted]
@@ -160,6 +160,12 @@ def _with_project_context(
         needed.update(pending)
         facts.update(load([p for p in pending if p not in facts]))
     return {path: facts[path] for path in facts if path in needed}
+
+
+# An import statement naming one of ``%s``: on its first line, on a backslash continuation, or
+# anywhere inside the parentheses of ``from pkg import (...)``. A loose text match (a comment or
+# a string may match too); the file's facts then decide.
+_IMPORT_NAMING = rb"^[ \t]*(?:from|import)[ \t](?:[^\n(\\]|\\\r?\n|\\)*(?:\([^)]*?)?\b(?:%s)\b"
 
 
 def _mentions(path: Path, pattern: re.Pattern[bytes]) -> bool:

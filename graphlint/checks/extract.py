@@ -436,7 +436,7 @@ class _Extractor:
         negated = False
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             test, negated = test.expression, True
-        if isinstance(test, cst.Call) and self.qualify(test.func) in apis.IS_COMPILING:
+        if isinstance(test, cst.Call) and _is_compiling_function(self.qualify(test.func)):
             return negated
         return None
 
@@ -757,6 +757,10 @@ def _dynamic(call: cst.Call | None) -> bool | None:
     if arg is None or not isinstance(arg.value, cst.Name):
         return None
     return {"True": True, "False": False}.get(arg.value.value)
+
+
+def _is_compiling_function(name: str | None) -> bool:
+    return name is not None and name.rsplit(".", 1)[-1] in apis.IS_COMPILING_NAMES
 
 
 def _is_method_call(expr: cst.BaseExpression, method: str) -> bool:

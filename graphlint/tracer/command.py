@@ -110,7 +110,7 @@ def run_trace(args: argparse.Namespace) -> int:
     from graphlint.tracer.distributed.rank_run import run_rank
     from graphlint.tracer.ladder import run_ladder
     from graphlint.tracer.report.baseline import compare_with_baseline, load_baseline
-    from graphlint.tracer.report.build import exit_status, unloaded_report
+    from graphlint.tracer.report.build import encodable, exit_status, unloaded_report
     from graphlint.tracer.report.text import LiveProgress, print_report
     from graphlint.tracer.stages.base import TraceOptions
     from graphlint.tracer.target import TargetError
@@ -162,19 +162,6 @@ def run_trace(args: argparse.Namespace) -> int:
     else:
         print_report(report)
     return status
-
-
-def encodable(value: Any) -> Any:
-    """``value`` with every string made encodable. Strings from user code may hold lone
-    surrogates (bytes that are not UTF-8, decoded with surrogateescape as ``os.fsdecode`` does
-    for file names); no writer can encode them, so they are spelled out (``\\udce9``)."""
-    if isinstance(value, str):
-        return value.encode("utf-8", "backslashreplace").decode("utf-8")
-    if isinstance(value, dict):
-        return {encodable(k): encodable(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [encodable(v) for v in value]
-    return value
 
 
 def _write_dump(folder: Path, report: dict[str, Any]) -> None:

@@ -227,6 +227,45 @@ def test_region_boundaries_stop_dynamo_but_not_eager_capture(tmp_path: Path) -> 
     assert finding["region"]["chain"] == ["capture", "log_stats"]
 
 
+@pytest.mark.parametrize(
+    ("imports", "test", "expected"),
+    [
+        ("from ..utils import is_torchdynamo_compiling", "is_torchdynamo_compiling()", {("GL202", 9)}),
+        ("from ..utils import is_torchdynamo_compiling as compiling", "compiling()", {("GL202", 9)}),
+        ("from .. import utils", "utils.is_torchdynamo_compiling()", {("GL202", 9)}),
+        ("from ..utils.import_utils import is_compiling", "is_compiling()", {("GL202", 9)}),
+        ("from pkg.utils.import_utils import is_compiling", "is_compiling()", {("GL202", 9)}),
+        ("from ..utils import is_tracing", "is_tracing()", {("GL202", 8), ("GL202", 9)}),
+    ],
+    ids=["from-relative", "from-relative-as", "relative-module", "deeper-module", "own-helper", "other-function"],
+)
+def test_is_compiling_imported_relatively_marks_the_eager_branch(
+    tmp_path: Path, imports: str, test: str, expected: set[tuple[str, int]]
+) -> None:
+    """A package's own code imports the check relatively, as every transformers model does, or
+    wraps torch's in a helper of the same name."""
+    helpers = "import torch\n\ndef is_torchdynamo_compiling():\n    return torch.compiler.is_compiling()\n"
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/utils/__init__.py": helpers + "\ndef is_tracing():\n    return False\n",
+        "pkg/utils/import_utils.py": helpers.replace("is_torchdynamo_compiling", "is_compiling"),
+        "pkg/models/__init__.py": "",
+        "pkg/models/gpt.py": textwrap.dedent(f"""
+            import torch
+            {imports}
+
+            @torch.compile(mode="reduce-overhead")
+            def step(x):
+                if not {test}:
+                    print(x.sum().item())
+                return x.max().item()
+            """),
+    }
+    _, report = lint_project(tmp_path, files)
+    assert found(report) == expected
+    assert {f["path"] for f in report["findings"]} == {"pkg/models/gpt.py"}
+
+
 def test_configured_entry_points(tmp_path: Path) -> None:
     _, report = _lint(
         tmp_path,
@@ -362,3 +401,24 @@ def test_one_changed_file_is_linked_through_importers_and_their_bases(tmp_path: 
     assert partial["findings"][0]["region"] == {
         "kind": "capture", "entry": "app/run.py:5", "chain": ["Base.forward", "Block.forward"],
     }
+
+
+@pytest.mark.parametrize(
+    "import_blocks",
+    ["from app import (\n    blocks,\n)", "from app import \\\n    blocks", "from app import (blocks)"],
+    ids=["parenthesized", "backslash", "one-line-parenthesized"],
+)
+def test_one_changed_file_is_found_from_an_import_over_several_lines(tmp_path: Path, import_blocks: str) -> None:
+    """pre-commit passes only blocks.py; run.py names it on a continuation line of its import."""
+    files = {
+        "app/__init__.py": "",
+        "app/blocks.py": "import torch\n\ndef shift(x):\n    return x + torch.arange(x.shape[0])\n",
+        "app/run.py": import_blocks + "\nimport torch\n\n@torch.compile(mode='reduce-overhead')\ndef step(x):\n"
+        "    return blocks.shift(x)\n",
+    }
+    lint_project(tmp_path, files)
+    with chdir(tmp_path):
+        status, partial = check_json("--no-cache", "app/blocks.py")
+    assert status == 1 and found(partial) == {("GL203", 4)}
+    assert partial["findings"][0]["region"]["chain"] == ["step", "shift"]
+

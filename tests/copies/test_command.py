@@ -4,6 +4,7 @@ in its worker and prints the report; these tests parse what it prints or writes.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -16,6 +17,8 @@ from tests.expectations import read_expectations
 INPLACE = SAMPLES / "inplace_heavy.py"
 # The block's output, transposed and made contiguous: one more layout copy.
 ADDED_CONTIGUOUS = ("        return hidden\n", "        return hidden.t().contiguous()\n")
+# HTML, and a byte that is not UTF-8 (a Latin-1 file system: Python decodes it to "\udce9").
+HOSTILE_NAME = "<img src=x onerror=alert(2)>donn" + os.fsdecode(b"\xe9") + "es.py"
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -87,3 +90,22 @@ def test_rewrite_against_the_baseline_shrinks_and_passes(
     html = page.read_text(encoding="utf-8")
     assert "copies did not grow" in html
     assert "<td>aten</td><td>all copies</td><td>all lines</td><td class=n>3</td><td class=n>0</td>" in html
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "html"])
+def test_a_file_name_that_is_html_and_not_utf8_is_spelled_out_and_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fmt: str
+) -> None:
+    model = tmp_path / HOSTILE_NAME
+    shutil.copy(INPLACE, model)
+    output = tmp_path / f"copies.{fmt}"
+    status, out, err = run_cli(capsys, str(model), "--format", fmt, "--output", str(output))
+    assert (status, out) == (0, ""), err
+    written = output.read_text(encoding="utf-8")
+    if fmt == "json":
+        assert json.loads(written)["target"].endswith("<img src=x onerror=alert(2)>donn\\udce9es.py")
+    elif fmt == "html":
+        assert "<img" not in written and "&lt;img src=x onerror=alert(2)&gt;donn\\udce9es.py" in written
+    else:
+        assert "<img src=x onerror=alert(2)>donn\\udce9es.py" in written
+

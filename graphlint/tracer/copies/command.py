@@ -82,6 +82,7 @@ def trace(args: argparse.Namespace) -> dict[str, Any] | None:
     """The trace report of TARGET over the stages that count copies; None (after saying why)
     when the target cannot be loaded."""
     from graphlint.tracer.ladder import run_ladder
+    from graphlint.tracer.report.build import encodable
     from graphlint.tracer.stages.base import TraceOptions
     from graphlint.tracer.target import TargetError
 
@@ -89,7 +90,7 @@ def trace(args: argparse.Namespace) -> dict[str, Any] | None:
         stages=COPIES_STAGES, train=args.train, timeout=args.timeout, torchair=args.torchair, lang=args.lang
     )
     try:
-        return run_ladder(args.target, options, entry=args.entry, script_args=args.script_args)
+        return encodable(run_ladder(args.target, options, entry=args.entry, script_args=args.script_args))
     except TargetError as exc:
         # The loader words its messages for `graphlint trace`; the user ran `graphlint copies`.
         print(str(exc).replace("graphlint trace", "graphlint copies", 1), file=sys.stderr)

@@ -101,3 +101,16 @@ def exit_status(report: dict[str, Any]) -> int:
     no verdict), 1 otherwise."""
     failed = any(stage["status"] == "failed" for stage in report["stages"])
     return 1 if failed or report["verdict"]["layer"] is not None else 0
+
+
+def encodable(value: Any) -> Any:
+    """``value`` with every string made encodable. Strings from user code may hold lone
+    surrogates (bytes that are not UTF-8, decoded with surrogateescape as ``os.fsdecode`` does
+    for file names); no writer can encode them, so they are spelled out (``\\udce9``)."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {encodable(k): encodable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [encodable(v) for v in value]
+    return value
