@@ -3,8 +3,6 @@
     # expect-check: GL201@14 GL203@20          static findings, exactly these (code@line); "none"
     # expect-trace: verdict=capture GL201@14   trace verdict layer ("none" when all pass), then
                                                code@line of trace findings that must be present
-                                               ("unloadable": the target cannot be loaded,
-                                               exit 2 and no report; samples/failures/)
     # expect-copies: clone=2 copy_=1           aten copy counts, exactly these ops; "none"
     # expect-ranks: GD005=1 GD003=1,2          multi-rank runs: the ranks the finding with that
                                                code names, exactly

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import importlib
 import importlib.util
+import inspect
 import os
 import runpy
 import sys
@@ -28,8 +29,9 @@ SCRIPT_CALLS_KEPT = 3  # inputs of the first calls of each compiled callable (su
 
 class TargetError(Exception):
     """The target could not be loaded; the message is a paragraph meant for the user.
-    ``finding`` (its JSON) is set when the target's own code raised while loading: that is a
-    finding at the user's line, reported like any other, not only a usage error."""
+    ``finding`` (its JSON) is set when the target's own code ran and failed while loading (it
+    raised, or its factory returned the wrong shape of thing): that is a finding at the user's
+    line, reported like any other, not only a usage error."""
 
     def __init__(self, message: str, finding: dict[str, Any] | None = None) -> None:
         super().__init__(message)
@@ -81,9 +83,9 @@ def _load_file(path: Path, entry: str | None, script_args: list[str]) -> TraceTa
                 "The entry must be a function returning (fn, args), (fn, args, kwargs) or "
                 '{"fn": fn, "inputs": [args, ...], "kwargs": {...}}.'
             )
-        return _from_factory_result(factory(), name, user_files, f"{name}:{entry}")
+        return _from_factory_result(factory, name, user_files, f"{name}:{entry}")
     if callable(getattr(module, "graphlint_target", None)):
-        return _from_factory_result(module.graphlint_target(), name, user_files, f"{name}:graphlint_target")
+        return _from_factory_result(module.graphlint_target, name, user_files, f"{name}:graphlint_target")
     return _from_model_attributes(module, name, user_files)
 
 
@@ -123,10 +125,12 @@ def _load_factory(spec: str) -> TraceTarget:
         )
     module_file = getattr(module, "__file__", None)
     user_files = {os.path.abspath(module_file)} if module_file else set()
-    return _from_factory_result(factory(), spec, user_files, spec)
+    return _from_factory_result(factory, spec, user_files, spec)
 
 
-def _from_factory_result(result: Any, name: str, user_files: set[str], what: str) -> TraceTarget:
+def _from_factory_result(factory: Callable[[], Any], name: str, user_files: set[str], what: str) -> TraceTarget:
+    """Call the factory and read what it returned."""
+    result = factory()
     if isinstance(result, dict) and callable(result.get("fn")):
         inputs = [tuple(args) for args in result.get("inputs") or [()]]
         kwargs = result.get("kwargs") or {}
@@ -134,10 +138,31 @@ def _from_factory_result(result: Any, name: str, user_files: set[str], what: str
     if isinstance(result, tuple) and len(result) in (2, 3) and callable(result[0]):
         kwargs = dict(result[2]) if len(result) == 3 else {}
         return TraceTarget(result[0], [tuple(result[1])], [kwargs], name, user_files)
-    raise TargetError(
-        f"graphlint trace: {what}() returned {type(result).__name__}; it must return (fn, args), "
+    message = (
+        f"{what}() returned {type(result).__name__}; it must return (fn, args), "
         '(fn, args, kwargs) or {"fn": fn, "inputs": [args, ...], "kwargs": {...}}.'
     )
+    raise TargetError(f"graphlint trace: {message}", _wrong_shape_finding(factory, message, type(result).__name__))
+
+
+def _wrong_shape_finding(factory: Callable[[], Any], message: str, returned: str) -> dict[str, Any] | None:
+    """The load-error finding at the factory's ``def`` line (its JSON); None when its source is
+    not to be found (a builtin, a ``functools.partial``)."""
+    from graphlint.tracer.classify.codes import trace_code
+    from graphlint.tracer.findings import Finding
+
+    try:
+        file = inspect.getsourcefile(factory)
+        _, line = inspect.getsourcelines(factory)
+    except (OSError, TypeError):
+        return None
+    if file is None:
+        return None
+    finding = Finding(
+        layer="model", stage="load", kind="load-error", code=trace_code("load-error"), message=message,
+        file=os.path.abspath(file), line=line, details={"returned": returned},
+    )
+    return finding.to_json()
 
 
 def _from_model_attributes(module: Any, name: str, user_files: set[str]) -> TraceTarget:

@@ -68,7 +68,8 @@ def run_worker(request: dict[str, Any], events: EventWriter) -> None:
     try:
         target = load_target(request["target"], request.get("entry"), request.get("script_args"))
     except TargetError as exc:
-        events.send("target-error", message=str(exc), finding=load_error_finding(exc.__cause__, request["target"]))
+        finding = exc.finding or load_error_finding(exc.__cause__, request["target"])
+        events.send("target-error", message=str(exc), finding=finding)
         return
     except (Exception, SystemExit) as exc:  # SystemExit: the file or its factory called sys.exit()
         events.send("target-error", message=f"graphlint trace: loading {request['target']} failed: "
@@ -89,8 +90,8 @@ def run_worker(request: dict[str, Any], events: EventWriter) -> None:
 
 def load_error_finding(exc: BaseException | None, target_spec: str) -> dict[str, Any] | None:
     """The finding of an exception the target's own code raised while loading (its JSON), or
-    None when no line of the user's raised it (a file or module that is not there, a factory
-    that returns the wrong shape: usage errors)."""
+    None when no line of the user's raised it (a file or module that is not there: a usage
+    error)."""
     from graphlint.tracer.classify.exception import finding_of_exception
     from graphlint.tracer.locate import user_line_of_exception
 

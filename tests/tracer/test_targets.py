@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import textwrap
 from pathlib import Path
@@ -132,12 +133,34 @@ def test_file_without_target_or_compile_says_what_it_looked_for(tmp_path: Path) 
     assert "graphlint_target()" in message and "example_inputs" in message and "torch.compile" in message
 
 
-def test_factory_returning_the_wrong_shape_is_a_target_error(tmp_path: Path) -> None:
-    path = write(tmp_path, "t.py", "def graphlint_target():\n    return 42\n")
-    with pytest.raises(TargetError, match="returned int"):
-        load_target(str(path))
-    status, _, err = run_cli("trace", str(path), "--stages", "eager")
+def test_factory_returning_the_wrong_shape_is_a_load_error_at_its_def_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    body = "def graphlint_target():\n    return 42\n\ndef make():\n    return Double()\n"
+    path = write(tmp_path, "wrong_shape.py", body)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    target_line, make_line = lines.index("def graphlint_target():") + 1, lines.index("def make():") + 1
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "wrong_shape", raising=False)
+    for spec, entry, returned, line in [
+        (str(path), None, "int", target_line),
+        (str(path), "make", "Double", make_line),
+        ("wrong_shape:make", None, "Double", make_line),
+    ]:
+        with pytest.raises(TargetError, match=f"returned {returned}") as error:
+            load_target(spec, entry)
+        finding = error.value.finding
+        assert finding is not None and (finding["code"], finding["kind"]) == ("GT012", "load-error")
+        assert (finding["file"], finding["line"]) == (str(path.resolve()), line)
+        assert finding["details"] == {"returned": returned}
+
+    status, out, err = run_cli("trace", str(path), "--stages", "eager,dynamo", "--format", "json")
     assert status == 2 and "returned int" in err
+    report = json.loads(out)
+    assert [(f["code"], f["line"]) for f in report["findings"]] == [("GT012", target_line)]
+    assert [(s["name"], s["status"]) for s in report["stages"]] == [("eager", "skipped"), ("dynamo", "skipped")]
+    assert report["verdict"]["layer"] == "model"
+
 
 
 def test_model_without_example_inputs_after_import_is_a_target_error(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ TRACE_CODES: dict[str, str] = {
     "rank-missing": "GD007",  # a rank wrote no report
     "oom": "GT010",  # the target ran out of memory (MemoryError, an allocator failure, --memory-limit)
     "target-exit": "GT011",  # the target called sys.exit() (or raised SystemExit) inside a stage
-    "load-error": "GT012",  # the target's own code raised while it was loaded (import or factory)
+    "load-error": "GT012",  # the target's code raised while it was loaded, or its factory returned the wrong shape
 }
 
 
