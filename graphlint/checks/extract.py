@@ -10,6 +10,7 @@ capture blocks and the names that hold dynamic ints or boolean masks.
 from __future__ import annotations
 
 import ast
+import builtins
 import io
 import re
 import tokenize
@@ -151,6 +152,7 @@ class _Extractor:
             cst.Assign: self._on_assign,
             cst.AnnAssign: self._on_assign,
             cst.Call: self._on_call,
+            cst.Return: self._on_return,
         }
         self.hooks = _rule_hooks()
 
@@ -595,6 +597,36 @@ class _Extractor:
             calls.append(CallEdge(ref, eager=self.eager, block=self.block))
         return None
 
+    def _on_return(self, node: cst.CSTNode) -> None:
+        assert isinstance(node, cst.Return)
+        scope = self.function_scope
+        if scope.kind != "function" or node.value is None or not self._may_return_a_module(node.value):
+            return None
+        returns = self.facts.functions[scope.qualname].returns
+        returns.extend(ref for ref in self._value_refs(node.value) if ref not in returns)
+        return None
+
+    def _may_return_a_module(self, value: cst.BaseExpression) -> bool:
+        """Whether a returned value may be a model a factory builds: an instance of a class (or
+        of another factory) named through the file's own definitions or imports, a container of
+        them, a compiled callable, a local bound to one, or a member of ``self``. Other returns,
+        the tensors most functions return (``x.view(...)``, ``torch.cat(...)``), are not recorded:
+        each would be one more ref in the cached facts of every function."""
+        if isinstance(value, cst.Call):
+            if self._compile_targets(value) is not None:
+                return True
+            func = value.func
+            head = func
+            while isinstance(head, cst.Attribute):
+                head = head.value
+            if not isinstance(head, cst.Name) or (head is not func and head.value not in self.facts.imports):
+                return False  # x.view(...), self.make(...), f()(...): a method of a value
+            name = self.qualify(func) or ""
+            return name in apis.MODULE_CONTAINERS or not (name.startswith("torch.") or name in _BUILTIN_NAMES)
+        if isinstance(value, cst.Name):
+            return any(value.value in scope.types for scope in (self.function_scope, self.module_scope))
+        return isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self"
+
     # ---- entry points -----------------------------------------------------------------------
     def _add_entry(self, node: cst.CSTNode, kind: str, *, traced: bool, targets: list[Ref], dynamic: bool | None = None) -> int:
         self.facts.entries.append(
@@ -734,6 +766,9 @@ class _Extractor:
             refs = self._callable_refs(value)
             return [r for r in refs if r[0] != "call" or not (r[1].startswith("torch.") or r[1] == "torch")]
         return []
+
+
+_BUILTIN_NAMES = frozenset(dir(builtins))
 
 
 @cache

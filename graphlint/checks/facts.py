@@ -8,7 +8,8 @@ A *ref* names something callable, resolved later against the whole project:
 ``["call", "pkg.helpers.norm"]`` a function (or module-level binding) by dotted name, as the
 file's imports spell it; ``["instance", "Model"]`` calling an instance of a class (its
 ``forward``); ``["member", "Model", "block"]`` ``self.block(...)`` on a ``Model`` (a method, or
-the submodules bound to that attribute); ``["local", "outer.inner"]`` a nested function.
+the submodules bound to that attribute); ``["local", "outer.inner"]`` a nested function. ``["instance", "build"]`` where ``build`` is a
+function calls what ``build`` returns (a factory).
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ class FunctionFacts:
     qualname: str
     boundary: bool = False  # @torch.compiler.disable and friends: dynamo does not trace in
     calls: list[CallEdge] = field(default_factory=list)
+    # What calling the object it returns calls, for factories: ``return Net()`` → [instance Net]
+    returns: list[Ref] = field(default_factory=list)
 
 
 @dataclass

@@ -4,7 +4,8 @@ A ref (see ``facts.py``) is resolved in the file it was written in: first the fi
 definitions and module-level bindings, then its imports (relative ones against its package),
 then modules of the project by dotted name, following re-exports (``from .impl import norm`` in
 an ``__init__.py``). Calling a class instance reaches its ``forward`` (or ``__call__``), looked up
-through base classes; ``self.block(...)`` reaches a method of that name or, failing that, the
+through base classes, and calling what a factory function returned reaches what its ``return``
+statements build; ``self.block(...)`` reaches a method of that name or, failing that, the
 submodules assigned to ``self.block``.
 """
 
@@ -39,6 +40,7 @@ class Project:
     files: list[LinkedFile]
     _by_module: dict[str, list[int]] = field(default_factory=dict)
     _resolved: dict[tuple[int, tuple[str, ...], ClassKey | None], list[Callee]] = field(default_factory=dict)
+    _expanding: set[FunctionKey] = field(default_factory=set)  # factories being expanded now
 
     def __post_init__(self) -> None:
         for index, file in enumerate(self.files):
@@ -74,11 +76,21 @@ class Project:
                         found.extend(self._resolve_ref(target.file, inner, None, depth + 1))
             return found  # a class called by name is constructed: __init__ is not traced code
         if kind == "instance":
-            return [
-                Callee(method, cls.key)
-                for cls in self._classes(file, ref[1], depth)
-                for method in self._method(cls, _INSTANCE_CALL_METHODS, depth)[:1]
-            ]
+            found = []
+            for target in self._lookup(file, ref[1], depth):
+                if isinstance(target, _Class):
+                    methods = self._method(target, _INSTANCE_CALL_METHODS, depth)[:1]
+                    found.extend(Callee(method, target.key) for method in methods)
+                elif isinstance(target, FunctionKey) and target not in self._expanding:
+                    # A factory: what it returns is called. A recursive one (``return f(n - 1)``)
+                    # is expanded once per resolution, so the result does not depend on order.
+                    self._expanding.add(target)
+                    try:
+                        for inner in self.function(target).returns:
+                            found.extend(self._resolve_ref(target.file, inner, None, depth + 1))
+                    finally:
+                        self._expanding.discard(target)
+            return found
         if kind == "member":
             found = []
             for cls in self._receivers(file, ref[1], self_class, depth):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from graphlint.checks.extract import extract_facts
 from tests.checks.conftest import check_json, found, lint_project
 
 
@@ -264,6 +265,81 @@ def test_is_compiling_imported_relatively_marks_the_eager_branch(
     _, report = lint_project(tmp_path, files)
     assert found(report) == expected
     assert {f["path"] for f in report["findings"]} == {"pkg/models/gpt.py"}
+
+
+NET = """
+import torch
+from torch import nn
+
+class Net(nn.Module):
+    def forward(self, x):
+        return x.sum().item()
+"""
+
+
+@pytest.mark.parametrize(
+    ("factory", "use"),
+    [
+        ("def build():\n    return Net()", "model = build()\ncompiled = torch.compile(model, mode='reduce-overhead')"),
+        ("def build():\n    return Net()", "compiled = torch.compile(build(), mode='reduce-overhead')"),
+        ("def build():\n    net = Net()\n    return net", "compiled = torch.compile(build(), mode='reduce-overhead')"),
+        ("def build():\n    return nn.Sequential(Net(), nn.ReLU())", "compiled = build().compile(mode='reduce-overhead')"),
+        ("def inner():\n    return Net()\n\ndef build():\n    return inner()", "compiled = torch.compile(build(), mode='reduce-overhead')"),
+        (
+            "def build():\n    return Net()\n\nclass Wrapper(nn.Module):\n    def __init__(self):\n"
+            "        super().__init__()\n        self.model = build()\n\n    def forward(self, x):\n"
+            "        return self.model(x)",
+            "compiled = torch.compile(Wrapper(), mode='reduce-overhead')",
+        ),
+        (  # resolved from b first: its own cycle through a must not hide Net
+            "def a(n):\n    if n:\n        return b(n - 1)\n    return Net()\n\n"
+            "def b(n):\n    if n > 3:\n        return a(n)\n    return b(n - 1)",
+            "compiled = torch.compile(b(5), mode='reduce-overhead')",
+        ),
+    ],
+    ids=["local", "argument", "returned-local", "container", "chained", "member", "recursive"],
+)
+def test_a_model_built_by_a_factory_function_is_compiled_through_it(tmp_path: Path, factory: str, use: str) -> None:
+    code = textwrap.dedent(NET) + "\n\n" + factory + "\n\n\ndef main():\n" + textwrap.indent(use, "    ") + "\n"
+    _, report = lint_project(tmp_path, {"app.py": code})
+    assert found(report) == {("GL202", 7)}
+    assert report["findings"][0]["region"]["kind"] == "capture"
+
+
+def test_a_factory_in_another_module_is_followed_and_other_returns_reach_nothing(tmp_path: Path) -> None:
+    files = {
+        "app/__init__.py": "",
+        "app/net.py": textwrap.dedent(NET),
+        "app/factory.py": textwrap.dedent("""
+            import torch
+            from transformers import AutoModel
+            from .net import Net
+
+            def build(pretrained):
+                if pretrained:
+                    return AutoModel.from_pretrained("gpt2")
+                return Net()
+
+            def tensors(x):
+                return x.view(-1)
+
+            def ones(n):
+                return torch.ones(n, device="npu")
+            """),
+        "app/run.py": textwrap.dedent("""
+            import torch
+            from app.factory import build, tensors
+
+            model = torch.compile(build(False), mode="reduce-overhead")
+            """),
+    }
+    _, report = lint_project(tmp_path, files)
+    assert found(report) == {("GL202", 7)}
+    assert report["findings"][0]["region"] == {"kind": "capture", "entry": "app/run.py:5", "chain": ["Net.forward"]}
+    # What a factory returns is kept in the cached facts; the tensors most functions return are not.
+    functions = extract_facts((tmp_path / "app/factory.py").read_bytes()).functions
+    assert functions["build"].returns == [["instance", "transformers.AutoModel.from_pretrained"], ["instance", ".net.Net"]]
+    assert functions["tensors"].returns == [] and functions["ones"].returns == []
 
 
 def test_configured_entry_points(tmp_path: Path) -> None:
