@@ -616,6 +616,8 @@ class _Extractor:
             if self._compile_targets(value) is not None:
                 return True
             func = value.func
+            if _is_self_attribute(func):  # self.build_model(...)
+                return True
             head = func
             while isinstance(head, cst.Attribute):
                 head = head.value
@@ -625,7 +627,7 @@ class _Extractor:
             return name in apis.MODULE_CONTAINERS or not (name.startswith("torch.") or name in _BUILTIN_NAMES)
         if isinstance(value, cst.Name):
             return any(value.value in scope.types for scope in (self.function_scope, self.module_scope))
-        return isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self"
+        return _is_self_attribute(value)
 
     # ---- entry points -----------------------------------------------------------------------
     def _add_entry(self, node: cst.CSTNode, kind: str, *, traced: bool, targets: list[Ref], dynamic: bool | None = None) -> int:
@@ -673,7 +675,7 @@ class _Extractor:
             # Without a positional target, ``torch.compile(mode=...)`` makes a decorator.
             return self._callable_refs(args[0].value) if args else None
         if isinstance(func, cst.Attribute) and func.attr.value == "compile":
-            modules = [r for r in self._callable_refs(func.value) if r[0] in ("instance", "member")]
+            modules = [r for r in self._callable_refs(func.value) if r[0] in ("instance", "member", "member-result")]
             return modules or None
         return None
 
@@ -742,9 +744,18 @@ class _Extractor:
             targets = self._compile_targets(expr)
             if targets is not None:
                 return targets
-            name = self.qualify(expr.func)
-            return [["instance", name]] if name else []
+            return self._result_refs(expr)
         return []
+
+    def _result_refs(self, call: cst.Call) -> list[Ref]:
+        """What calling the object ``call`` returns would call: an instance of the class it
+        constructs (or what the factory function it calls returns), or what ``self.method()``
+        returns."""
+        func = call.func
+        if _is_self_attribute(func) and self.function_scope.class_name is not None:
+            return [["member-result", self.function_scope.class_name, func.attr.value]]  # type: ignore[attr-defined]
+        name = self.qualify(func)
+        return [["instance", name]] if name else []
 
     def _value_refs(self, value: cst.BaseExpression) -> list[Ref]:
         """What calling the object that ``value`` evaluates to would call."""
@@ -761,7 +772,7 @@ class _Extractor:
                         if inner and inner not in apis.MODULE_CONTAINERS:
                             refs.append(["instance", inner])
                 return refs
-            return [["instance", name]] if name else []
+            return self._result_refs(value)
         if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)):
             refs = self._callable_refs(value)
             return [r for r in refs if r[0] != "call" or not (r[1].startswith("torch.") or r[1] == "torch")]
@@ -792,6 +803,10 @@ def _dynamic(call: cst.Call | None) -> bool | None:
     if arg is None or not isinstance(arg.value, cst.Name):
         return None
     return {"True": True, "False": False}.get(arg.value.value)
+
+
+def _is_self_attribute(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"
 
 
 def _is_compiling_function(name: str | None) -> bool:

@@ -81,15 +81,14 @@ class Project:
                 if isinstance(target, _Class):
                     methods = self._method(target, _INSTANCE_CALL_METHODS, depth)[:1]
                     found.extend(Callee(method, target.key) for method in methods)
-                elif isinstance(target, FunctionKey) and target not in self._expanding:
-                    # A factory: what it returns is called. A recursive one (``return f(n - 1)``)
-                    # is expanded once per resolution, so the result does not depend on order.
-                    self._expanding.add(target)
-                    try:
-                        for inner in self.function(target).returns:
-                            found.extend(self._resolve_ref(target.file, inner, None, depth + 1))
-                    finally:
-                        self._expanding.discard(target)
+                elif isinstance(target, FunctionKey):  # a factory: what it returns is called
+                    found.extend(self._returned(target, None, depth))
+            return found
+        if kind == "member-result":  # self.build_model(): what that method returns is called
+            found = []
+            for cls in self._receivers(file, ref[1], self_class, depth):
+                for method in self._method(cls, (ref[2],), depth):
+                    found.extend(self._returned(method, cls.key, depth))
             return found
         if kind == "member":
             found = []
@@ -103,6 +102,22 @@ class Project:
                         found.extend(self._resolve_ref(owner, inner, None, depth + 1))
             return found
         return []
+
+    def _returned(self, function: FunctionKey, self_class: ClassKey | None, depth: int) -> list[Callee]:
+        """What calling the objects ``function`` returns calls. A recursive factory
+        (``return f(n - 1)``) is expanded once per resolution, so the result does not depend on
+        the order in which refs are resolved."""
+        if function in self._expanding:
+            return []
+        self._expanding.add(function)
+        try:
+            return [
+                callee
+                for inner in self.function(function).returns
+                for callee in self._resolve_ref(function.file, inner, self_class, depth + 1)
+            ]
+        finally:
+            self._expanding.discard(function)
 
     def _receivers(self, file: int, dotted: str, self_class: ClassKey | None, depth: int) -> list[_Class]:
         """The classes ``self.x`` is looked up on: the instance's own class when it is known and

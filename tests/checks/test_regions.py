@@ -296,8 +296,19 @@ class Net(nn.Module):
             "def b(n):\n    if n > 3:\n        return a(n)\n    return b(n - 1)",
             "compiled = torch.compile(b(5), mode='reduce-overhead')",
         ),
+        (
+            "class Wrapper(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.model = self.build()\n\n    def build(self):\n        return Net()\n\n"
+            "    def forward(self, x):\n        return self.model(x)",
+            "compiled = torch.compile(Wrapper(), mode='reduce-overhead')",
+        ),
+        (
+            "class Wrapper(nn.Module):\n    def build(self):\n        self.net = Net()\n        return self.net\n\n"
+            "    def forward(self, x):\n        model = self.build()\n        return model(x)",
+            "compiled = torch.compile(Wrapper(), mode='reduce-overhead')",
+        ),
     ],
-    ids=["local", "argument", "returned-local", "container", "chained", "member", "recursive"],
+    ids=["local", "argument", "returned-local", "container", "chained", "member", "recursive", "method", "method-member"],
 )
 def test_a_model_built_by_a_factory_function_is_compiled_through_it(tmp_path: Path, factory: str, use: str) -> None:
     code = textwrap.dedent(NET) + "\n\n" + factory + "\n\n\ndef main():\n" + textwrap.indent(use, "    ") + "\n"
