@@ -15,11 +15,11 @@ from pathlib import Path
 
 import hypothesmith
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from graphlint.checks.engine import CheckOptions, CheckResult, run_check
-from graphlint.checks.extract import extract_facts
+from graphlint.checks.extract import LIBCST_CANNOT_PARSE, extract_facts
 from graphlint.checks.fix import plan_fixes, write_fixes
 from graphlint.checks.rules import all_rules
 from graphlint.checks.rules.base import snippet
@@ -67,16 +67,21 @@ def mutated(draw: st.DrawFn) -> str:
 
 
 def assert_extracts(source: str) -> None:
+    """Never an internal error; GL000 exactly when Python refuses the source, or, said as such,
+    for the rare valid Python libcst cannot read (as in the corpus test)."""
     facts = extract_facts(source.encode("utf-8"))
     assert not facts.internal, facts.error
     if parses(source):
-        assert facts.error is None, facts.error  # valid Python is never a GL000
+        assert facts.error is None or facts.error.startswith(LIBCST_CANNOT_PARSE), facts.error
     else:
         assert facts.error is not None
 
 
 @GENERATED
 @given(hypothesmith.from_grammar())
+# Found here: CPython accepts a line continuation before the end of the file after a CRLF (not
+# after a LF); libcst's tokenizer does not.
+@example("pass;\n\\\r\n")
 def test_random_grammar_python_never_raises(source):
     assert_extracts(source)
 
