@@ -622,7 +622,7 @@ class _Extractor:
             while isinstance(head, cst.Attribute):
                 head = head.value
             if not isinstance(head, cst.Name) or (head is not func and head.value not in self.facts.imports):
-                return False  # x.view(...), self.make(...), f()(...): a method of a value
+                return False  # x.view(...), f()(...): a method of a value, or a value called
             name = self.qualify(func) or ""
             return name in apis.MODULE_CONTAINERS or not (name.startswith("torch.") or name in _BUILTIN_NAMES)
         if isinstance(value, cst.Name):

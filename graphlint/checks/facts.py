@@ -8,9 +8,10 @@ A *ref* names something callable, resolved later against the whole project:
 ``["call", "pkg.helpers.norm"]`` a function (or module-level binding) by dotted name, as the
 file's imports spell it; ``["instance", "Model"]`` calling an instance of a class (its
 ``forward``); ``["member", "Model", "block"]`` ``self.block(...)`` on a ``Model`` (a method, or
-the submodules bound to that attribute); ``["local", "outer.inner"]`` a nested function. ``["instance", "build"]`` where ``build`` is a
-function calls what ``build`` returns (a factory); ``["member-result", "Model", "build"]`` calls
-what ``self.build()`` returns on a ``Model``.
+the submodules bound to that attribute); ``["local", "outer.inner"]`` a nested function.
+``["instance", "build"]`` where ``build`` is a function calls what ``build`` returns (a
+factory); ``["member-result", "Model", "build"]`` calls what ``self.build()`` returns on a
+``Model``.
 """
 
 from __future__ import annotations
