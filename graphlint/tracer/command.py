@@ -61,6 +61,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--fail-on-increase", action="store_true",
         help="with --baseline: exit 1 when graphs, graph breaks, recompiles or findings grew, else 0",
     )
+    trace.add_argument(
+        "--strict", action="store_true",
+        help="exit 1 when a stage is inconclusive (it ran but could not do its check), as for a failure; "
+        "for CI. Default: inconclusive stages are reported and do not change the exit status",
+    )
     trace.set_defaults(handler=run_trace, trace_parser=trace)
 
     env = subparsers.add_parser("env", help="print Python, torch, torch_npu, torchair, CANN and device facts")
@@ -150,7 +155,7 @@ def run_trace(args: argparse.Namespace) -> int:
     report = encodable(report)
     # A target that did not load is still exit status 2, with its report written.
     unloaded = any(f["kind"] == "load-error" for f in report["findings"])
-    status = 2 if unloaded else exit_status(report)
+    status = 2 if unloaded else exit_status(report, strict=args.strict)
     if baseline is not None and not unloaded:
         report["baseline"] = compare_with_baseline(baseline, report)
         if args.fail_on_increase:  # a budget: what the baseline already had is tolerated

@@ -10,7 +10,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 Layer = Literal["model", "dynamo", "aot", "torchair", "capture", "accuracy", "distributed"]
-Status = Literal["passed", "failed", "skipped"]
+# ``inconclusive``: the stage ran but could not do its check (it audited no graph, a torch patch
+# failed, a stand-in answered); never shown as passed, and ``--strict`` makes it exit 1.
+Status = Literal["passed", "failed", "skipped", "inconclusive"]
 Mode = Literal["real", "offline", "offline-static", "cuda", "audit"]
 Severity = Literal["error", "warning", "info"]
 
@@ -51,7 +53,7 @@ class StageResult:
     status: Status
     mode: Mode = "real"
     seconds: float = 0.0
-    reason: str | None = None  # why skipped, or a one-line cause of failure
+    reason: str | None = None  # why skipped or inconclusive, or a one-line cause of failure
     graphs: int | None = None
     graph_breaks: int | None = None
     recompiles: int | None = None

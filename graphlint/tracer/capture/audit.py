@@ -74,7 +74,19 @@ def capture(ctx: StageContext) -> CaptureOutcome:
         "fallback_check_skipped": result.fallback_check_skipped,
         "graphs_dumped": dump_graphs(ctx, "capture", result.graphs),
     }
-    return CaptureOutcome(result.findings, len(result.graphs), artifacts)
+    return CaptureOutcome(result.findings, len(result.graphs), artifacts, inconclusive=unaudited_reason(result))
+
+
+def unaudited_reason(result: AuditResult) -> str | None:
+    """Why the audit could not vouch for the target: it audited no graph at all, or it stopped
+    before the end (graphs compiled after that point were never seen). None when it could."""
+    stopped = next((f for f in result.findings if f.kind == "audit-incomplete"), None)
+    if not result.graphs and not any(f.severity == "error" for f in result.findings):
+        cause = f": {stopped.message.split(': ', 1)[-1].splitlines()[0]}" if stopped else ""
+        return f"no graph was audited{cause}"
+    if stopped is not None:
+        return stopped.message.splitlines()[0]
+    return None
 
 
 def _torch_npu_source(torchair: str | None) -> tuple[TorchNpuSource | None, str | None]:

@@ -19,6 +19,7 @@ class CaptureOutcome:
     findings: list[Finding] = field(default_factory=list)
     graphs: int | None = None  # graphs captured (real modes) or audited
     artifacts: dict[str, Any] = field(default_factory=dict)  # JSON-serialisable, mode-specific
+    inconclusive: str | None = None  # why the mode could not do its check (the stage is then inconclusive)
 
 
 def attempt(findings: list[Finding], user_files: set[str], run: str, body: Callable[[], T]) -> T | None:

@@ -67,14 +67,19 @@ def _merged_rank_findings(views: list[RankView]) -> list[dict[str, Any]]:
 
 def _merged_stages(views: list[RankView]) -> list[dict[str, Any]]:
     """One row per stage: failed when it failed on any rank (each distinct reason once, with
-    its ranks), passed when it passed on all, else skipped; the largest counts and time."""
+    its ranks), else inconclusive when it was on any rank, passed when it passed on all, else
+    skipped; the largest counts and time."""
     rows = []
     for name in STAGE_ORDER:
         per_rank = {v.rank: row for v in views if (row := v.stage_row(name)) is not None}
         if not per_rank:
             continue
         failed = sorted(r for r, row in per_rank.items() if row["status"] == "failed")
-        status = "failed" if failed else "passed" if all(r["status"] == "passed" for r in per_rank.values()) else "skipped"
+        statuses = {row["status"] for row in per_rank.values()}
+        status = (
+            "failed" if failed else "inconclusive" if "inconclusive" in statuses
+            else "passed" if statuses == {"passed"} else "skipped"
+        )
         first = next(row for row in per_rank.values() if status == "passed" or row["status"] == status)
         merged: dict[str, Any] = {
             "name": name, "status": status, "mode": first.get("mode", "real"),
@@ -86,7 +91,7 @@ def _merged_stages(views: list[RankView]) -> list[dict[str, Any]]:
                 by_reason.setdefault(per_rank[rank].get("reason") or "failed", []).append(rank)
             merged["reason"] = "; ".join(f"{rank_list(ranks)}: {reason}" for reason, ranks in by_reason.items())
             merged["failed_ranks"] = failed
-        elif status == "skipped" and first.get("reason"):
+        elif status in ("skipped", "inconclusive") and first.get("reason"):
             merged["reason"] = first["reason"]
         for key in ("graphs", "graph_breaks", "recompiles"):
             values = [row[key] for row in per_rank.values() if key in row]
@@ -100,15 +105,21 @@ def _verdict(distributed: list[dict[str, Any]], views: list[RankView], world_siz
     errors = [f for f in distributed if f["severity"] == "error"]
     if errors:
         first = errors[0]
-        return {"layer": "distributed", "stage": first["stage"], "ranks": first["ranks"], "summary": first["message"]}
+        return {"layer": "distributed", "stage": first["stage"], "ranks": first["ranks"], "summary": first["message"], "inconclusive": []}
     for stage in STAGE_ORDER:
         failing = [v for v in views if (v.stage_row(stage) or {}).get("status") == "failed"]
         if failing:
             verdict = failing[0].report["verdict"]  # type: ignore[index]
             ranks = [v.rank for v in failing]
             return {**verdict, "ranks": ranks, "summary": f"{rank_list(ranks)}: {verdict['summary']}"}
+    unchecked = [s for s in STAGE_ORDER if any((v.stage_row(s) or {}).get("status") == "inconclusive" for v in views)]
+    if unchecked:
+        return {
+            "layer": None, "stage": None, "ranks": [], "inconclusive": unchecked,
+            "summary": f"no stage failed on any of the {world_size} ranks, but {', '.join(unchecked)} could not do its check",
+        }
     return {
-        "layer": None, "stage": None, "ranks": [],
+        "layer": None, "stage": None, "ranks": [], "inconclusive": [],
         "summary": f"every stage that ran passed on all {world_size} ranks, and the ranks agree",
     }
 

@@ -69,6 +69,7 @@ def unloaded_report(target_spec: str, finding_json: dict[str, Any], options: Tra
         "verdict": {
             "layer": "model",
             "stage": None,
+            "inconclusive": [],
             "summary": f"loading the target failed{where}: {finding.message.splitlines()[0]}",
         },
         "copies": None,
@@ -82,7 +83,9 @@ def _stage_row(result: dict[str, Any]) -> dict[str, Any]:
 
 def verdict(stage_names: list[str], outcome: LadderOutcome, findings: list[Finding]) -> dict[str, Any]:
     """The layer of the first failing stage: of its first error finding (an accuracy mismatch
-    is layer ``accuracy``), else the stage's own layer. Null when every stage that ran passed."""
+    is layer ``accuracy``), else the stage's own layer. Null when no stage failed; ``inconclusive``
+    lists the stages that ran but could not do their check, and the summary names them."""
+    unchecked = [n for n in stage_names if outcome.results[n]["status"] == "inconclusive"]
     for name in stage_names:
         if outcome.results[name]["status"] != "failed":
             continue
@@ -91,16 +94,24 @@ def verdict(stage_names: list[str], outcome: LadderOutcome, findings: list[Findi
         layer = first.layer if first else outcome.layers.get(name, name)
         where = f" at {first.file}:{first.line}" if first and first.file else ""
         what = first.message.splitlines()[0] if first else outcome.results[name].get("reason") or "failed"
-        return {"layer": layer, "stage": name, "summary": f"{name} failed{where}: {what}"}
+        return {"layer": layer, "stage": name, "summary": f"{name} failed{where}: {what}", "inconclusive": unchecked}
+    if unchecked:
+        why = "; ".join(f"{n}: {outcome.results[n].get('reason') or 'not checked'}" for n in unchecked)
+        return {
+            "layer": None, "stage": None, "inconclusive": unchecked,
+            "summary": f"no stage failed, but {', '.join(unchecked)} could not do its check ({why})",
+        }
     ran = [n for n in stage_names if outcome.results[n]["status"] == "passed"]
-    return {"layer": None, "stage": None, "summary": f"every stage that ran passed ({', '.join(ran) or 'none'})"}
+    return {"layer": None, "stage": None, "inconclusive": [],
+            "summary": f"every stage that ran passed ({', '.join(ran) or 'none'})"}
 
 
-def exit_status(report: dict[str, Any]) -> int:
-    """0 when every stage that ran passed (and, in a merged multi-rank report, the ranks agree:
-    no verdict), 1 otherwise."""
+def exit_status(report: dict[str, Any], strict: bool = False) -> int:
+    """0 when no stage that ran failed (and, in a merged multi-rank report, the ranks agree: no
+    verdict), 1 otherwise; with ``strict`` (``--strict``) an inconclusive stage is 1 as well."""
     failed = any(stage["status"] == "failed" for stage in report["stages"])
-    return 1 if failed or report["verdict"]["layer"] is not None else 0
+    unchecked = strict and any(stage["status"] == "inconclusive" for stage in report["stages"])
+    return 1 if failed or unchecked or report["verdict"]["layer"] is not None else 0
 
 
 def encodable(value: Any) -> Any:

@@ -13,7 +13,7 @@ from graphlint.tracer.copies.html import COPIES_CSS
 _STYLE = """
 body{font-family:system-ui,sans-serif;margin:2em;max-width:70em}
 table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left}
-.passed{color:#16794a}.failed{color:#b3261e;font-weight:bold}.skipped{color:#8a6d00}
+.passed{color:#16794a}.failed{color:#b3261e;font-weight:bold}.skipped{color:#8a6d00}.inconclusive{color:#8e24aa;font-weight:bold}
 .finding{border:1px solid #ddd;border-radius:6px;padding:.6em 1em;margin:1em 0}
 .error{border-left:6px solid #b3261e}.warning{border-left:6px solid #d99b00}.info{border-left:6px solid #3a7bd5}
 pre{background:#f6f8fa;padding:.6em;overflow-x:auto}.hint{background:#eef6ee;padding:.4em .6em}
@@ -26,7 +26,7 @@ def render_html(report: dict[str, Any]) -> str:
         "<!DOCTYPE html><html><head><meta charset='utf-8'>",
         f"<title>graphlint trace {escape(report['target'])}</title><style>{COPIES_CSS}{_STYLE}</style></head><body>",
         f"<h1>graphlint trace <code>{escape(report['target'])}</code></h1>",
-        f"<p><b>verdict:</b> {escape(str(verdict['layer'] or 'all stages passed'))} — {escape(verdict['summary'])}</p>",
+        f"<p><b>verdict:</b> {escape(str(verdict['layer'] or ('inconclusive' if verdict.get('inconclusive') else 'all stages passed')))} — {escape(verdict['summary'])}</p>",
         "<h2>Stages</h2><table><tr><th>stage</th><th>status</th><th>mode</th><th>time</th><th>graphs</th>"
         "<th>breaks</th><th>recompiles</th><th>note</th></tr>",
     ]

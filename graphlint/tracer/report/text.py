@@ -12,7 +12,7 @@ from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
 
-_STATUS_STYLE = {"passed": "green", "failed": "bold red", "skipped": "yellow"}
+_STATUS_STYLE = {"passed": "green", "failed": "bold red", "skipped": "yellow", "inconclusive": "bold magenta"}
 _SEVERITY_STYLE = {"error": "red", "warning": "yellow", "info": "cyan"}
 FRAME_LINES = 2  # lines of context above and below the user's line
 NOTE_WIDTH = 60  # the stage table's note: the start of the reason (the full one is in the JSON)
@@ -48,6 +48,16 @@ class LiveProgress:
         self._stop()
 
 
+def verdict_label(verdict: dict[str, Any]) -> str:
+    """The verdict's first word, in rich markup: the failing layer, or whether every stage that
+    ran did its check (an ``inconclusive`` stage never reads as passed)."""
+    if verdict["layer"]:
+        return f"[red]{verdict['layer']}[/]"
+    if verdict.get("inconclusive"):
+        return "[bold magenta]inconclusive[/]"
+    return "[green]all stages passed[/]"
+
+
 def print_report(report: dict[str, Any], console: Console | None = None) -> None:
     console = console or Console()
     env = report.get("environment") or {}
@@ -62,9 +72,7 @@ def print_report(report: dict[str, Any], console: Console | None = None) -> None
         console.print(rank_table(report))
     verdict = report["verdict"]
     layer = verdict["layer"]
-    console.print(
-        f"[bold]verdict:[/] {'[red]' + layer + '[/]' if layer else '[green]all stages passed[/]'} — {escape(verdict['summary'])}"
-    )
+    console.print(f"[bold]verdict:[/] {verdict_label(verdict)} — {escape(verdict['summary'])}")
     for finding in report["findings"]:
         console.print(finding_panel(finding))
     copies = report.get("copies")

@@ -121,17 +121,30 @@ class Stage(ABC):
         mismatch = compare_outputs(self.name, reference, outputs)
         return [] if mismatch is None else [mismatch]
 
-    def result(self, started: float, findings: list[Finding], *, reason: str | None = None, **fields: Any) -> StageResult:
+    def result(
+        self,
+        started: float,
+        findings: list[Finding],
+        *,
+        reason: str | None = None,
+        inconclusive: str | None = None,
+        **fields: Any,
+    ) -> StageResult:
         """``failed`` when any finding is an error (the reason: ``reason``, else the first error's
-        first line), else ``passed``; timed from ``started`` (``time.perf_counter()``)."""
+        first line); else ``inconclusive`` when the stage could not do its check (``inconclusive``
+        says why); else ``passed``. Timed from ``started`` (``time.perf_counter()``)."""
         errors = [f for f in findings if f.severity == "error"]
-        if errors and reason is None:
-            reason = errors[0].message.splitlines()[0]
+        if errors:
+            status, why = "failed", reason or errors[0].message.splitlines()[0]
+        elif inconclusive is not None:
+            status, why = "inconclusive", inconclusive
+        else:
+            status, why = "passed", None
         return StageResult(
             self.name,
-            "failed" if errors else "passed",
+            status,  # type: ignore[arg-type]
             seconds=time.perf_counter() - started,
-            reason=reason if errors else None,
+            reason=why,
             findings=findings,
             **fields,
         )

@@ -50,6 +50,7 @@ class CaptureStage(Stage):
             start,
             outcome.findings,
             reason=_summary(errors) if errors else None,
+            inconclusive=outcome.inconclusive,
             mode=mode,
             graphs=outcome.graphs,
             artifacts=outcome.artifacts,
