@@ -62,6 +62,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="with --baseline: exit 1 when graphs, graph breaks, recompiles or findings grew, else 0",
     )
     trace.add_argument(
+        "--capture-limit", type=_positive_int, default=64, metavar="N",
+        help="graph captures a guarded engine makes before it runs eagerly (torchair's npugraph_ex "
+        "capture_limit); more than N in the capture stage's replay check is a recapture-limit finding "
+        "(default: 64)",
+    )
+    trace.add_argument(
         "--strict", action="store_true",
         help="exit 1 when a stage is inconclusive (it ran but could not do its check), as for a failure; "
         "for CI. Default: inconclusive stages are reported and do not change the exit status",
@@ -80,6 +86,16 @@ def _stage_list(text: str) -> tuple[str, ...]:
     if unknown or not names:
         raise argparse.ArgumentTypeError(f"unknown stage(s) {', '.join(unknown)}; stages are {', '.join(STAGE_NAMES)}")
     return names
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return value
 
 
 def _options_after_target(args: argparse.Namespace) -> argparse.Namespace:
@@ -130,7 +146,7 @@ def run_trace(args: argparse.Namespace) -> int:
     options = TraceOptions(
         stages=args.stages, train=args.train, timeout=args.timeout,
         dump_dir=args.dump.resolve() if args.dump else None, torchair=args.torchair, lang=args.lang,
-        memory_limit_gb=args.memory_limit,
+        memory_limit_gb=args.memory_limit, capture_limit=args.capture_limit,
     )
     # A rank of a distributed job (under torchrun) runs its ladder and rank 0 merges the ranks'.
     rank = rank_of_job()

@@ -34,6 +34,7 @@ def options_from_json(data: dict[str, Any]) -> TraceOptions:
         torchair=data.get("torchair"),
         lang=data.get("lang", "en"),
         memory_limit_gb=data.get("memory_limit_gb"),
+        capture_limit=data.get("capture_limit", TraceOptions.capture_limit),
     )
 
 
@@ -46,6 +47,7 @@ def options_to_json(options: TraceOptions) -> dict[str, Any]:
         "torchair": options.torchair,
         "lang": options.lang,
         "memory_limit_gb": options.memory_limit_gb,
+        "capture_limit": options.capture_limit,
     }
 
 

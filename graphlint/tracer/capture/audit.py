@@ -17,7 +17,8 @@ from graphlint.tracer.capture.codes import HOST_TENSOR, SYNC, CaptureCode
 from graphlint.tracer.capture.fake_device import Frames, in_graph_code, run_on_audit_device
 from graphlint.tracer.capture.hazards import Hazard, find_hazards, find_value_reads
 from graphlint.tracer.capture.npu_kernels import find_cpu_fallbacks, read_npu_kernels
-from graphlint.tracer.capture.outcome import STAGE, CaptureOutcome
+from graphlint.tracer.capture.outcome import STAGE, CaptureOutcome, capture_finding
+from graphlint.tracer.capture.replay import check_replays
 from graphlint.tracer.classify.exception import finding_of_exception
 from graphlint.tracer.classify.unwrap import real_cause
 from graphlint.tracer.dump import dump_graphs
@@ -69,12 +70,18 @@ def audit_target(target: TraceTarget, torchair: str | None = None, lang: str = "
 def capture(ctx: StageContext) -> CaptureOutcome:
     """The stage's ``audit`` mode."""
     result = audit_target(ctx.target, ctx.options.torchair, ctx.options.lang)
-    artifacts = {
+    findings = result.findings
+    artifacts: dict[str, object] = {}
+    if len(ctx.target.inputs) > 1:  # a replay needs a second call
+        replays = check_replays(ctx.target, ctx.options.capture_limit)
+        findings = findings + [annotate(f, ctx.options.lang) for f in replays.findings]
+        artifacts["replay"] = replays.summary
+    artifacts |= {
         "npu_kernels": result.npu_kernels,
         "fallback_check_skipped": result.fallback_check_skipped,
         "graphs_dumped": dump_graphs(ctx, "capture", result.graphs),
     }
-    return CaptureOutcome(result.findings, len(result.graphs), artifacts, inconclusive=unaudited_reason(result))
+    return CaptureOutcome(findings, len(result.graphs), artifacts, inconclusive=unaudited_reason(result))
 
 
 def unaudited_reason(result: AuditResult) -> str | None:
@@ -107,32 +114,17 @@ def _npu_kernels(source: TorchNpuSource) -> frozenset[str]:
     return read_npu_kernels(source)
 
 
-def _capture_finding(code: CaptureCode, message: str, where: tuple[str, int] | None, **details: object) -> Finding:
-    """A capture-layer finding with one of the capture codes, at ``where`` (file, line)."""
-    file, line = where if where else (None, None)
-    return Finding(
-        layer="capture",
-        stage=STAGE,
-        kind=code.kind,
-        code=code.code,
-        message=message,
-        file=file,
-        line=line,
-        details=dict(details),
-    )
-
-
 def _finding_of_hazard(hazard: Hazard, user_files: set[str]) -> Finding:
     where = user_line_of_stack_trace(hazard.stack_trace, user_files)
     details = {"op": hazard.op, "node": hazard.node, **hazard.details}
     frames = frames_of_stack_trace(hazard.stack_trace)
     if where is None and frames:  # all in libraries (a transformers model): say where, at least
         details["library_frame"] = "{}:{}".format(*frames[-1])
-    return _capture_finding(hazard.code, hazard.message, where, **details)
+    return capture_finding(hazard.code, hazard.message, where, **details)
 
 
 def _finding_of_value_read(frames: Frames, user_files: set[str]) -> Finding:
-    return _capture_finding(
+    return capture_finding(
         SYNC,
         "eager code reads a tensor's value here, between two compiled graphs (a device sync that "
         "splits the captured region)",
@@ -146,7 +138,7 @@ def _findings_of_run_error(error: BaseException, user_files: set[str]) -> list[F
     where = user_line_of_exception(error, user_files)
     if _DEVICE_MISMATCH in text:
         return [
-            _capture_finding(
+            capture_finding(
                 HOST_TENSOR,
                 "a host tensor is combined with device tensors here: created without device= (or a plain "
                 "tensor attribute, not a buffer), it stays on the host when the model runs on the device",
@@ -158,7 +150,7 @@ def _findings_of_run_error(error: BaseException, user_files: set[str]) -> list[F
         return []  # a traced graph ran on data-less meta tensors; the graph itself was audited
     if any(marker in text for marker in _VALUE_READ_ON_META):
         return [
-            _capture_finding(
+            capture_finding(
                 SYNC,
                 "eager code reads a tensor's value here (a device sync that splits the captured region); "
                 "graphs compiled after this point were not audited",

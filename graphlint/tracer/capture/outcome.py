@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 from graphlint.tracer.accuracy import compare_outputs
 from graphlint.tracer.classify.exception import finding_of_exception
+from graphlint.tracer.capture.codes import CaptureCode
 from graphlint.tracer.findings import Finding
 
 STAGE = "capture"
@@ -20,6 +21,15 @@ class CaptureOutcome:
     graphs: int | None = None  # graphs captured (real modes) or audited
     artifacts: dict[str, Any] = field(default_factory=dict)  # JSON-serialisable, mode-specific
     inconclusive: str | None = None  # why the mode could not do its check (the stage is then inconclusive)
+
+
+def capture_finding(code: CaptureCode, message: str, where: tuple[str, int] | None, **details: Any) -> Finding:
+    """A capture-layer finding with one of the capture codes, at ``where`` (file, line)."""
+    file, line = where if where else (None, None)
+    return Finding(
+        layer="capture", stage=STAGE, kind=code.kind, code=code.code, message=message,
+        file=file, line=line, details=dict(details),
+    )
 
 
 def attempt(findings: list[Finding], user_files: set[str], run: str, body: Callable[[], T]) -> T | None:

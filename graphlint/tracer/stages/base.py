@@ -41,6 +41,7 @@ class TraceOptions:
     torchair: str | None = None  # --torchair PATH (wheel, unpacked wheel, site-packages)
     lang: str = "en"
     memory_limit_gb: float | None = None  # --memory-limit: the worker's address space (RLIMIT_AS)
+    capture_limit: int = 64  # --capture-limit: captures a guarded engine makes before it runs eagerly
 
 
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
