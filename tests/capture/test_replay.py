@@ -86,3 +86,11 @@ def test_a_capture_limit_that_is_not_a_positive_number_is_a_usage_error(limit: s
     with pytest.raises(SystemExit) as exit_info:
         run_cli("trace", str(sample("replay_clean")), "--capture-limit", limit)
     assert exit_info.value.code == 2
+
+
+def test_graphlint_trace_gives_the_capture_verdict_of_a_baked_value(trace_json, torch_npu_wheel) -> None:
+    status, report = trace_json(str(sample("baked_value").relative_to(REPO)))
+    assert (status, report["verdict"]["layer"]) == (1, "capture")
+    assert [s["status"] for s in report["stages"]] == ["passed", "passed", "passed", "passed", "failed"]
+    (finding,) = [f for f in report["findings"] if f["code"] == "GL205"]
+    assert (finding["line"], finding["refs"][0]) == (22, "vllm-ascend#10895")
