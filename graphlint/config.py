@@ -5,11 +5,15 @@
     ignore = ["GL302"]                   # code prefixes not to report
     exclude = ["build", "legacy/*.py"]   # paths (globs, relative to the project root) to skip
     per-file-ignores = {"tests/*" = ["GL2"]}
-    compile-entrypoints = ["vllm.compilation.decorators.support_torch_compile"]
+    presets = ["vllm"]                   # framework presets (default: those the project imports)
+    compile-entrypoints = ["mylib.jit"]  # decorators / wrappers whose target is compiled
     capture-entrypoints = ["mylib.graphs.capture"]
+    nesting-safe-entrypoints = ["mylib.jit"]
+    compile-roots = ["mypkg.models.*.*ForCausalLM.forward"]
+    capture-roots = ["mypkg.ops.**.forward_npu"]
 
-Keys may be spelled with ``-`` or ``_``. The project root is the nearest directory with a
-``pyproject.toml`` or a ``.git``.
+(``Knowledge`` describes every knowledge key.) Keys may be spelled with ``-`` or ``_``. The
+project root is the nearest directory with a ``pyproject.toml`` or a ``.git``.
 """
 
 from __future__ import annotations
@@ -30,16 +34,64 @@ class ConfigError(ValueError):
 
 
 @dataclass(frozen=True)
+class Knowledge:
+    """What compiles, captures and dispatches in a project, by qualified name: the same keys in
+    ``[tool.graphlint]`` and in the framework presets (``graphlint/checks/presets/*.toml``).
+
+    ``compile-entrypoints`` / ``capture-entrypoints``: decorators and wrapper calls whose target
+    (the decorated function or class, the first argument) is compiled / captured.
+    ``nesting-safe-entrypoints``: those of them that skip compiling when already inside a
+    compile (never a GL101). ``compile-roots`` / ``capture-roots``: functions, by dotted name
+    with globs (``*`` within one name, ``**`` across dots), that run compiled / captured.
+    ``compile-exports`` / ``capture-exports``: module globs → module-level names bound to model
+    classes (sglang's ``EntryClass``) whose ``forward`` runs compiled / captured.
+    ``dispatch``: class (dotted, globs) → methods an instance call runs besides ``forward``
+    (vLLM's ``CustomOp`` → ``forward_oot``, ``forward_cuda``, ``forward_native``)."""
+
+    compile_entrypoints: tuple[str, ...] = ()
+    capture_entrypoints: tuple[str, ...] = ()
+    nesting_safe_entrypoints: tuple[str, ...] = ()
+    compile_roots: tuple[str, ...] = ()
+    capture_roots: tuple[str, ...] = ()
+    compile_exports: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    capture_exports: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    dispatch: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def merged(self, other: "Knowledge") -> "Knowledge":
+        values: dict[str, Any] = {}
+        for key in KNOWLEDGE_LIST_KEYS:
+            name = key.replace("-", "_")
+            values[name] = tuple(dict.fromkeys((*getattr(self, name), *getattr(other, name))))
+        for key in KNOWLEDGE_TABLE_KEYS:
+            name = key.replace("-", "_")
+            table = {k: tuple(v) for k, v in getattr(self, name).items()}
+            for k, v in getattr(other, name).items():
+                table[k] = tuple(dict.fromkeys((*table.get(k, ()), *v)))
+            values[name] = table
+        return Knowledge(**values)
+
+
+KNOWLEDGE_LIST_KEYS = (
+    "compile-entrypoints",
+    "capture-entrypoints",
+    "nesting-safe-entrypoints",
+    "compile-roots",
+    "capture-roots",
+)
+KNOWLEDGE_TABLE_KEYS = ("compile-exports", "capture-exports", "dispatch")
+
+
+@dataclass(frozen=True)
 class Config:
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    compile_entrypoints: tuple[str, ...] = ()
-    capture_entrypoints: tuple[str, ...] = ()
+    presets: tuple[str, ...] | None = None  # None: the presets of the frameworks the project imports
+    knowledge: Knowledge = field(default_factory=Knowledge)
 
 
-_LIST_KEYS = ("select", "ignore", "exclude", "compile-entrypoints", "capture-entrypoints")
+_LIST_KEYS = ("select", "ignore", "exclude")
 
 
 def find_project_root(start: Path) -> Path:
@@ -67,20 +119,35 @@ def load_config(root: Path) -> Config:
 
 def parse_config(table: dict[str, Any], source: str = "[tool.graphlint]") -> Config:
     table = {key.replace("_", "-"): value for key, value in table.items()}
-    known = {*_LIST_KEYS, "per-file-ignores"}
+    known = {*_LIST_KEYS, "per-file-ignores", "presets", *KNOWLEDGE_LIST_KEYS, *KNOWLEDGE_TABLE_KEYS}
     unknown = sorted(set(table) - known)
     if unknown:
         raise ConfigError(f"{source}: unknown [tool.graphlint] keys {unknown}; known: {sorted(known)}")
     values: dict[str, Any] = {}
     for key in _LIST_KEYS:
         values[key.replace("-", "_")] = _strings(table.get(key, []), key, source)
-    per_file = table.get("per-file-ignores", {})
-    if not isinstance(per_file, dict):
-        raise ConfigError(f"{source}: per-file-ignores must be a table of glob = [codes]")
-    values["per_file_ignores"] = {
-        glob: _strings(codes, f"per-file-ignores.{glob}", source) for glob, codes in per_file.items()
-    }
+    values["per_file_ignores"] = _table(table.get("per-file-ignores", {}), "per-file-ignores", source)
+    if "presets" in table:
+        values["presets"] = _strings(table["presets"], "presets", source)
+    values["knowledge"] = parse_knowledge(table, source)
     return Config(**values)
+
+
+def parse_knowledge(table: dict[str, Any], source: str) -> Knowledge:
+    """The knowledge keys of a ``[tool.graphlint]`` table or of a preset file."""
+    table = {key.replace("_", "-"): value for key, value in table.items()}
+    values: dict[str, Any] = {}
+    for key in KNOWLEDGE_LIST_KEYS:
+        values[key.replace("-", "_")] = _strings(table.get(key, []), key, source)
+    for key in KNOWLEDGE_TABLE_KEYS:
+        values[key.replace("-", "_")] = _table(table.get(key, {}), key, source)
+    return Knowledge(**values)
+
+
+def _table(value: Any, key: str, source: str) -> dict[str, tuple[str, ...]]:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{source}: {key} must be a table of name = [strings]")
+    return {name: _strings(items, f"{key}.{name}", source) for name, items in value.items()}
 
 
 def _strings(value: Any, key: str, source: str) -> tuple[str, ...]:

@@ -59,6 +59,11 @@ REGION_BOUNDARY_DECORATORS = frozenset(
         "torch._dynamo.allow_in_graph",
         "torch.library.custom_op",
         "torch._library.custom_ops.custom_op",
+        # The Python bodies of registered ops: dynamo calls the op, never traces these.
+        "torch.library.impl",
+        "torch.library.register_fake",
+        "torch.library.impl_abstract",
+        "torch.library.register_kernel",
     }
 )
 # ``if is_compiling():`` — the other branch is eager code. torch's and transformers' checks are
@@ -85,6 +90,10 @@ TENSOR_FACTORIES = frozenset(
         "torch.empty_strided", "torch.tril_indices", "torch.triu_indices",
     }
 )
+
+# The host device: a tensor made there on purpose (``device="cpu"``, ``pin_memory=True``) is
+# host-side work, not a forgotten ``device=`` (GL203), and ``.cpu()`` of it copies nothing (GL201).
+HOST_DEVICE = "cpu"
 
 # Tensor methods that copy between host and device (GL201).
 HOST_DEVICE_METHODS = frozenset({"cuda", "npu", "cpu", "numpy"})
@@ -133,6 +142,19 @@ NUMPY_BRIDGE_METHODS = frozenset({"numpy"})
 SHAPE_ATTRIBUTES = frozenset({"shape"})
 SHAPE_METHODS = frozenset({"size", "numel"})
 STRING_CONVERSIONS = frozenset({"str", "repr", "format"})
+
+# Calls through ``torch.ops.<namespace>.<op>`` run a registered custom op: dynamo sees one opaque
+# node, whatever Python the op's implementation is written in.
+OPAQUE_PREFIXES = ("torch.ops.",)
+
+# Keywords ``nn.Module.compile`` accepts (it forwards them to torch.compile, and takes no
+# positional argument); any other ``.compile(...)`` is some other object's.
+MODULE_COMPILE_KEYWORDS = frozenset({"fullgraph", "dynamic", "backend", "mode", "options", "disable"})
+
+# What makes a tensor known to be 1-D (GL302: without ``dim`` a 1-D input is not flattened).
+VECTOR_FACTORIES = frozenset({"torch.arange", "torch.range", "torch.linspace", "torch.logspace", "torch.randperm"})
+FLATTENING_METHODS = frozenset({"flatten", "ravel"})
+RESHAPE_METHODS = frozenset({"view", "reshape"})
 
 BROADCAST_FUNCTIONS = frozenset({"torch.distributed.broadcast"})
 REPEAT_INTERLEAVE = "repeat_interleave"

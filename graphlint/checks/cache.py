@@ -2,13 +2,14 @@
 
 Key: the SHA-256 of the file's bytes, under a directory named by a fingerprint of everything
 that shapes facts: graphlint's version, the checker's own source files (a changed rule changes
-the facts) and the configured entry points. Entries are written atomically (temporary file,
+the facts) and the entry points configured or given by presets. Entries are written atomically (temporary file,
 then rename), so parallel workers and interrupted runs never leave a torn file. JSON only:
 a cache is never a way to run code.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -42,7 +43,7 @@ def fingerprint(options: ExtractOptions) -> str:
     digest = hashlib.sha256()
     digest.update(__version__.encode())
     digest.update(_checker_sources_digest().encode())
-    digest.update(json.dumps([options.compile_entrypoints, options.capture_entrypoints]).encode())
+    digest.update(json.dumps(dataclasses.astuple(options)).encode())
     return digest.hexdigest()[:16]
 
 

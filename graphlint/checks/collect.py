@@ -8,16 +8,15 @@ that killed it, never the run (nor a hang, as with ``multiprocessing.Pool``).
 
 from __future__ import annotations
 
-import errno
 import multiprocessing
 import os
-import stat
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
 from graphlint.checks.cache import FactsCache, content_key
+from graphlint.checks.discover import read_source
 from graphlint.checks.extract import ExtractOptions, extract_facts
 from graphlint.checks.facts import FileFacts
 
@@ -67,14 +66,14 @@ def _from_cache(path: Path, cache: FactsCache | None) -> FileFacts | None:
     if cache is None:
         return None
     try:
-        return cache.get(content_key(_read(path)))
+        return cache.get(content_key(read_source(path)))
     except OSError:
         return None
 
 
 def _parse(path: Path, options: ExtractOptions, cache: FactsCache | None) -> FileFacts:
     try:
-        source = _read(path)
+        source = read_source(path)
     except OSError as exc:
         return FileFacts(error=f"cannot read: {exc.strerror or exc}")
     try:
@@ -84,13 +83,6 @@ def _parse(path: Path, options: ExtractOptions, cache: FactsCache | None) -> Fil
     if cache is not None:
         cache.put(content_key(source), facts)
     return facts
-
-
-def _read(path: Path) -> bytes:
-    """The file's bytes; a FIFO or a device named ``*.py`` would block the run or never end."""
-    if not stat.S_ISREG(os.stat(path).st_mode):
-        raise OSError(errno.EINVAL, "not a regular file")
-    return path.read_bytes()
 
 
 def _parse_alone(path: Path, fork: multiprocessing.context.BaseContext) -> FileFacts:

@@ -20,8 +20,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=(
             "Statically find code that breaks PyTorch graph mode on Ascend: where torch.compile "
             "(torchair, GE graph) and graph capture (aclgraph / npugraph_ex / CUDA graphs) "
-            "reach, and what in there will fail. Exit status: 0 no findings, 1 findings, "
-            "2 usage or internal error."
+            "reach, and what in there will fail. Exit status: 0 no findings (info notices such as "
+            "GL001 do not count), 1 findings, 2 usage or internal error."
         ),
     )
     check.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="files or directories (default: .)")
@@ -106,7 +106,7 @@ def run_check_command(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     if missing:
         return EXIT_ERROR
-    return EXIT_FINDINGS if result.findings else EXIT_CLEAN
+    return EXIT_FINDINGS if any(f.severity != "info" for f in result.findings) else EXIT_CLEAN
 
 
 def run_rules_command(args: argparse.Namespace) -> int:

@@ -3,13 +3,16 @@
 Directories are walked (hidden directories, ``__pycache__`` and virtual environments skipped);
 inside a git work tree, what ``.gitignore`` ignores is skipped (asked of ``git check-ignore``, so
 every gitignore rule git knows applies); ``exclude`` globs from ``[tool.graphlint]`` apply to
-files and directories alike, relative to the project root.
+files and directories alike, relative to the project root. A file is listed once, however
+many paths (symlinks) reach it.
 """
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
+import stat
 import subprocess
 from collections.abc import Iterable
 from pathlib import Path
@@ -29,7 +32,23 @@ def discover(paths: Iterable[Path], root: Path, exclude: Iterable[str] = ()) -> 
             dropped = _gitignored(walked, root)
             walked = [f for f in walked if f.resolve() not in dropped]
         found.update(dict.fromkeys(walked))
-    return list(found)
+    return _once_per_file(found)
+
+
+def _once_per_file(paths: Iterable[Path]) -> list[Path]:
+    """One path per file: a file reached twice (through a symlinked directory or file, or
+    named twice) is checked and reported once, under the first path that reached it."""
+    seen: set[Path] = set()
+    unique = []
+    for path in paths:
+        try:
+            real = path.resolve()
+        except (OSError, RuntimeError):  # a symlink loop
+            real = path
+        if real not in seen:
+            seen.add(real)
+            unique.append(path)
+    return unique
 
 
 def is_excluded(path: Path, root: Path, patterns: tuple[str, ...]) -> bool:
@@ -87,3 +106,10 @@ def _relative(path: Path, root: Path) -> str:
         return path.resolve().relative_to(root).as_posix()
     except ValueError:
         return path.as_posix()
+
+
+def read_source(path: Path) -> bytes:
+    """A file's bytes; a FIFO or a device named ``*.py`` would block the run or never end."""
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise OSError(errno.EINVAL, "not a regular file")
+    return path.read_bytes()

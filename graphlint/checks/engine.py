@@ -1,6 +1,7 @@
 """The static check, end to end: paths → files → facts → project → regions → findings.
 
-Everything users configure is applied here, once: which rules are selected (``--select`` /
+Everything users configure is applied here, once: the framework presets and the knowledge keys
+(``presets.py``, ``roots.py``), which rules are selected (``--select`` /
 ``--ignore`` / ``[tool.graphlint]``, by code prefix), per-file ignores, and ``# graphlint:
 ignore[...]`` comments. Rules only ever produce candidates.
 
@@ -29,9 +30,11 @@ from graphlint.checks.discover import discover
 from graphlint.checks.extract import ExtractOptions
 from graphlint.checks.facts import Candidate, FileFacts
 from graphlint.checks.link import FunctionKey, LinkedFile, Project, absolute_name, module_name
+from graphlint.checks.presets import active_presets, knowledge
 from graphlint.checks.regions import EntryId, RegionHit, Regions, mark_regions
+from graphlint.checks.roots import add_root_entries
 from graphlint.checks.rules import all_rules
-from graphlint.checks.rules.base import Rule
+from graphlint.checks.rules.base import ProjectRule, Rule
 from graphlint.config import Config, find_project_root, load_config
 
 PARSE_ERROR = "GL000"
@@ -91,6 +94,7 @@ class CheckResult:
     files: int
     seconds: float
     internal_errors: int = 0
+    presets: list[str] = field(default_factory=list)  # the framework presets the run used
 
 
 def run_check(options: CheckOptions) -> CheckResult:
@@ -100,7 +104,11 @@ def run_check(options: CheckOptions) -> CheckResult:
     root = find_project_root(paths[0])
     config = load_config(root)
     targets = discover(paths, root, config.exclude)
-    extract_options = ExtractOptions(config.compile_entrypoints, config.capture_entrypoints)
+    presets = active_presets(config, targets)
+    known = knowledge(config, presets)
+    extract_options = ExtractOptions(
+        known.compile_entrypoints, known.capture_entrypoints, known.nesting_safe_entrypoints
+    )
     cache = FactsCache(_cache_dir(options, root), extract_options) if options.use_cache else None
     jobs = options.jobs or os.cpu_count() or 1
 
@@ -113,7 +121,8 @@ def run_check(options: CheckOptions) -> CheckResult:
         facts = load(targets)
     named = set(targets)
     context = [path for path in facts if path not in named]
-    project = Project([_linked(path, facts[path]) for path in [*targets, *context]])  # targets first
+    project = Project([_linked(path, facts[path]) for path in [*targets, *context]], dispatch=known.dispatch)  # targets first
+    add_root_entries(project, known)
     regions = mark_regions(project)
     selection = _Selection(config, options)
     findings: list[Finding] = []
@@ -125,9 +134,10 @@ def run_check(options: CheckOptions) -> CheckResult:
             findings.extend(selection.keep(linked, [_parse_error(linked)], root))
             continue
         found = [_finding(project, regions, index, c) for c in linked.facts.candidates]
+        found.extend(_project_findings(project, regions, index))
         findings.extend(selection.keep(linked, [f for f in found if f is not None], root))
     findings.sort(key=lambda f: (f.path, f.line, f.column, f.code))
-    return CheckResult(findings, len(targets), time.perf_counter() - started, internal)
+    return CheckResult(findings, len(targets), time.perf_counter() - started, internal, presets)
 
 
 def _with_project_context(
@@ -232,6 +242,35 @@ def _finding(project: Project, regions: Regions, file: int, candidate: Candidate
         anchor=candidate.anchor,
         fix=candidate.fix,
     )
+
+
+def _project_findings(project: Project, regions: Regions, file: int) -> list[Finding]:
+    """What the rules that judge the linked project itself (``ProjectRule``) say about ``file``."""
+    linked = project.files[file]
+    found = []
+    for rule in all_rules():
+        if not isinstance(rule, ProjectRule):
+            continue
+        for site in rule.judge(project, regions, file):
+            found.append(
+                Finding(
+                    code=rule.code,
+                    slug=rule.slug,
+                    severity=rule.severity(site.region.kind if site.region else None),
+                    path=linked.display,
+                    line=site.line,
+                    column=site.column,
+                    end_line=site.line,
+                    end_column=site.column,
+                    message=site.message,
+                    region=site.region,
+                    fixable=False,
+                    file=linked.path,
+                    anchor=None,
+                    fix=None,
+                )
+            )
+    return found
 
 
 def _region(project: Project, regions: Regions, file: int, candidate: Candidate, rule: Rule) -> RegionHit | None:

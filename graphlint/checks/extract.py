@@ -45,6 +45,7 @@ class ExtractOptions:
 
     compile_entrypoints: tuple[str, ...] = ()
     capture_entrypoints: tuple[str, ...] = ()
+    nesting_safe_entrypoints: tuple[str, ...] = ()  # entry points that skip compiling when nested
 
 
 LIBCST_CANNOT_PARSE = "valid Python that libcst cannot parse (not analysed):"
@@ -96,6 +97,8 @@ class _Scope:
     types: dict[str, list[Ref]] = field(default_factory=dict)  # local name → what calling it calls
     dynamic: dict[str, Literal["shape", "param"]] = field(default_factory=dict)
     masks: set[str] = field(default_factory=set)
+    devices: dict[str, str] = field(default_factory=dict)  # tensor name → the device it was made on
+    vectors: set[str] = field(default_factory=set)  # names of tensors known to be 1-D
     tensor_params: set[str] = field(default_factory=set)
     configs: dict[str, bool] = field(default_factory=dict)  # CompilerConfig var → capture mode
     backends: dict[str, str | None] = field(default_factory=dict)  # npu backend var → config var
@@ -133,6 +136,9 @@ class _Extractor:
         self.facts.functions[MODULE_SCOPE] = FunctionFacts(MODULE_SCOPE)
         self.eager = False
         self.block: int | None = None
+        self.in_error_message = False  # inside the message of a ``raise`` or an ``assert``
+        self.stores: dict[int, cst.BaseExpression] = {}  # id(subscript target of ``=``) → value
+        self.nesting_safe: set[int] = set()  # compile entries that may nest (config / presets)
         self.counts: dict[str, int] = {kind: 0 for kind in ANCHOR_KINDS.values()}
         self.ordinals: dict[int, tuple[str, int]] = {}
         self.entry_nodes: dict[int, int] = {}  # id(node) → index of the compile entry it makes
@@ -153,6 +159,8 @@ class _Extractor:
             cst.AnnAssign: self._on_assign,
             cst.Call: self._on_call,
             cst.Return: self._on_return,
+            cst.Raise: self._on_raise,
+            cst.Assert: self._on_assert,
         }
         self.hooks = _rule_hooks()
 
@@ -204,6 +212,10 @@ class _Extractor:
                 )
             )
         self.facts.suppressions = _suppressions(self.text)
+        for qualname, line in _definition_lines(self.tree).items():
+            definition = self.facts.functions.get(qualname) or self.facts.classes.get(qualname)
+            if definition is not None:
+                definition.line = line
 
     # ---- SiteContext ------------------------------------------------------------------------
     @property
@@ -288,6 +300,60 @@ class _Extractor:
 
     def compile_entry_at(self, node: cst.CSTNode) -> int | None:
         return self.entry_nodes.get(id(node))
+
+    def entry_nests_safely(self, entry: int) -> bool:
+        return entry in self.nesting_safe
+
+    def assigned_value(self, target: cst.BaseExpression) -> cst.BaseExpression | None:
+        return self.stores.get(id(target))
+
+    def known_device(self, expr: cst.BaseExpression) -> str | None:
+        if isinstance(expr, cst.Name):
+            return self.function_scope.devices.get(expr.value)
+        if not isinstance(expr, cst.Call):
+            return None
+        func = expr.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "cpu" and not expr.args:
+            return apis.HOST_DEVICE
+        if isinstance(func, cst.Attribute) and func.attr.value == "to":
+            device = keyword(expr, "device") or (positional(expr)[0] if positional(expr) else None)
+            return self.device_text(device.value) if device is not None else None
+        if self.qualify(func) in apis.TENSOR_FACTORIES:
+            device = keyword(expr, "device")
+            if device is not None:
+                return self.device_text(device.value)
+            pinned = keyword(expr, "pin_memory")
+            if pinned is not None and isinstance(pinned.value, cst.Name) and pinned.value.value == "True":
+                return apis.HOST_DEVICE
+        return None
+
+    def device_text(self, expr: cst.BaseExpression) -> str:
+        text = string_value(expr)
+        if isinstance(expr, cst.Call) and self.qualify(expr.func) == "torch.device" and expr.args:
+            text = string_value(expr.args[0].value)
+        if text is not None:
+            return text.split(":")[0]
+        return _CODE.code_for_node(expr)
+
+    def is_vector(self, expr: cst.BaseExpression) -> bool:
+        if isinstance(expr, cst.Name):
+            return expr.value in self.function_scope.vectors
+        if not isinstance(expr, cst.Call):
+            return False
+        func = expr.func
+        if self.qualify(func) in apis.VECTOR_FACTORIES:
+            return True
+        if not isinstance(func, cst.Attribute):
+            return False
+        args = positional(expr)
+        if func.attr.value in apis.FLATTENING_METHODS and not expr.args:
+            return True
+        return (
+            func.attr.value in apis.RESHAPE_METHODS
+            and len(expr.args) == 1
+            and len(args) == 1
+            and _CODE.code_for_node(args[0].value) == "-1"
+        )
 
     def report(
         self,
@@ -508,6 +574,8 @@ class _Extractor:
         targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
         scope = self.function_scope
         for target in targets:
+            if isinstance(target, cst.Subscript):
+                self.stores[id(target)] = value
             if isinstance(target, cst.Name):
                 if self.scope.kind != "class":  # class attributes are not names in scope
                     self._bind_name(scope, target.value, value)
@@ -534,6 +602,15 @@ class _Extractor:
             scope.masks.add(name)
         else:
             scope.masks.discard(name)
+        device = self.known_device(value)
+        if device is not None:
+            scope.devices[name] = device
+        else:
+            scope.devices.pop(name, None)
+        if self.is_vector(value):
+            scope.vectors.add(name)
+        else:
+            scope.vectors.discard(name)
         if isinstance(value, cst.Call):
             callee = self.qualify(value.func)
             if callee in apis.COMPILER_CONFIG_CLASSES:
@@ -590,12 +667,32 @@ class _Extractor:
         elif callee in self.options.capture_entrypoints and node.args:
             self._add_entry(node, "capture", traced=False, targets=self._callable_refs(node.args[0].value))
         elif callee in self.options.compile_entrypoints and node.args:
-            self._add_entry(node, "compiled", traced=True, targets=self._callable_refs(node.args[0].value))
+            entry = self._add_entry(node, "compiled", traced=True, targets=self._callable_refs(node.args[0].value))
+            if callee in self.options.nesting_safe_entrypoints:
+                self.nesting_safe.add(entry)
         refs = self._callable_refs(node.func)
         calls = self.facts.functions[self.function_scope.qualname].calls
         for ref in refs:
             calls.append(CallEdge(ref, eager=self.eager, block=self.block))
         return None
+
+    def _set_error_message(self, inside: bool) -> Callable[[], None]:
+        def apply() -> None:
+            self.in_error_message = inside
+
+        return apply
+
+    def _on_raise(self, node: cst.CSTNode) -> list[_WalkItem]:
+        """What a ``raise`` builds is its message: dynamo does not trace it on the passing path."""
+        assert isinstance(node, cst.Raise)
+        parts = [part for part in (node.exc, node.cause.item if node.cause else None) if part is not None]
+        return [self._set_error_message(True), *parts, self._set_error_message(self.in_error_message)]
+
+    def _on_assert(self, node: cst.CSTNode) -> list[_WalkItem]:
+        """``assert test, message``: the test is traced, the message only when it fails."""
+        assert isinstance(node, cst.Assert)
+        message = [self._set_error_message(True), node.msg, self._set_error_message(self.in_error_message)]
+        return [node.test, *(message if node.msg is not None else [])]
 
     def _on_return(self, node: cst.CSTNode) -> None:
         assert isinstance(node, cst.Return)
@@ -656,7 +753,9 @@ class _Extractor:
         elif name in self.options.capture_entrypoints:
             self._add_entry(decorator, "capture", traced=False, targets=targets)
         elif name in self.options.compile_entrypoints:
-            self._add_entry(decorator, "compiled", traced=True, targets=targets)
+            entry = self._add_entry(decorator, "compiled", traced=True, targets=targets)
+            if name in self.options.nesting_safe_entrypoints:
+                self.nesting_safe.add(entry)
 
     def _compile_targets(self, call: cst.Call) -> list[Ref] | None:
         """What ``call`` hands to dynamo when it is a compile call (None when it is not):
@@ -674,7 +773,7 @@ class _Extractor:
         if callee in apis.COMPILE_FUNCTIONS:
             # Without a positional target, ``torch.compile(mode=...)`` makes a decorator.
             return self._callable_refs(args[0].value) if args else None
-        if isinstance(func, cst.Attribute) and func.attr.value == "compile":
+        if isinstance(func, cst.Attribute) and func.attr.value == "compile" and _module_compile_call(call):
             modules = [r for r in self._callable_refs(func.value) if r[0] in ("instance", "member", "member-result")]
             return modules or None
         return None
@@ -737,7 +836,7 @@ class _Extractor:
                 if members:
                     return members
             name = self.qualify(expr)
-            return [["call", name]] if name else []
+            return [["call", name]] if name and not name.startswith(apis.OPAQUE_PREFIXES) else []
         if isinstance(expr, cst.Subscript):  # self.layers[0](x)
             return self._callable_refs(expr.value)
         if isinstance(expr, cst.Call):  # Model(...)(x), torch.compile(f)(x)
@@ -773,6 +872,8 @@ class _Extractor:
                             refs.append(["instance", inner])
                 return refs
             return self._result_refs(value)
+        if isinstance(value, (cst.List, cst.Tuple)):  # EntryClass = [LlamaForCausalLM, ...]
+            return [ref for element in value.elements for ref in self._value_refs(element.value)]
         if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)):
             refs = self._callable_refs(value)
             return [r for r in refs if r[0] != "call" or not (r[1].startswith("torch.") or r[1] == "torch")]
@@ -780,6 +881,7 @@ class _Extractor:
 
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
+_CODE = cst.Module(body=[])  # renders an expression's source text
 
 
 @cache
@@ -803,6 +905,12 @@ def _dynamic(call: cst.Call | None) -> bool | None:
     if arg is None or not isinstance(arg.value, cst.Name):
         return None
     return {"True": True, "False": False}.get(arg.value.value)
+
+
+def _module_compile_call(call: cst.Call) -> bool:
+    """Whether ``x.compile(...)`` can be ``nn.Module.compile``: it takes only torch.compile's
+    keywords (an FX backend's ``compile(graph, inputs)`` or a DSL's ``compile(src)`` does not)."""
+    return all(arg.keyword is not None and arg.keyword.value in apis.MODULE_COMPILE_KEYWORDS for arg in call.args)
 
 
 def _is_self_attribute(expr: cst.BaseExpression) -> bool:
@@ -830,6 +938,23 @@ def _statement_method_call(statement: cst.CSTNode) -> str | None:
             if isinstance(func, cst.Attribute):
                 return func.attr.value
     return None
+
+
+def _definition_lines(tree: ast.Module) -> dict[str, int]:
+    """The line of every ``def`` and ``class``, by the qualname the walk gives it (the first of
+    two definitions of one name)."""
+    lines: dict[str, int] = {}
+    stack: list[tuple[ast.AST, str]] = [(tree, "")]
+    while stack:
+        node, prefix = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                qualname = f"{prefix}{child.name}"
+                lines.setdefault(qualname, child.lineno)
+                stack.append((child, qualname + "."))
+            elif isinstance(child, ast.stmt):
+                stack.append((child, prefix))
+    return lines
 
 
 def _suppressions(text: str) -> dict[int, list[str]]:

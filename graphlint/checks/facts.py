@@ -40,6 +40,7 @@ class FunctionFacts:
     calls: list[CallEdge] = field(default_factory=list)
     # What calling the object it returns calls, for factories: ``return Net()`` → [instance Net]
     returns: list[Ref] = field(default_factory=list)
+    line: int = 0  # of the ``def`` (0: module level)
 
 
 @dataclass
@@ -47,6 +48,7 @@ class ClassFacts:
     qualname: str
     bases: list[str] = field(default_factory=list)
     members: dict[str, list[Ref]] = field(default_factory=dict)  # self.x = Cls(...) → x: [instance Cls]
+    line: int = 0  # of the ``class``
 
 
 @dataclass

@@ -6,7 +6,8 @@ then modules of the project by dotted name, following re-exports (``from .impl i
 an ``__init__.py``). Calling a class instance reaches its ``forward`` (or ``__call__``), looked up
 through base classes, and calling what a factory function returned reaches what its ``return``
 statements build; ``self.block(...)`` reaches a method of that name or, failing that, the
-submodules assigned to ``self.block``.
+submodules assigned to ``self.block``. A framework's dispatch (``Project.dispatch``) adds the
+methods an instance call runs besides ``forward``.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from graphlint.checks.facts import MODULE_SCOPE, ClassFacts, FileFacts, FunctionFacts, Ref
+from graphlint.checks.presets import glob_pattern
 
 _MAX_DEPTH = 12  # re-export chains and alias loops end here
 _INSTANCE_CALL_METHODS = ("forward", "__call__")
@@ -38,6 +40,9 @@ class LinkedFile:
 @dataclass
 class Project:
     files: list[LinkedFile]
+    # Class (dotted name, globs) → methods that calling an instance runs besides ``forward``:
+    # a framework's dispatch (vLLM's ``CustomOp`` → ``forward_oot``), from presets and config.
+    dispatch: dict[str, tuple[str, ...]] = field(default_factory=dict)
     _by_module: dict[str, list[int]] = field(default_factory=dict)
     _resolved: dict[tuple[int, tuple[str, ...], ClassKey | None], list[Callee]] = field(default_factory=dict)
     _expanding: set[FunctionKey] = field(default_factory=set)  # factories being expanded now
@@ -45,6 +50,7 @@ class Project:
     def __post_init__(self) -> None:
         for index, file in enumerate(self.files):
             self._by_module.setdefault(file.module, []).append(index)
+        self._dispatch = [(glob_pattern(name), methods) for name, methods in self.dispatch.items()]
 
     def function(self, key: FunctionKey) -> FunctionFacts:
         return self.files[key.file].facts.functions[key.qualname]
@@ -80,6 +86,7 @@ class Project:
             for target in self._lookup(file, ref[1], depth):
                 if isinstance(target, _Class):
                     methods = self._method(target, _INSTANCE_CALL_METHODS, depth)[:1]
+                    methods += self._dispatched(target, depth)
                     found.extend(Callee(method, target.key) for method in methods)
                 elif isinstance(target, FunctionKey):  # a factory: what it returns is called
                     found.extend(self._returned(target, None, depth))
@@ -200,6 +207,21 @@ class Project:
                 if qualname in functions:
                     return [FunctionKey(klass.file, qualname)]
         return []
+
+    def _dispatched(self, cls: _Class, depth: int) -> list[FunctionKey]:
+        """The dispatch methods an instance of ``cls`` runs: those named for a class in its
+        MRO, by its own dotted name or by a base's as written (a base outside the project)."""
+        if not self._dispatch:
+            return []
+        names = []
+        for klass in self._mro(cls, depth):
+            linked = self.files[klass.file]
+            names.append(f"{linked.module}.{klass.facts.qualname}")
+            names.extend(absolute_name(base, linked.module, linked.is_package) for base in klass.facts.bases)
+        wanted = dict.fromkeys(
+            method for pattern, methods in self._dispatch if any(pattern.match(n) for n in names) for method in methods
+        )
+        return [key for method in wanted for key in self._method(cls, (method,), depth)]
 
     def _member_refs(self, cls: _Class, name: str, depth: int) -> list[tuple[int, list[Ref]]]:
         return [

@@ -26,4 +26,5 @@ def write(result: CheckResult, out: TextIO) -> None:
                 f"title={_escape(f'{f.code} {f.slug}', prop=True)}",
             ]
         )
-        out.write(f"::{f.severity} {props}::{_escape(message)}\n")
+        command = "notice" if f.severity == "info" else f.severity  # workflow commands: error, warning, notice
+        out.write(f"::{command} {props}::{_escape(message)}\n")

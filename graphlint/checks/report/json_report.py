@@ -1,4 +1,4 @@
-"""``--format json``: the design's object, exactly."""
+"""``--format json``: the design's object (its summary also names the presets the run used)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ def to_json(result: CheckResult) -> dict[str, Any]:
             "findings": len(result.findings),
             "by_code": dict(sorted(by_code.items())),
             "seconds": round(result.seconds, 3),
+            "presets": result.presets,
         },
     }
 

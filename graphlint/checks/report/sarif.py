@@ -9,6 +9,7 @@ from graphlint import __version__
 from graphlint.checks.engine import PARSE_ERROR, PARSE_ERROR_SLUG, CheckResult
 from graphlint.checks.rules import all_rules
 
+_LEVEL = {"info": "note"}  # SARIF's levels: error, warning, note, none
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
@@ -26,7 +27,7 @@ def to_sarif(result: CheckResult) -> dict[str, Any]:
             "name": rule.slug,
             "shortDescription": {"text": rule.summary},
             "fullDescription": {"text": rule.documentation()},
-            "defaultConfiguration": {"level": rule.severity(None)},
+            "defaultConfiguration": {"level": _LEVEL.get(rule.severity(None), rule.severity(None))},
             "properties": {"references": list(rule.refs)},
         }
         for rule in all_rules()
@@ -37,7 +38,7 @@ def to_sarif(result: CheckResult) -> dict[str, Any]:
         entry: dict[str, Any] = {
             "ruleId": f.code,
             "ruleIndex": index[f.code],
-            "level": f.severity,
+            "level": _LEVEL.get(f.severity, f.severity),
             "message": {"text": f.message},
             "locations": [
                 {

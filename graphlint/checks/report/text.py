@@ -10,7 +10,7 @@ from rich.markup import escape
 
 from graphlint.checks.engine import CheckResult, Finding
 
-_STYLE = {"error": "bold red", "warning": "yellow"}
+_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 
 def write(result: CheckResult, out: TextIO) -> None:
@@ -30,6 +30,8 @@ def write(result: CheckResult, out: TextIO) -> None:
             )
     else:
         console.print(f"[green]No findings[/] in {result.files} file(s) ({result.seconds:.2f}s)")
+    if result.presets:
+        console.print(f"presets: {', '.join(result.presets)} (framework knowledge; [tool.graphlint] presets = [...] to choose)")
 
 
 def _finding(console: Console, f: Finding, sources: dict[str, list[str]]) -> None:

@@ -20,11 +20,12 @@ class CaptureRule(Rule):
 
 
 def is_factory_without_device(call: cst.BaseExpression, ctx: SiteContext) -> bool:
-    """``torch.arange(n)``: a factory that makes its tensor on the host."""
+    """``torch.arange(n)``: a factory that makes its tensor on the host without saying so (one
+    made there on purpose, ``device="cpu"`` or ``pin_memory=True``, is host-side work)."""
     return (
         isinstance(call, cst.Call)
         and ctx.qualify(call.func) in apis.TENSOR_FACTORIES
-        and keyword(call, "device") is None
+        and ctx.known_device(call) is None
     )
 
 
@@ -48,6 +49,17 @@ def moves_to_device(call: cst.Call, ctx: SiteContext) -> bool:
         return ctx.qualify(target.func) == "torch.device"
     text = string_value(target)
     return text is not None and text.split(":")[0] in ("npu", "cuda", "cpu")
+
+
+def copies_nothing(call: cst.Call, ctx: SiteContext) -> bool:
+    """``t.to(d)`` / ``t.cpu()`` of a tensor known to be on that device already."""
+    func = call.func
+    if not isinstance(func, cst.Attribute):
+        return False
+    source = ctx.known_device(func.value)
+    if source is None:
+        return False
+    return ctx.known_device(call) == source
 
 
 def moved_host_factory(call: cst.Call, ctx: SiteContext) -> cst.Call | None:

@@ -14,14 +14,18 @@ from __future__ import annotations
 
 import inspect
 import textwrap
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
 
 import libcst as cst
 
 if TYPE_CHECKING:
     from graphlint.checks.facts import RegionKind
+    from graphlint.checks.link import Project
+    from graphlint.checks.regions import RegionHit, Regions
 
-Severity = Literal["error", "warning"]
+Severity = Literal["error", "warning", "info"]
 
 
 class SiteContext(Protocol):
@@ -45,6 +49,30 @@ class SiteContext(Protocol):
 
     def compile_entry_at(self, node: cst.CSTNode) -> int | None:
         """The compile entry point (dynamo-traced) this decorator or call creates, if any."""
+
+    def entry_nests_safely(self, entry: int) -> bool:
+        """Whether that entry point skips compiling when it is reached inside another compile
+        (``nesting-safe-entrypoints``: vLLM's ``support_torch_compile``)."""
+
+    @property
+    def in_error_message(self) -> bool:
+        """Whether the node builds the message of a ``raise`` or of an ``assert``'s failure."""
+
+    def assigned_value(self, target: cst.BaseExpression) -> cst.BaseExpression | None:
+        """The value of ``target = value`` when ``target`` is the left side of an assignment."""
+
+    def known_device(self, expr: cst.BaseExpression) -> str | None:
+        """The device a tensor expression is known to be on: ``"cpu"`` for one made on the host
+        on purpose (``device="cpu"``, ``pin_memory=True``, ``.cpu()``), else the source text of
+        the device it was made on or moved to (``x.device``); None when unknown."""
+
+    def device_text(self, expr: cst.BaseExpression) -> str:
+        """A device expression as ``known_device`` spells it (``"cpu"``, ``torch.device("npu:0")``
+        → ``"npu"``, else its source text)."""
+
+    def is_vector(self, expr: cst.BaseExpression) -> bool:
+        """Whether ``expr`` is a tensor known to be 1-D (``torch.arange``, ``.flatten()``,
+        ``.view(-1)``, or a name assigned one)."""
 
     def report(
         self,
@@ -95,3 +123,21 @@ class Rule:
 def snippet(code: str) -> str:
     """Rule snippets are written indented inside the class; tests run them dedented."""
     return textwrap.dedent(code).lstrip("\n")
+
+
+@dataclass(frozen=True)
+class ProjectSite:
+    """Where a ``ProjectRule`` reports, and what it says."""
+
+    line: int
+    column: int
+    message: str
+    region: "RegionHit | None" = None
+
+
+class ProjectRule(Rule):
+    """A rule that judges the linked project and its regions rather than syntax: it runs once
+    per reported file, after the region walk (GL001: what a capture entry could not reach)."""
+
+    def judge(self, project: "Project", regions: "Regions", file: int) -> Iterable[ProjectSite]:
+        raise NotImplementedError

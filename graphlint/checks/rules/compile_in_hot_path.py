@@ -8,7 +8,10 @@ from graphlint.checks.rules.base import Rule, SiteContext, snippet
 class CompileInHotPath(Rule):
     """## What it does
     Flags a `torch.compile(...)` (or `module.compile()`) call made inside a loop, inside a
-    `forward` method, or inside a compiled region.
+    `forward` method, or inside a compiled region. `x.compile(...)` counts only when it can be
+    `nn.Module.compile`: called on a module (an instance, `self.attr`, what a factory returns)
+    with nothing but torch.compile's keywords; an FX backend's `compile(graph, inputs)` or a
+    DSL's `compile(source)` is some other API.
 
     ## Why is this bad?
     `torch.compile` returns a new wrapper each time it is called. Called per step or per
@@ -82,6 +85,24 @@ class CompileInHotPath(Rule):
             for _ in range(3):
                 step(torch.ones(1))
         """),
+        snippet("""
+            import torch
+            from torch import nn
+
+            class PiecewiseBackend:
+                def compile(self, graph, example_inputs, *, runtime_shape=None):
+                    return graph
+
+            class Runner(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.backend = PiecewiseBackend()
+
+                def forward(self, pieces, inputs):
+                    for piece in pieces:
+                        self.backend.compile(piece, inputs, runtime_shape=8)
+                    return self.backend.compile(pieces, inputs)
+        """),
     ]
     INVALID = [
         snippet("""
@@ -117,5 +138,22 @@ class CompileInHotPath(Rule):
             def step(x):
                 fn = torch.compile(helper)  # error
                 return fn(x)
+        """),
+        snippet("""
+            import torch
+            from torch import nn
+
+            class Block(nn.Module):
+                def forward(self, x):
+                    return x.relu()
+
+            class Trainer:
+                def __init__(self):
+                    self.model = Block()
+
+                def run(self, batches):
+                    for batch in batches:
+                        self.model.compile(mode="reduce-overhead")  # error
+                        self.model(batch)
         """),
     ]

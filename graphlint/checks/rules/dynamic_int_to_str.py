@@ -27,6 +27,9 @@ class DynamicIntToStr(Rule):
             return x * 2
     ```
 
+    The message of a `raise` or of an `assert` is not flagged: it is built only on the failing
+    path, which dynamo does not trace (`assert n % 8 == 0, f"n={n}"`).
+
     ## Use instead
     Pass such values as module attributes or constants, not as dynamic inputs; build strings
     outside the compiled function.
@@ -64,6 +67,8 @@ class DynamicIntToStr(Rule):
             self._check(node, values, ctx)
 
     def _check(self, node: cst.CSTNode, values: list[cst.BaseExpression], ctx: SiteContext) -> None:
+        if ctx.in_error_message:
+            return  # built only when the check fails: dynamo never traces it on the passing path
         kinds = {ctx.dynamic_int(v) for v in values} - {None}
         if "shape" in kinds:
             ctx.report(self, node)
@@ -95,6 +100,19 @@ class DynamicIntToStr(Rule):
             def step(x):
                 return x + 1
         """),
+        snippet("""
+            import torch
+
+            @torch.compile
+            def step(x):
+                n = x.shape[0]
+                assert n % 8 == 0, f"batch {n} is not a multiple of 8"
+                if x.size(1) > 4096:
+                    raise ValueError("too long: %d" % x.size(1))
+                if n > 1024:
+                    raise RuntimeError("batch {} too large".format(n)) from None
+                return x * 2
+        """),
     ]
     INVALID = [
         snippet("""
@@ -125,5 +143,14 @@ class DynamicIntToStr(Rule):
                 n = x.size(0)
                 label = "rows=%d" % n  # error
                 return x.sum(), "{}".format(x.numel())  # error
+        """),
+        snippet("""
+            import torch
+
+            @torch.compile
+            def step(x):
+                n = x.shape[0]
+                assert f"n={n}", "the message is fine"  # error
+                return x * 2
         """),
     ]

@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphlint.checks import apis
-from graphlint.checks.rules._capture import CaptureRule, moved_host_factory, moves_to_device
+from graphlint.checks.rules._capture import CaptureRule, copies_nothing, moved_host_factory, moves_to_device
 from graphlint.checks.rules.base import SiteContext, snippet
 from graphlint.checks.syntax import keyword
 
@@ -13,7 +13,11 @@ class HostDeviceCopyInCapture(CaptureRule):
     Flags host↔device copies inside a capture region: `.to(device)`, `.cuda()`, `.npu()`,
     `.cpu()`, `.numpy()`, `copy_(...)` from a host tensor, and `torch.tensor(data, device=...)`.
     A host-made factory moved with `.to(device)` (`torch.arange(n).to(x.device)`) is both this
-    copy and a GL203 host tensor; the fix here settles both.
+    copy and a GL203 host tensor; the fix here settles both. Moves that copy nothing are not
+    flagged: `torch.tensor(data, device="cpu")` (host-side work on purpose), `.cpu()` / `.numpy()`
+    of a tensor made on the host, `.to(d)` of a tensor made on or moved to that same `d`
+    (`t = torch.zeros(n, device=x.device)` … `t.to(x.device)`). A host tensor moved to the
+    device (`torch.zeros(n, device="cpu", pin_memory=True).to(device)`) still is a copy.
 
     ## Why is this bad?
     During aclgraph capture (reduce-overhead, npugraph_ex, `torch.npu.graph`) `aclrtMemcpy` and
@@ -51,16 +55,20 @@ class HostDeviceCopyInCapture(CaptureRule):
         func = node.func
         method = func.attr.value if isinstance(func, cst.Attribute) else None
         if ctx.qualify(func) in ("torch.tensor", "torch.as_tensor"):
-            if keyword(node, "device") is not None:
+            device = keyword(node, "device")
+            if device is not None and ctx.device_text(device.value) != apis.HOST_DEVICE:
                 ctx.report(self, node, "torch.tensor(data, device=...) copies host data to the device inside graph capture")
         elif method == "to":
-            if moves_to_device(node, ctx):
+            if moves_to_device(node, ctx) and not copies_nothing(node, ctx):
                 fixable = moved_host_factory(node, ctx) is not None and len(node.args) == 1
                 ctx.report(self, node, fix=fixable)
         elif method == "copy_":
             if node.args and (moved_host_factory(node, ctx) or _is_host_tensor(node.args[0].value, ctx)):
                 ctx.report(self, node)
         elif method in apis.HOST_DEVICE_METHODS and (not node.args or method in ("cuda", "npu")):
+            on_host = ctx.known_device(func.value) == apis.HOST_DEVICE  # type: ignore[union-attr]
+            if on_host and method in ("cpu", "numpy"):
+                return  # already on the host: nothing is copied
             if not _is_module_path(func, ctx):  # type: ignore[arg-type]
                 ctx.report(self, node)
 
@@ -106,6 +114,15 @@ class HostDeviceCopyInCapture(CaptureRule):
                 x.copy_(y)
                 return x
         """),
+        snippet("""
+            import torch
+
+            @torch.compile(mode="reduce-overhead")
+            def step(x, lengths):
+                host_lengths = torch.tensor(lengths, device="cpu")
+                offsets = torch.zeros(4, device=x.device)
+                return x + offsets.to(x.device), host_lengths.cpu().numpy()
+        """),
     ]
     INVALID = [
         snippet("""
@@ -140,6 +157,14 @@ class HostDeviceCopyInCapture(CaptureRule):
                 cache.copy_(torch.zeros(4))  # error
                 bias = torch.tensor([1.0, 2.0], device=x.device)  # error
                 return x.npu() + bias  # error
+        """),
+        snippet("""
+            import torch
+
+            @torch.compile(mode="reduce-overhead")
+            def step(x):
+                staged = torch.zeros(4, dtype=torch.int32, device="cpu", pin_memory=True)
+                return x + staged.to(x.device, non_blocking=True)  # error
         """),
     ]
 

@@ -11,7 +11,9 @@ class HostTensorInCapture(CaptureRule):
     Flags tensor factories called without `device=` inside a capture region: `torch.arange`,
     `zeros`, `ones`, `full`, `empty`, `rand`, `randn`, `tensor`, `linspace`, `eye`, …
     (`*_like` factories keep their input's device and are fine). A factory moved at once with
-    `.to(device)` is also a GL201 (the copy), whose fix settles both.
+    `.to(device)` is also a GL201 (the copy), whose fix settles both. A tensor made on the host
+    on purpose, `device="cpu"` or `pin_memory=True` (host-side bookkeeping, staging buffers),
+    is not flagged; copying it to the device is GL201's.
 
     ## Why is this bad?
     Without `device=` the tensor is made on the host. Inside a captured graph it is either a
@@ -72,6 +74,15 @@ class HostTensorInCapture(CaptureRule):
                 with torch.npu.graph(g):
                     static_x.mul_(2)
                 return torch.arange(static_x.shape[0])
+        """),
+        snippet("""
+            import torch
+
+            @torch.compile(mode="reduce-overhead")
+            def step(x, n: int):
+                host_positions = torch.arange(n, device="cpu")
+                staging = torch.empty(n, dtype=torch.int64, pin_memory=True)
+                return x, host_positions, staging
         """),
     ]
     INVALID = [

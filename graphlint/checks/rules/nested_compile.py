@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from graphlint.checks import apis
 from graphlint.checks.rules.base import Rule, SiteContext, snippet
 
 
@@ -38,9 +39,15 @@ class NestedCompile(Rule):
         ...
     ```
 
+    Entry points that skip compiling when they are already inside a compile are not flagged:
+    `nesting-safe-entrypoints` in `[tool.graphlint]`, and the presets' (vLLM's
+    `support_torch_compile` runs the plain `forward` while dynamo is tracing).
+
     ## Fix safety
     Removing the inner decorator is an unsafe fix (`--unsafe-fixes`): the function is no longer
-    compiled when it is also called from eager code.
+    compiled when it is also called from eager code. Only torch's own compile decorators are
+    ever removed; a framework's or a configured entry point (`compile-entrypoints`, presets) is
+    reported without a fix, since it does more than compile.
 
     ## References
     torchair#310, pytorch#1497
@@ -57,12 +64,16 @@ class NestedCompile(Rule):
 
     def visit_Decorator(self, node: cst.Decorator, ctx: SiteContext) -> None:
         entry = ctx.compile_entry_at(node)
-        if entry is not None:
-            ctx.report(self, node, fix=True, own_entry=entry)
+        if entry is not None and not ctx.entry_nests_safely(entry):
+            # Only torch's own decorators are removed: a framework's or a configured entry point
+            # (vLLM's ``support_torch_compile``) does more than compile, and is never deleted.
+            expr = node.decorator
+            removable = ctx.qualify(expr.func if isinstance(expr, cst.Call) else expr) in apis.COMPILE_FUNCTIONS
+            ctx.report(self, node, fix=removable, own_entry=entry)
 
     def visit_Call(self, node: cst.Call, ctx: SiteContext) -> None:
         entry = ctx.compile_entry_at(node)
-        if entry is not None:
+        if entry is not None and not ctx.entry_nests_safely(entry):
             ctx.report(self, node, own_entry=entry)
 
     def apply_fix(self, node: cst.CSTNode) -> cst.CSTNode | cst.RemovalSentinel:

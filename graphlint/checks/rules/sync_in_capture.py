@@ -26,6 +26,10 @@ class SyncInCapture(CaptureRule):
     valid = scores[scores > threshold]
     ```
 
+    Assigning a scalar through a mask (`x[mask] = -1`, `x[x > 0] = float("-inf")`) is
+    `masked_fill`: no sync, and the shape stays static, so it is not flagged; reading through a
+    mask, or assigning a tensor through one, is.
+
     ## Use instead
     Keep shapes static: `torch.where(scores > threshold, scores, 0)`, or masks multiplied in;
     read values back only after replay.
@@ -56,6 +60,9 @@ class SyncInCapture(CaptureRule):
                 ctx.report(self, node, f".{func.attr.value}() inside graph capture: device sync or data-dependent shape")
 
     def visit_Subscript(self, node: cst.Subscript, ctx: SiteContext) -> None:
+        stored = ctx.assigned_value(node)
+        if stored is not None and _is_scalar(stored, ctx):
+            return  # ``x[mask] = -1`` is masked_fill: no sync, the shape stays static
         for element in node.slice:
             if isinstance(element.slice, cst.Index) and ctx.is_mask(element.slice.value):
                 ctx.report(self, node, "boolean-mask indexing inside graph capture: the output shape depends on the data")
@@ -81,6 +88,19 @@ class SyncInCapture(CaptureRule):
             @torch.compile(mode="reduce-overhead")
             def step(x):
                 return x[:, :4] * x.size(0)
+        """),
+        snippet("""
+            import math
+            import torch
+
+            @torch.compile(mode="reduce-overhead")
+            def step(logits, token_ids):
+                mask = token_ids == 0
+                logits[mask] = -1
+                logits[token_ids < 0] = float("-inf")
+                logits[~mask] = -math.inf
+                logits[mask & (token_ids > 3)] = torch.finfo(logits.dtype).min
+                return logits
         """),
     ]
     INVALID = [
@@ -119,4 +139,40 @@ class SyncInCapture(CaptureRule):
 
             router = torch.compile(Router(), backend="npugraph_ex")
         """),
+        snippet("""
+            import torch
+
+            @torch.compile(mode="reduce-overhead")
+            def step(logits, replacement):
+                logits[logits > 0] = replacement  # error
+                logits[logits < 0] += 1  # error
+                return logits
+        """),
     ]
+
+
+_SCALAR_LITERALS = (cst.Integer, cst.Float, cst.Imaginary)
+_TYPE_LIMITS = frozenset({"torch.finfo", "torch.iinfo"})
+
+
+def _is_scalar(expr: cst.BaseExpression, ctx: SiteContext) -> bool:
+    """A Python number: a literal, ``True``/``False``, ``float("-inf")``, ``math.inf``,
+    ``torch.finfo(dtype).min``, or arithmetic of them."""
+    if isinstance(expr, _SCALAR_LITERALS):
+        return True
+    if isinstance(expr, cst.Name):
+        return expr.value in ("True", "False")
+    if isinstance(expr, cst.UnaryOperation):
+        return _is_scalar(expr.expression, ctx)
+    if isinstance(expr, cst.BinaryOperation):
+        return _is_scalar(expr.left, ctx) and _is_scalar(expr.right, ctx)
+    if isinstance(expr, cst.Call):  # float("-inf"); not float(t), itself a read-back
+        return ctx.qualify(expr.func) in ("float", "int", "bool") and all(
+            isinstance(arg.value, cst.SimpleString) or _is_scalar(arg.value, ctx) for arg in expr.args
+        )
+    if isinstance(expr, cst.Attribute):
+        owner = expr.value
+        if isinstance(owner, cst.Call) and ctx.qualify(owner.func) in _TYPE_LIMITS:
+            return True
+        return (ctx.qualify(expr) or "").startswith("math.")
+    return False

@@ -1,0 +1,93 @@
+"""Framework presets: what vLLM, vllm-ascend, sglang, … compile, capture and dispatch, as data.
+
+One TOML file per framework in this directory (``vllm.toml``): the knowledge keys of
+``[tool.graphlint]`` (``config.Knowledge``), plus ``summary`` and ``detect``, the top-level
+modules whose import turns the preset on. This module is the one piece of code that reads them.
+A project gets the presets of the frameworks it imports, unless ``presets = [...]`` in
+``[tool.graphlint]`` names the ones to use (``presets = []``: none).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from graphlint.checks.discover import read_source
+from graphlint.config import Config, ConfigError, Knowledge, parse_knowledge
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+_HERE = Path(__file__).parent
+_PRESET_KEYS = frozenset({"summary", "detect"})
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    summary: str
+    detect: tuple[str, ...]  # top-level modules; importing one enables the preset
+    knowledge: Knowledge
+
+
+@cache
+def all_presets() -> dict[str, Preset]:
+    presets = {}
+    for path in sorted(_HERE.glob("*.toml")):
+        table = tomllib.loads(path.read_text(encoding="utf-8"))
+        knowledge = parse_knowledge({k: v for k, v in table.items() if k not in _PRESET_KEYS}, str(path))
+        presets[path.stem] = Preset(path.stem, table.get("summary", ""), tuple(table.get("detect", ())), knowledge)
+    return presets
+
+
+def active_presets(config: Config, files: Iterable[Path]) -> list[str]:
+    """The presets a run uses: the configured ones, else those whose frameworks ``files`` import.
+    Raises ``ConfigError`` for a name that is not a preset."""
+    presets = all_presets()
+    if config.presets is not None:
+        unknown = sorted(set(config.presets) - set(presets))
+        if unknown:
+            raise ConfigError(f"[tool.graphlint] presets: no preset {unknown}; known: {sorted(presets)}")
+        return list(dict.fromkeys(config.presets))
+    wanted = {module: name for name, preset in presets.items() for module in preset.detect}
+    if not wanted:
+        return []
+    pattern = re.compile(_IMPORT % b"|".join(re.escape(m.encode()) for m in sorted(wanted)), re.MULTILINE)
+    found: set[str] = set()
+    for path in files:
+        try:
+            text = read_source(path)
+        except OSError:
+            continue
+        found.update(wanted[m.decode()] for m in pattern.findall(text))
+        if len(found) == len(set(wanted.values())):
+            break
+    return sorted(found)
+
+
+# ``import vllm…`` / ``from vllm… import``: the framework's top-level module, at a line start.
+_IMPORT = rb"^[ \t]*(?:from|import)[ \t]+(%s)\b"
+
+
+def knowledge(config: Config, presets: Iterable[str]) -> Knowledge:
+    """The project's own knowledge and its presets', merged."""
+    merged = config.knowledge
+    for name in presets:
+        merged = merged.merged(all_presets()[name].knowledge)
+    return merged
+
+
+def glob_pattern(glob: str) -> re.Pattern[str]:
+    """A dotted-name glob: ``*`` stays within one name, ``**`` crosses dots. It matches a whole
+    dotted name or a tail of one after a dot (``pkg.models.*`` matches ``src.pkg.models.llama``),
+    so that modules of namespace packages, named from their paths, still match."""
+    parts = []
+    for token in re.split(r"(\*\*|\*|\?)", glob):
+        parts.append({"**": ".*", "*": r"[^.]*", "?": r"[^.]"}.get(token, re.escape(token)))
+    return re.compile(r"(?:^|.*\.)" + "".join(parts) + r"\Z")

@@ -1,0 +1,68 @@
+"""Entry points the project's knowledge names instead of its code: ``compile-roots`` /
+``capture-roots`` (functions by dotted-name glob) and ``compile-exports`` / ``capture-exports``
+(the model classes a module binds to a name, sglang's ``EntryClass``), from ``[tool.graphlint]``
+and the framework presets.
+
+They become ordinary entries of the files that define them, added after linking (they depend
+on module names, which facts do not know), so the region walk treats them like any other. A
+captured root is eager capture (``traced=False``): the frameworks capture an eager run of the
+model, so dynamo's boundaries do not stop it, as with ``torch.npu.graph``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from graphlint.checks.facts import MODULE_SCOPE, EntryFacts, RegionKind, Ref
+from graphlint.checks.link import Project
+from graphlint.checks.presets import glob_pattern
+from graphlint.config import Knowledge
+
+
+def add_root_entries(project: Project, known: Knowledge) -> None:
+    roots = [(glob_pattern(g), "compiled") for g in known.compile_roots]
+    roots += [(glob_pattern(g), "capture") for g in known.capture_roots]
+    exports = [(glob_pattern(m), names, "compiled") for m, names in known.compile_exports.items()]
+    exports += [(glob_pattern(m), names, "capture") for m, names in known.capture_exports.items()]
+    if not roots and not exports:
+        return
+    for linked in project.files:
+        facts = linked.facts
+        if facts.error is not None:
+            continue
+        modules = {linked.module, _path_module(linked.path)}  # the second for namespace packages
+        for qualname, function in facts.functions.items():
+            if qualname == MODULE_SCOPE:
+                continue
+            kind = _first_kind(roots, [f"{module}.{qualname}" for module in modules])
+            if kind is not None:
+                facts.entries.append(_entry(kind, function.line, [["local", qualname]]))
+        for pattern, names, kind in exports:
+            if not any(pattern.match(module) for module in modules):
+                continue
+            for name in names:
+                for ref in facts.bindings.get(name, []):
+                    target = ["instance", ref[1]] if ref[0] == "call" else ref
+                    cls = facts.classes.get(target[1])
+                    facts.entries.append(_entry(kind, cls.line if cls else 1, [target]))
+
+
+def _first_kind(roots: list[tuple[re.Pattern[str], RegionKind]], names: list[str]) -> RegionKind | None:
+    for pattern, kind in roots:
+        if any(pattern.match(name) for name in names):
+            return kind
+    return None
+
+
+def _entry(kind: RegionKind, line: int, targets: list[Ref]) -> EntryFacts:
+    return EntryFacts(line=line, kind=kind, traced=kind == "compiled", scope=MODULE_SCOPE, targets=targets)
+
+
+def _path_module(path: Path) -> str:
+    """The dotted name of a file's path (``/a/b/pkg/mod.py`` → ``a.b.pkg.mod``): its tail is the
+    module's name however the packages above it are laid out."""
+    parts = path.resolve().with_suffix("").parts[1:]
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
