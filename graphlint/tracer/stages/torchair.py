@@ -26,7 +26,7 @@ from graphlint.tracer.classify.exception import finding_of_exception
 from graphlint.tracer.findings import Finding, Mode, StageResult
 from graphlint.tracer.knowledge import annotate
 from graphlint.tracer.stages.base import Stage, StageContext
-from graphlint.tracer.torchair.locate import TorchNpuSource, locate_torch_npu
+from graphlint.tracer.torchair.locate import TorchNpuSource, locate_torch_npu, unavailable_note
 
 NOT_FOUND = (
     "no torchair found: torch_npu is not installed and no offline copy is known; run "
@@ -49,7 +49,7 @@ class TorchairStage(Stage):
             source = locate_torch_npu(ctx.options.torchair)
         except FileNotFoundError as exc:
             return str(exc)
-        return NOT_FOUND if source is None else None
+        return (unavailable_note() or NOT_FOUND) if source is None else None
 
     def run(self, ctx: StageContext) -> StageResult:
         import torch
@@ -57,7 +57,7 @@ class TorchairStage(Stage):
         start = time.perf_counter()
         source = locate_torch_npu(ctx.options.torchair)
         if source is None:
-            return StageResult(self.name, "skipped", mode="offline", reason=NOT_FOUND)
+            return StageResult(self.name, "skipped", mode="offline", reason=unavailable_note() or NOT_FOUND)
         findings: list[Finding] = []
         if not source.pairs_with(torch.__version__):
             findings.append(_version_mismatch(source, torch.__version__))

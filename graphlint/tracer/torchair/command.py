@@ -14,7 +14,17 @@ def register(subparsers: Any) -> None:
         "fetch",
         help="download (pip, no install) the torch_npu wheel that pairs with this torch into graphlint's cache",
     )
-    fetch.add_argument("--version", help="torch_npu version (default: the running torch's version)")
+    fetch.add_argument(
+        "--version",
+        help="exactly this torch_npu release (default: the newest that pairs with the torch, see --torch)",
+    )
+    fetch.add_argument(
+        "--torch",
+        metavar="VERSION",
+        dest="torch_version",
+        help="pair with this torch version (default: the installed torch's): the newest torch_npu "
+        "of the same X.Y.Z (.postN included), else of the same X.Y",
+    )
     fetch.set_defaults(handler=run_fetch)
     torchair.set_defaults(handler=lambda args: (torchair.print_help(sys.stderr), 2)[1])
 
@@ -34,17 +44,17 @@ def register(subparsers: Any) -> None:
 def run_fetch(args: argparse.Namespace) -> int:
     from importlib.metadata import PackageNotFoundError, version
 
-    from graphlint.tracer.torchair.fetch import FetchError, fetch_wheel, pairing_version
+    from graphlint.tracer.torchair.fetch import FetchError, fetch_for_torch, fetch_wheel
 
-    wanted = args.version
-    if wanted is None:
+    torch_version = args.torch_version
+    if args.version is None and torch_version is None:
         try:
-            wanted = pairing_version(version("torch"))
+            torch_version = version("torch")
         except PackageNotFoundError:
-            print("graphlint: torch is not installed; pass --version", file=sys.stderr)
+            print("graphlint: torch is not installed; pass --torch VERSION or --version", file=sys.stderr)
             return 2
     try:
-        source = fetch_wheel(wanted)
+        source = fetch_wheel(args.version) if args.version else fetch_for_torch(torch_version)
     except FetchError as exc:
         print(f"graphlint: {exc}", file=sys.stderr)
         return 1

@@ -41,6 +41,28 @@ def wheel_cache_dir() -> Path:
     return graphlint_home() / "wheels"
 
 
+def release_line(torch_version: str) -> str:
+    """``2.14.1+cpu`` → ``2.14``: the line of releases one torch_npu series is built for."""
+    found = _RELEASE.match(torch_version)
+    return ".".join(found.groups()) if found else torch_version
+
+
+def unavailable_marker(torch_version: str, cache: Path | None = None) -> Path:
+    """Where ``graphlint torchair fetch`` notes that no torch_npu pairs with a torch's X.Y line."""
+    return (cache or wheel_cache_dir()) / f"unavailable-{release_line(torch_version)}.txt"
+
+
+def unavailable_note(torch_version: str | None = None) -> str | None:
+    """What ``graphlint torchair fetch`` found when no torch_npu release pairs with this torch."""
+    torch_version = torch_version or _running_torch_version()
+    if not torch_version:
+        return None
+    try:
+        return unavailable_marker(torch_version).read_text(encoding="utf-8").strip() or None
+    except OSError:
+        return None
+
+
 @dataclass(frozen=True)
 class TorchNpuSource:
     """One torch_npu whose torchair sources graphlint can read (and, offline, import)."""
@@ -134,7 +156,7 @@ def installed_torch_npu() -> TorchNpuSource | None:
 def cached_torch_npu(torch_version: str | None = None) -> TorchNpuSource | None:
     """The newest wheel in the cache, preferring one that pairs with ``torch_version``."""
     wheels = sorted(wheel_cache_dir().glob("torch_npu-*.whl"), key=lambda p: _release_key(p.name), reverse=True)
-    sources = [TorchNpuSource(w, "wheel", _wheel_version(w)) for w in wheels]
+    sources = [TorchNpuSource(w, "wheel", wheel_version(w)) for w in wheels]
     if torch_version is None:
         torch_version = _running_torch_version()
     pairing = [s for s in sources if torch_version and s.pairs_with(torch_version)]
@@ -151,17 +173,17 @@ def _with_version(source: TorchNpuSource) -> TorchNpuSource:
         found = _VERSION.search(source.read_text(_VERSION_FILE))
         version = found.group(1) if found else None
     except (FileNotFoundError, OSError, UnicodeDecodeError):
-        version = _wheel_version(source.path) if source.kind == "wheel" else None
+        version = wheel_version(source.path) if source.kind == "wheel" else None
     return TorchNpuSource(source.path, source.kind, version, source.has_cann)
 
 
-def _wheel_version(path: Path) -> str | None:
+def wheel_version(path: Path) -> str | None:
     found = _WHEEL_VERSION.match(path.name)
     return found.group(1) if found else None
 
 
 def _release_key(name: str) -> tuple[int, ...]:
-    version = _wheel_version(Path(name)) or ""
+    version = wheel_version(Path(name)) or ""
     return tuple(int(n) for n in re.findall(r"\d+", version)[:4])
 
 
