@@ -17,7 +17,8 @@ from graphlint import __version__
 
 # Order is the order of `graphlint --help`.
 COMMAND_MODULES: tuple[str, ...] = (
-    "graphlint.checks.command",  # check, rules, explain
+    "graphlint.checks.command",  # check, rules
+    "graphlint.codes.command",  # explain
     "graphlint.tracer.command",  # trace, env
     "graphlint.tracer.copies.command",  # copies
     "graphlint.tracer.torchair.command",  # torchair fetch, ops

@@ -1,4 +1,4 @@
-"""``graphlint check``, ``graphlint rules`` and ``graphlint explain``.
+"""``graphlint check`` and ``graphlint rules`` (``explain`` is in ``graphlint.codes``).
 
 Only the standard library at import time: ``graphlint --help`` and the pre-commit hook start
 fast, and ``check`` never imports torch.
@@ -49,11 +49,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     rules.add_argument("--format", choices=("text", "json", "markdown"), default="text",
                        help="text table (default), json, or markdown (the source of docs/rules.md)")
     rules.set_defaults(handler=run_rules_command)
-
-    explain = subparsers.add_parser("explain", help="print the documentation of one rule",
-                                    description="Print what a rule checks, why, and how to fix it.")
-    explain.add_argument("code", metavar="CODE", help="rule code or slug, e.g. GL201 or host-device-copy-in-capture")
-    explain.set_defaults(handler=run_explain_command)
 
 
 def _codes(values: list[str]) -> tuple[str, ...]:
@@ -114,15 +109,4 @@ def run_rules_command(args: argparse.Namespace) -> int:
 
     render = {"text": rules_table, "json": rules_json, "markdown": rules_markdown}[args.format]
     sys.stdout.write(render())
-    return EXIT_CLEAN
-
-
-def run_explain_command(args: argparse.Namespace) -> int:
-    from graphlint.checks.docs import explain
-
-    text = explain(args.code)
-    if text is None:
-        print(f"graphlint explain: no rule {args.code!r}; see `graphlint rules`", file=sys.stderr)
-        return EXIT_ERROR
-    sys.stdout.write(text)
     return EXIT_CLEAN

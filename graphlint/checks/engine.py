@@ -35,7 +35,8 @@ from graphlint.checks.regions import EntryId, RegionHit, Regions, mark_regions
 from graphlint.checks.roots import add_root_entries
 from graphlint.checks.rules import all_rules
 from graphlint.checks.rules.base import ProjectRule, Rule
-from graphlint.config import Config, find_project_root, load_config
+from graphlint.codes import check_codes
+from graphlint.config import Config, ConfigError, find_project_root, load_config
 
 PARSE_ERROR = "GL000"
 PARSE_ERROR_SLUG = "parse-error"
@@ -103,6 +104,7 @@ def run_check(options: CheckOptions) -> CheckResult:
     paths = options.paths or [Path(".")]
     root = find_project_root(paths[0])
     config = load_config(root)
+    selection = _Selection(config, options)  # before any work: a mistyped code is a usage error
     targets = discover(paths, root, config.exclude)
     presets = active_presets(config, targets)
     known = knowledge(config, presets)
@@ -124,7 +126,6 @@ def run_check(options: CheckOptions) -> CheckResult:
     project = Project([_linked(path, facts[path]) for path in [*targets, *context]], dispatch=known.dispatch)  # targets first
     add_root_entries(project, known)
     regions = mark_regions(project)
-    selection = _Selection(config, options)
     findings: list[Finding] = []
     internal = 0
     for index in range(len(targets)):
@@ -323,11 +324,33 @@ def _parse_error(linked: LinkedFile) -> Finding:
     )
 
 
+def selectable_codes() -> tuple[str, ...]:
+    """Every code `graphlint check` can print: its rules' and its own (GL000, GL001)."""
+    return tuple(sorted({rule.code for rule in all_rules()} | check_codes()))
+
+
+def _known_codes_only(where: str, codes: tuple[str, ...]) -> None:
+    known = selectable_codes()
+    unknown = [code for code in codes if not any(k.startswith(code.upper()) for k in known)]
+    if unknown:
+        raise ConfigError(
+            f"{where}: {', '.join(unknown)} names no code graphlint check prints "
+            f"(codes: {', '.join(known)}; prefixes like GL2 select a family)"
+        )
+
+
 class _Selection:
     """--select/--ignore and [tool.graphlint] select/ignore/per-file-ignores, and
     ``# graphlint: ignore[...]`` comments; all by code prefix."""
 
     def __init__(self, config: Config, options: CheckOptions) -> None:
+        """Raises ``ConfigError`` for a code or prefix that names no code check can print."""
+        for where, codes in (
+            ("--select", options.select), ("--ignore", options.ignore),
+            ("[tool.graphlint] select", config.select), ("[tool.graphlint] ignore", config.ignore),
+            *((f"[tool.graphlint] per-file-ignores {glob!r}", codes) for glob, codes in config.per_file_ignores.items()),
+        ):
+            _known_codes_only(where, codes)
         self.select = tuple(code.upper() for code in (options.select or config.select))
         self.ignore = tuple(code.upper() for code in (*config.ignore, *options.ignore))
         self.per_file = config.per_file_ignores

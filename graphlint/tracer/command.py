@@ -120,6 +120,8 @@ def run_trace(args: argparse.Namespace) -> int:
     if args.fail_on_increase and args.baseline is None:
         print("graphlint trace: --fail-on-increase needs --baseline OLD.json", file=sys.stderr)
         return 2
+    if bad_torchair_option("trace", args.torchair):
+        return 2
     if args.dump is not None:
         try:  # now, not after the ladder: a folder that cannot be written must not cost the trace
             args.dump.mkdir(parents=True, exist_ok=True)
@@ -193,8 +195,21 @@ def _write_dump(folder: Path, report: dict[str, Any]) -> None:
     write_html(report, folder / "report.html")
 
 
+def bad_torchair_option(command: str, path: str | None) -> bool:
+    """Say so (one line) when --torchair / GRAPHLINT_TORCHAIR names no torchair."""
+    from graphlint.tracer.torchair.locate import torchair_option_error
+
+    problem = torchair_option_error(path)
+    if problem is not None:
+        print(f"graphlint {command}: {problem}", file=sys.stderr)
+    return problem is not None
+
+
 def run_env(args: argparse.Namespace) -> int:
     from graphlint.tracer.env import environment_facts, format_environment
+
+    if bad_torchair_option("env", args.torchair):
+        return 2
 
     facts = environment_facts(args.torchair)
     if args.format == "json":

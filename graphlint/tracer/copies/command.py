@@ -57,8 +57,11 @@ def run_copies(args: argparse.Namespace) -> int:
 
         print(MISSING_TORCH.format(command="copies"), file=sys.stderr)
         return 2
+    from graphlint.tracer.command import bad_torchair_option
     from graphlint.tracer.copies.baseline import BaselineError, compare, load_baseline
 
+    if bad_torchair_option("copies", args.torchair):
+        return 2
     try:
         baseline = load_baseline(args.baseline) if args.baseline is not None else None
     except BaselineError as exc:

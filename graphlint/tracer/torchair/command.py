@@ -63,15 +63,14 @@ def run_fetch(args: argparse.Namespace) -> int:
 
 
 def run_ops(args: argparse.Namespace) -> int:
+    from graphlint.tracer.command import bad_torchair_option
     from graphlint.tracer.torchair.locate import locate_torch_npu
     from graphlint.tracer.torchair.ops_table import REGISTRY_COLUMNS, TARGET_COLUMNS, render, target_rows
     from graphlint.tracer.torchair.registry import registry_rows, scan_registry
 
-    try:
-        source = locate_torch_npu(args.torchair)
-    except FileNotFoundError as exc:
-        print(f"graphlint: {exc}", file=sys.stderr)
+    if bad_torchair_option("ops", args.torchair):
         return 2
+    source = locate_torch_npu(args.torchair)
     if source is None:
         from graphlint.tracer.stages.torchair import NOT_FOUND
 

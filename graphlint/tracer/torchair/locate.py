@@ -127,8 +127,23 @@ def locate_torch_npu(explicit: str | None = None) -> TorchNpuSource | None:
     return installed_torch_npu() or cached_torch_npu()
 
 
+def torchair_option_error(explicit: str | None) -> str | None:
+    """What is wrong with ``--torchair PATH`` or ``GRAPHLINT_TORCHAIR`` (one line), or None: a
+    path the user gave that holds no torchair is a usage error, never a skipped stage."""
+    for name, given in (("--torchair", explicit), ("GRAPHLINT_TORCHAIR", os.environ.get("GRAPHLINT_TORCHAIR"))):
+        if given:
+            try:
+                source_at(Path(given).expanduser())
+            except FileNotFoundError as exc:
+                return f"{name}: {exc}"
+            return None
+    return None
+
+
 def source_at(path: Path) -> TorchNpuSource:
     """A wheel file, an unpacked wheel or site-packages folder, or the ``torch_npu`` folder itself."""
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file or directory")
     if path.is_file() and zipfile.is_zipfile(path):
         with zipfile.ZipFile(path) as wheel:
             if f"{TORCHAIR_DIR}/__init__.py" not in wheel.namelist():
