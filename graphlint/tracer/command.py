@@ -52,8 +52,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="run every stage on N ranks of a torch.distributed job (torchrun; gloo on CPU) and merge their "
         "reports: divergent graphs, collectives and versions, and the first rank that hung or died",
     )
-    trace.add_argument("--format", choices=("text", "json"), default="text")
-    trace.add_argument("--dump", type=Path, metavar="DIR", help="write graphs, decompiled code, report.json and report.html")
+    trace.add_argument(
+        "--format", choices=("text", "json", "html"), default="text",
+        help="text (default; the stage table, the verdict and each finding with its code frame), json "
+        "(the report object), html (one self-contained page)",
+    )
+    trace.add_argument("-o", "--output", type=Path, metavar="FILE", help="write the report here instead of stdout")
+    trace.add_argument(
+        "--dump", type=Path, metavar="DIR",
+        help="write the FX / aot / GE graphs, depyf's decompiled code, report.json, report.html and a small "
+        "site (index.html, a page per graph) into DIR",
+    )
     trace.add_argument("--lang", choices=("en", "zh"), default="en", help="language of the hints")
     trace.add_argument("--torchair", metavar="PATH", help="torch_npu wheel or folder for the offline torchair stage")
     trace.add_argument("--baseline", type=Path, metavar="OLD.json", help="compare with an earlier report")
@@ -180,19 +189,41 @@ def run_trace(args: argparse.Namespace) -> int:
             status = 1 if report["baseline"]["increases"] else 0
     if args.dump is not None:
         _write_dump(args.dump, report)
-    if args.format == "json":
-        print(json.dumps(report, indent=2, ensure_ascii=False))
-    else:
+    if args.format == "text" and args.output is None:
         print_report(report)
+    else:
+        _write_report(report, args.format, args.output)
     return status
 
 
+def _write_report(report: dict[str, Any], fmt: str, output: Path | None) -> None:
+    """``--format json|html`` (or text into ``--output``) to ``output`` or stdout."""
+    if fmt == "json":
+        text = json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+    elif fmt == "html":
+        from graphlint.tracer.report.html import render_html
+
+        text = render_html(report)
+    else:
+        from rich.console import Console
+
+        from graphlint.tracer.report.text import print_report
+
+        with output.open("w", encoding="utf-8") as stream:  # type: ignore[union-attr]
+            print_report(report, Console(file=stream, color_system=None, width=120))
+        return
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        output.write_text(text, encoding="utf-8")
+
+
 def _write_dump(folder: Path, report: dict[str, Any]) -> None:
-    from graphlint.tracer.report.html import write_html
+    from graphlint.tracer.report.html import write_site
 
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "report.json").write_text(json.dumps(report, indent=2, ensure_ascii=False), encoding="utf-8")
-    write_html(report, folder / "report.html")
+    write_site(report, folder)
 
 
 def bad_torchair_option(command: str, path: str | None) -> bool:

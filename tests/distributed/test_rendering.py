@@ -27,7 +27,7 @@ def test_the_terminal_report_has_a_row_per_rank_with_where_it_ended(distributed_
 def test_report_html_has_the_rank_table(distributed_run) -> None:
     _, report = distributed_run(SLEEPS, 2, "--timeout", "10")
     html = render_html(report)
-    table = html[html.index("<h2>Ranks</h2>") : html.index("<h2>Findings</h2>")]
+    table = html[html.index("<h2>Ranks</h2>") : html.index("<h2 id=failures>")]
     assert table.count("<tr>") == 3  # the header and one row per rank
     assert table.count("<td class='failed'>failed</td>") == 2  # eager failed on both ranks
 

@@ -153,6 +153,7 @@ class _TranslationWatcher:
         self._ops_of_node: dict[str, torch.fx.Node] = {}  # GE op name → FX node
         self._failing_node: torch.fx.Node | None = None
         self._graph_count = 0
+        self._named_current = False  # the current dynamo graph's first GE graph has its name
 
     @property
     def converting_failed(self) -> bool:
@@ -162,6 +163,7 @@ class _TranslationWatcher:
         self._failing_node = None
         self._ops_of_node.clear()
         self._graph_count += 1
+        self._named_current = False
 
     @contextmanager
     def installed(self) -> Iterator[None]:
@@ -228,4 +230,13 @@ class _TranslationWatcher:
             ops.append(
                 {"name": op.name, "type": op.type, "fx_node": node.name if node else None, "file": file, "line": line}
             )
-        return GeGraphRecord(name=ge_graph.name, ops=ops, text=str(ge_graph))
+        return GeGraphRecord(name=self._graph_name(ge_graph.name), ops=ops, text=str(ge_graph))
+
+    def _graph_name(self, torchair_name: str) -> str:
+        """The GE graph of dynamo graph N is ``graph_N``, as the dynamo and aot dumps name it
+        (torchair counts from 1, dynamo from 0). A GE graph compiled later for an earlier dynamo
+        graph (a backward, lazily) keeps torchair's count: ``ge_graph_M``."""
+        if self._named_current or not self._graph_count:
+            return f"ge_{torchair_name}"
+        self._named_current = True
+        return f"graph_{self._graph_count - 1}"
