@@ -8,12 +8,12 @@ inside the handlers.
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import sys
 from collections.abc import Sequence
 
 from graphlint import __version__
+from graphlint.options import ENVIRONMENT_HELP, Parser
 
 # Order is the order of `graphlint --help`.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -25,17 +25,17 @@ COMMAND_MODULES: tuple[str, ...] = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+def build_parser() -> Parser:
+    parser = Parser(
         prog="graphlint",
         description=(
             "Find where PyTorch graph mode breaks on Ascend NPUs: dynamo capture, torchair "
             "translation, or graph capture (aclgraph / npugraph_ex / CUDA graphs)."
         ),
-        epilog="Run `graphlint COMMAND --help` for the options of one command.",
+        epilog=f"Run `graphlint COMMAND --help` for the options of one command. {ENVIRONMENT_HELP}",
     )
     parser.add_argument("--version", action="version", version=f"graphlint {__version__}")
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for module_name in COMMAND_MODULES:
         importlib.import_module(module_name).register(subparsers)
     return parser

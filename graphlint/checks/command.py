@@ -10,6 +10,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from graphlint.options import add_color, add_lang, add_output
+
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
@@ -27,8 +29,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     check.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="files or directories (default: .)")
     check.add_argument(
         "--format", choices=("text", "json", "sarif", "github"), default="text",
-        help="output: text (default; code frame and region chain), json, sarif (2.1.0), github (workflow annotations)",
+        help="output: text (default; code frame and region chain), json (docs/check-json.md), sarif (2.1.0), "
+        "github (workflow annotations)",
     )
+    add_output(check, "the findings")
+    add_color(check)
+    add_lang(check, "the text output's summaries (zh adds each rule's Chinese summary)")
     check.add_argument("--select", action="append", default=[], metavar="CODES",
                        help="report only these codes or prefixes, comma-separated (e.g. GL2,GL101); replaces [tool.graphlint] select")
     check.add_argument("--ignore", action="append", default=[], metavar="CODES",
@@ -90,12 +96,21 @@ def run_check_command(args: argparse.Namespace) -> int:
                 return EXIT_FINDINGS if fixes else EXIT_CLEAN
             write_fixes(fixes)
             if fixes:
-                print(f"graphlint: fixed {sum(f.fixed for f in fixes)} finding(s) in {len(fixes)} file(s)", file=sys.stderr)
+                before = len(result.findings)
                 result = run_check(options)
+                # One fix can settle several findings (a host-made tensor moved to the device is
+                # both GL201 and GL203): what counts is how many went away.
+                gone = before - len(result.findings)
+                print(f"graphlint: fixed {gone} finding(s) in {len(fixes)} file(s)", file=sys.stderr)
     except ConfigError as exc:
         print(f"graphlint check: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    writer(args.format)(result, sys.stdout)
+    render = writer(args.format, color=args.color, lang=args.lang)
+    if args.output is None:
+        render(result, sys.stdout)
+    else:
+        with args.output.open("w", encoding="utf-8") as out:
+            render(result, out)
     if result.internal_errors:
         print(f"graphlint check: internal error on {result.internal_errors} file(s) (GL000); please report it", file=sys.stderr)
         return EXIT_ERROR

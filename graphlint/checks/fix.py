@@ -26,7 +26,6 @@ class FileFix:
     display: str
     before: str
     after: str
-    fixed: int  # findings fixed
     encoding: str = "utf-8"  # the file's own (PEP 263 declaration, or utf-8-sig with a BOM)
 
     def diff(self) -> str:
@@ -62,7 +61,7 @@ def plan_fixes(findings: Iterable[Finding], *, unsafe: bool) -> list[FileFix]:
         except cst.ParserSyntaxError:
             continue
         if after != before:
-            fixes.append(FileFix(path, found[0].path, before, after, fixer.applied, module.encoding))
+            fixes.append(FileFix(path, found[0].path, before, after, module.encoding))
     return fixes
 
 
@@ -77,7 +76,6 @@ class _Fixer(cst.CSTTransformer):
         self.wanted = wanted
         self.counts: dict[str, int] = {}
         self.pending: dict[int, Rule] = {}
-        self.applied = 0
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         kind = ANCHOR_KINDS.get(type(node))
@@ -93,5 +91,4 @@ class _Fixer(cst.CSTTransformer):
         rule = self.pending.pop(id(original_node), None)
         if rule is None:
             return updated_node
-        self.applied += 1
         return rule.apply_fix(updated_node)

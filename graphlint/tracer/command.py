@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from graphlint.options import add_color, add_lang, add_output, add_target, add_torchair, console
 from graphlint.tracer.stages import STAGE_ORDER as STAGE_NAMES
 
 MISSING_TORCH = (
@@ -32,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "graphlint trace train.py -- ARGS."
         ),
     )
-    trace.add_argument("target", help="a Python file, or module:factory")
+    add_target(trace)
     # REMAINDER, so that a script's own options reach it; trace options given after TARGET are
     # taken back out of it in run_trace (everything before "--").
     trace.add_argument("script_args", nargs=argparse.REMAINDER, metavar="-- ARGS", help="arguments of a script target")
@@ -57,14 +58,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="text (default; the stage table, the verdict and each finding with its code frame), json "
         "(the report object), html (one self-contained page)",
     )
-    trace.add_argument("-o", "--output", type=Path, metavar="FILE", help="write the report here instead of stdout")
+    add_output(trace)
     trace.add_argument(
         "--dump", type=Path, metavar="DIR",
         help="write the FX / aot / GE graphs, depyf's decompiled code, report.json, report.html and a small "
         "site (index.html, a page per graph) into DIR",
     )
-    trace.add_argument("--lang", choices=("en", "zh"), default="en", help="language of the hints")
-    trace.add_argument("--torchair", metavar="PATH", help="torch_npu wheel or folder for the offline torchair stage")
+    add_lang(trace, "the hints")
+    add_color(trace)
+    add_torchair(trace)
     trace.add_argument("--baseline", type=Path, metavar="OLD.json", help="compare with an earlier report")
     trace.add_argument(
         "--fail-on-increase", action="store_true",
@@ -84,8 +86,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     trace.set_defaults(handler=run_trace, trace_parser=trace)
 
     env = subparsers.add_parser("env", help="print Python, torch, torch_npu, torchair, CANN and device facts")
-    env.add_argument("--format", choices=("text", "json"), default="text")
-    env.add_argument("--torchair", metavar="PATH", help="a torch_npu wheel, unpacked wheel or site-packages to report on")
+    env.add_argument("--format", choices=("text", "json"), default="text", help="text (default) or json")
+    add_output(env, "the facts")
+    add_torchair(env)
     env.set_defaults(handler=run_env)
 
 
@@ -161,7 +164,7 @@ def run_trace(args: argparse.Namespace) -> int:
     )
     # A rank of a distributed job (under torchrun) runs its ladder and rank 0 merges the ranks'.
     rank = rank_of_job()
-    progress = LiveProgress() if args.format == "text" and rank is None and args.nproc is None else None
+    progress = LiveProgress(console(args.color, stderr=True)) if rank is None and args.nproc is None else None
     try:
         if args.nproc is not None:
             report = launch_job(args, args.nproc)
@@ -190,28 +193,24 @@ def run_trace(args: argparse.Namespace) -> int:
     if args.dump is not None:
         _write_dump(args.dump, report)
     if args.format == "text" and args.output is None:
-        print_report(report)
+        print_report(report, console(args.color))
+    elif args.format == "text":
+        with args.output.open("w", encoding="utf-8") as stream:
+            print_report(report, console("never", file=stream))
     else:
-        _write_report(report, args.format, args.output)
+        _write_text(_rendered(report, args.format), args.output)
     return status
 
 
-def _write_report(report: dict[str, Any], fmt: str, output: Path | None) -> None:
-    """``--format json|html`` (or text into ``--output``) to ``output`` or stdout."""
-    if fmt == "json":
-        text = json.dumps(report, indent=2, ensure_ascii=False) + "\n"
-    elif fmt == "html":
+def _rendered(report: dict[str, Any], fmt: str) -> str:
+    if fmt == "html":
         from graphlint.tracer.report.html import render_html
 
-        text = render_html(report)
-    else:
-        from rich.console import Console
+        return render_html(report)
+    return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
 
-        from graphlint.tracer.report.text import print_report
 
-        with output.open("w", encoding="utf-8") as stream:  # type: ignore[union-attr]
-            print_report(report, Console(file=stream, color_system=None, width=120))
-        return
+def _write_text(text: str, output: Path | None) -> None:
     if output is None:
         sys.stdout.write(text)
     else:
@@ -243,8 +242,6 @@ def run_env(args: argparse.Namespace) -> int:
         return 2
 
     facts = environment_facts(args.torchair)
-    if args.format == "json":
-        print(json.dumps(facts, indent=2))
-    else:
-        print(format_environment(facts))
+    text = json.dumps(facts, indent=2) if args.format == "json" else format_environment(facts)
+    _write_text(text + "\n", args.output)
     return 0

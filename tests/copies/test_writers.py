@@ -57,7 +57,7 @@ def table_rows(text: str) -> dict[str, list[str]]:
 
 def test_text_table_has_op_group_count_share_and_top_lines(shared_buffer: dict[str, Any]) -> None:
     stream = io.StringIO()
-    write_text(shared_buffer, stream, color=False)
+    write_text(shared_buffer, stream, color="never")
     text = stream.getvalue()
     rows = table_rows(text)
     sample = "samples/copies/shared_buffer_views.py"
@@ -74,7 +74,7 @@ def test_text_marks_the_change_against_a_baseline(shared_buffer: dict[str, Any])
     rewritten = copies_report(SAMPLES / "shared_buffer_views_rewritten.py")
     rewritten["baseline"] = compare(shared_buffer, rewritten)
     stream = io.StringIO()
-    write_text(rewritten, stream, color=False)
+    write_text(rewritten, stream, color="never")
     rows = {tuple(c.strip() for c in line.split("│")[1:4]): line for line in stream.getvalue().splitlines()
             if line.count("│") == 7}
     assert "▲ +2" in rows[("aten", "clone", "all")]
@@ -166,5 +166,5 @@ def test_usage_errors_exit_2_before_tracing(
 
 def test_text_shows_file_names_as_they_are(hostile: dict[str, Any]) -> None:
     stream = io.StringIO()
-    write_text(hostile, stream, color=False)
+    write_text(hostile, stream, color="never")
     assert "[red]<script>alert('x')" in stream.getvalue()

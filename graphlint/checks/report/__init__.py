@@ -10,10 +10,15 @@ from graphlint.checks.engine import CheckResult
 Writer = Callable[[CheckResult, TextIO], None]
 
 
-def writer(name: str) -> Writer:
+def writer(name: str, color: str = "auto", lang: str = "en") -> Writer:
+    """The writer of ``--format name``; ``color`` (``--color``) and ``lang`` shape the text."""
+    from functools import partial
+
     from graphlint.checks.report import github, json_report, sarif, text
 
-    return {"text": text.write, "json": json_report.write, "sarif": sarif.write, "github": github.write}[name]
+    if name == "text":
+        return partial(text.write, color=color, lang=lang)
+    return {"json": json_report.write, "sarif": sarif.write, "github": github.write}[name]
 
 
 FORMATS = ("text", "json", "sarif", "github")

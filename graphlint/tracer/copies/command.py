@@ -16,6 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from graphlint.options import add_color, add_lang, add_output, add_target, add_torchair, console
+
 COPIES_STAGES: tuple[str, ...] = ("eager", "dynamo", "aot", "torchair")
 FORMATS: tuple[str, ...] = ("text", "json", "html")
 
@@ -31,20 +33,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "share of all ops, and suggestions from known issues."
         ),
     )
-    parser.add_argument("target", metavar="TARGET", help="a Python file or module:factory, as for `graphlint trace`")
+    add_target(parser)
     parser.add_argument("script_args", nargs="*", metavar="-- ARGS", help="arguments for a script target")
     parser.add_argument("--entry", metavar="NAME", help="function in TARGET returning (fn, args)")
     parser.add_argument("--train", action="store_true", help="count the backward graphs too")
-    parser.add_argument("--format", choices=FORMATS, default="text")
-    parser.add_argument("--output", "-o", type=Path, metavar="FILE", help="write here instead of stdout")
+    parser.add_argument("--format", choices=FORMATS, default="text", help="text (default), json, or html (one self-contained page)")
+    add_output(parser)
     parser.add_argument("--baseline", type=Path, metavar="OLD.json",
                         help="an earlier `--format json` report (or trace report) to compare with")
     parser.add_argument("--fail-on-increase", action="store_true",
                         help="exit 1 when there are more copies (aten or GE) than in --baseline")
-    parser.add_argument("--torchair", metavar="PATH", help="torch_npu wheel, unpacked wheel or site-packages for "
-                        "the offline torchair stage")
-    parser.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS", help="per stage (default 300)")
-    parser.add_argument("--lang", choices=("en", "zh"), default="en", help="language of the suggestions")
+    add_torchair(parser)
+    parser.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS", help="seconds per stage before it counts as a hang")
+    add_lang(parser, "the suggestions")
+    add_color(parser)
     parser.set_defaults(handler=run_copies)
 
 
@@ -77,7 +79,7 @@ def run_copies(args: argparse.Namespace) -> int:
     copies = {"target": report.get("target", args.target), "stages": report.get("stages", []), **report["copies"]}
     if baseline is not None:
         copies["baseline"] = compare(baseline, copies)
-    write(copies, args.format, args.output)
+    write(copies, args.format, args.output, args.color)
     return 1 if args.fail_on_increase and copies["baseline"]["grew"] else 0
 
 
@@ -86,21 +88,25 @@ def trace(args: argparse.Namespace) -> dict[str, Any] | None:
     when the target cannot be loaded."""
     from graphlint.tracer.ladder import run_ladder
     from graphlint.tracer.report.build import encodable
+    from graphlint.tracer.report.text import LiveProgress
     from graphlint.tracer.stages.base import TraceOptions
     from graphlint.tracer.target import TargetError
 
     options = TraceOptions(
         stages=COPIES_STAGES, train=args.train, timeout=args.timeout, torchair=args.torchair, lang=args.lang
     )
+    progress = LiveProgress(console(args.color, stderr=True))  # the stages take 10-25 s: say what runs
     try:
-        return encodable(run_ladder(args.target, options, entry=args.entry, script_args=args.script_args))
+        return encodable(run_ladder(args.target, options, entry=args.entry, script_args=args.script_args, progress=progress))
     except TargetError as exc:
         # The loader words its messages for `graphlint trace`; the user ran `graphlint copies`.
         print(str(exc).replace("graphlint trace", "graphlint copies", 1), file=sys.stderr)
         return None
+    finally:
+        progress.close()
 
 
-def write(copies: dict[str, Any], fmt: str, output: Path | None) -> None:
+def write(copies: dict[str, Any], fmt: str, output: Path | None, color: str = "auto") -> None:
     """Render ``copies`` to ``output`` (a file, never coloured) or to stdout."""
     target = output.open("w", encoding="utf-8") if output is not None else contextlib.nullcontext(sys.stdout)
     with target as stream:
@@ -113,4 +119,4 @@ def write(copies: dict[str, Any], fmt: str, output: Path | None) -> None:
         else:
             from graphlint.tracer.copies.text import write_text
 
-            write_text(copies, stream, color=False if output is not None else None)
+            write_text(copies, stream, color if output is None else "never")

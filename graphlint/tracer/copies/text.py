@@ -5,16 +5,17 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from graphlint.options import console as make_console
 
-def write_text(copies: dict[str, Any], stream: TextIO, color: bool | None = None) -> None:
-    """``color`` None: colour only when ``stream`` is a terminal."""
+
+def write_text(copies: dict[str, Any], stream: TextIO, color: str = "auto") -> None:
+    """``color`` as ``--color``: auto colours only a terminal without NO_COLOR."""
     # A file or pipe gets a fixed, wide layout; a terminal its own width.
     width = None if stream.isatty() else 140
-    console = Console(file=stream, force_terminal=color, no_color=color is False, width=width)
+    console = make_console(color, file=stream, width=width)
     stages = {stage["name"]: stage for stage in copies.get("stages", [])}
     if copies.get("target"):
         console.print(Text(f"Copies in {copies['target']}", style="bold"))

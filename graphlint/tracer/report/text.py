@@ -28,8 +28,11 @@ class LiveProgress:
     def __call__(self, event: str, stage: str, result: dict[str, Any] | None) -> None:
         if event == "start":
             self._stop()
-            self.status = self.console.status(f"running the [bold]{stage}[/] stage…")
-            self.status.start()
+            if self.console.is_terminal:  # live on a terminal; a line per step in a log
+                self.status = self.console.status(f"running the [bold]{stage}[/] stage…")
+                self.status.start()
+            else:
+                self.console.print(f"running the {stage} stage…", soft_wrap=True)
             return
         self._stop()
         assert result is not None
@@ -37,7 +40,10 @@ class LiveProgress:
         counts = ", ".join(f"{result[k]} {k.replace('_', ' ')}" for k in ("graphs", "graph_breaks", "recompiles") if k in result)
         extra = f" ({counts})" if counts else ""
         reason = f" — {escape(result['reason'].splitlines()[0])}" if result.get("reason") else ""
-        self.console.print(f"[{style}]{result['status']:>7}[/] {stage} {result.get('seconds', 0):.1f} s{extra}{reason}", highlight=False)
+        self.console.print(
+            f"[{style}]{result['status']:>7}[/] {stage} {result.get('seconds', 0):.1f} s{extra}{reason}",
+            highlight=False, soft_wrap=not self.console.is_terminal,
+        )
 
     def _stop(self) -> None:
         if self.status is not None:
@@ -65,7 +71,14 @@ def print_report(report: dict[str, Any], console: Console | None = None) -> None
     console.print(f"[bold]graphlint trace[/] {escape(report['target'])}  [dim]{escape(facts)}[/]")
     for warning in env.get("warnings", []):
         console.print(f"[yellow]environment:[/] {escape(warning)}")
-    console.print(stage_table(report))
+    # A terminal is as wide as it is; a CI log is read in a browser: there the notes go below the
+    # table, whole, instead of a note column squeezed to a word per line at 80 columns.
+    notes_inline = console.is_terminal
+    console.print(stage_table(report, notes_inline))
+    if not notes_inline:
+        for row in report["stages"]:
+            if row.get("reason"):
+                console.print(f"[bold]{row['name']}[/] {row['status']}: {escape(row['reason'])}")
     if report.get("ranks"):  # a merged multi-rank report
         from graphlint.tracer.distributed.rank_table import rank_table
 
@@ -96,9 +109,11 @@ def print_report(report: dict[str, Any], console: Console | None = None) -> None
             console.print("[green]no increase against the baseline[/]")
 
 
-def stage_table(report: dict[str, Any]) -> Table:
+def stage_table(report: dict[str, Any], notes: bool = True) -> Table:
+    """The stages, one row each; ``notes``: with the start of each reason in a last column."""
     table = Table(title=None, show_lines=False)
-    for column in ("stage", "status", "mode", "time", "graphs", "breaks", "recompiles", "note"):
+    columns = ("stage", "status", "mode", "time", "graphs", "breaks", "recompiles") + (("note",) if notes else ())
+    for column in columns:
         numeric = column in ("time", "graphs", "breaks", "recompiles")
         table.add_column(column, justify="right" if numeric else "left", no_wrap=column != "note")
     for row in report["stages"]:
@@ -108,7 +123,7 @@ def stage_table(report: dict[str, Any]) -> Table:
             row.get("mode", ""),
             f"{row.get('seconds', 0):.1f} s",
             *(str(row[k]) if k in row else "" for k in ("graphs", "graph_breaks", "recompiles")),
-            escape(_first_line(row.get("reason"), NOTE_WIDTH)),
+            *((escape(_first_line(row.get("reason"), NOTE_WIDTH)),) if notes else ()),
         )
     return table
 

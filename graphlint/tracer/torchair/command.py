@@ -6,6 +6,11 @@ import argparse
 import sys
 from typing import Any
 
+from graphlint.options import add_color, add_output, add_target, add_torchair, console, step
+
+# `table` is the old spelling of `text`, kept working.
+OPS_FORMATS = ("text", "csv", "json", "table")
+
 
 def register(subparsers: Any) -> None:
     torchair = subparsers.add_parser("torchair", help="manage the torchair sources graphlint runs offline")
@@ -33,11 +38,12 @@ def register(subparsers: Any) -> None:
         help="torchair's op support table: for a target's graphs, or the whole converter registry",
         description="Like torchair's fx_summary, without an NPU, and with the user line of each op.",
     )
-    ops.add_argument("target", nargs="?", help="a Python file or module:factory (as for `graphlint trace`)")
+    add_target(ops, optional=True)
     ops.add_argument("--entry", help="the callable in TARGET that returns (fn, args)")
-    ops.add_argument("--format", choices=("table", "csv", "json"), default="table")
-    ops.add_argument("--torchair", metavar="PATH", help="a torch_npu wheel, unpacked wheel or site-packages folder")
-    ops.add_argument("-o", "--output", help="write the table to this file instead of stdout")
+    ops.add_argument("--format", choices=OPS_FORMATS, default="text", help="text (default; `table` is the same), csv or json")
+    add_torchair(ops)
+    add_output(ops, "the table")
+    add_color(ops)
     ops.set_defaults(handler=run_ops)
 
 
@@ -76,16 +82,20 @@ def run_ops(args: argparse.Namespace) -> int:
 
         print(f"graphlint: {NOT_FOUND}", file=sys.stderr)
         return 2
-    registry = scan_registry(source)
+    fmt = "text" if args.format == "table" else args.format
+    progress = console(args.color, stderr=True)
+    with step(progress, f"reading torchair's converters from {source.describe()}…"):
+        registry = scan_registry(source)
     if args.target is None:
-        text = render(registry_rows(registry), REGISTRY_COLUMNS, args.format)
+        text = render(registry_rows(registry), REGISTRY_COLUMNS, fmt)
     else:
         try:
-            graphs, user_files = _forward_graphs(args.target, args.entry)
+            with step(progress, f"tracing {args.target} (dynamo and AOTAutograd)…"):
+                graphs, user_files = _forward_graphs(args.target, args.entry)
         except Exception as exc:  # noqa: BLE001 - a target that cannot load or compile is a usage error here
-            print(f"graphlint: cannot trace {args.target}: {type(exc).__name__}: {exc}", file=sys.stderr)
+            print(f"graphlint ops: cannot trace {args.target}: {type(exc).__name__}: {exc}", file=sys.stderr)
             return 2
-        text = render(target_rows(registry, graphs, user_files), TARGET_COLUMNS, args.format)
+        text = render(target_rows(registry, graphs, user_files), TARGET_COLUMNS, fmt)
     if args.output:
         with open(args.output, "w", encoding="utf-8") as out:
             out.write(text)
