@@ -67,3 +67,10 @@ def rule_summary_zh(code: str) -> str | None:
 def graph_break_settings() -> dict[str, str]:
     """``registry`` (its path inside the torch package) and ``site`` (a page per code)."""
     return dict(_table()["graph-breaks"])
+
+
+def doc_url(page: str) -> str:
+    """The published address of ``docs/PAGE.md#anchor`` for this version of graphlint."""
+    from graphlint import __version__
+
+    return str(_table()["docs-base"]).format(version=__version__) + page
