@@ -325,7 +325,7 @@ def _parse_error(linked: LinkedFile) -> Finding:
 
 
 def selectable_codes() -> tuple[str, ...]:
-    """Every code `graphlint check` can print: its rules' and its own (GL000, GL001)."""
+    """Every code `graphlint check` can print: its rules' and its own (GL000)."""
     return tuple(sorted({rule.code for rule in all_rules()} | check_codes()))
 
 

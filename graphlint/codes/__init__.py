@@ -1,5 +1,5 @@
 """The table of graphlint's codes that no static rule class documents (``codes.toml`` beside
-this file): GL000/GL001, GL204, GT…, GD…, TA…, the static rules' Chinese summaries, and where
+this file): GL000, GL204–GL207, GT…, GD…, TA…, the static rules' Chinese summaries, and where
 torch's own GBxxxx codes are found. Standard library only: ``graphlint check`` reads it for
 ``--select`` / ``--ignore`` and must start fast.
 """
@@ -56,7 +56,7 @@ def code_entry(code: str) -> CodeEntry | None:
 
 
 def check_codes() -> frozenset[str]:
-    """The codes `graphlint check` prints besides its rules' (GL000, GL001)."""
+    """The codes `graphlint check` prints besides its rules' (GL000)."""
     return frozenset(code for code, entry in code_entries().items() if entry.command == "check")
 
 
