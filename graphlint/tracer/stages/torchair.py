@@ -70,7 +70,9 @@ class TorchairStage(Stage):
         findings = [annotate(f, ctx.options.lang) for f in findings]
         artifacts = {"torchair": f"{mode} {source.version or ''}".strip(), "source": source.describe()}
         artifacts.update(outcome.artifacts)
-        return self.result(start, findings, mode=mode, graphs=outcome.graphs, artifacts=artifacts)
+        return self.result(
+            start, findings, mode=mode, graphs=outcome.graphs, artifacts=artifacts, inconclusive=outcome.inconclusive
+        )
 
     def _translate_offline(self, ctx: StageContext, source: TorchNpuSource) -> tuple[Mode, "_Outcome"]:
         from graphlint.tracer.torchair.offline import offline_torchair
@@ -101,11 +103,11 @@ class TorchairStage(Stage):
     ) -> "_Outcome":
         from graphlint.tracer.copies.ge import count_ge_ops
         from graphlint.tracer.torchair.runner import translate
-        from graphlint.tracer.torchair.verdicts import finding_of_failure
+        from graphlint.tracer.torchair.verdicts import findings_of_failures
 
         target = ctx.target if device is None else _moved_to(ctx.target, device)
         result = translate(torchair, target, train=ctx.options.train, config=config)
-        findings = [finding_of_failure(f) for f in result.failures]
+        findings = findings_of_failures(result.failures)
         if result.error is not None:
             findings.append(
                 finding_of_exception(
@@ -125,8 +127,12 @@ class TorchairStage(Stage):
             "copies_ge": count_ge_ops(ge_graphs),
             "cpu_decomposed": sorted(result.cpu_decomposed),
             "ge_dumped": dumped,
+            "stand_ins_refused": result.stand_ins_refused,
+            "stand_ins_assumed": result.stand_ins_assumed,
         }
-        return _Outcome(findings, artifacts, result.outputs, graphs=len(result.graphs))
+        return _Outcome(
+            findings, artifacts, result.outputs, graphs=len(result.graphs), inconclusive=_stand_in_reason(result)
+        )
 
     def _predict(self, ctx: StageContext, source: TorchNpuSource, import_error: BaseException) -> "_Outcome":
         from graphlint.tracer.torchair.registry import scan_registry
@@ -146,6 +152,16 @@ class _Outcome:
     artifacts: dict[str, Any]
     outputs: list[Any] | None  # one per input, to compare with eager
     graphs: int | None = None
+    inconclusive: str | None = None  # why torchair's verdict is unknown (a stand-in could not answer)
+
+
+def _stand_in_reason(result: Any) -> str | None:
+    """A stand-in that could not answer leaves torchair's verdict unknown, even where torchair
+    caught the refusal itself and went on."""
+    names = list(dict.fromkeys([*(f.stand_in for f in result.failures if f.stand_in), *result.stand_ins_refused]))
+    if not names:
+        return None
+    return f"graphlint's stand-in for {', '.join(names)} could not answer as the native module would"
 
 
 def _version_mismatch(source: TorchNpuSource, torch_version: str) -> Finding:

@@ -7,7 +7,8 @@ them, so inside ``offline_torchair(source)``:
 
 - an import hook resolves ``import torchair`` to the sources of ``source`` and answers
   ``torch_npu``, ``torch_npu.*`` and the extension modules with stand-in modules whose every
-  attribute is a harmless stand-in object;
+  attribute is a stand-in (``stand_in.py``: the real answer where it is known, a refusal
+  naming the stand-in where it is not);
 - torchair's error wrapper (``torchair/_utils/error_code.py``) is replaced by one that lets the
   original exception through: the stock one rebuilds the exception from a message that, with
   stand-ins for ``torch_npu``, no longer says what failed.
@@ -35,48 +36,9 @@ from typing import Any
 import torch
 
 from graphlint.tracer.torchair.locate import TorchNpuSource
+from graphlint.tracer.torchair.stand_in import LOG, StandIn
 
 _STAND_IN_ROOTS = ("torch_npu",)
-
-
-class StandIn:
-    """What torch_npu or a native module gives back off-device: any attribute, any call.
-
-    It is falsy, so "is the device there?" questions that torchair asks of it take the
-    no-device branch."""
-
-    def __init__(self, name: str) -> None:
-        self._name = name
-
-    def __getattr__(self, attr: str) -> "StandIn":
-        if attr.startswith("__") and attr.endswith("__"):
-            raise AttributeError(attr)
-        return StandIn(f"{self._name}.{attr}")
-
-    def __call__(self, *args: Any, **kwargs: Any) -> "StandIn":
-        return StandIn(f"{self._name}()")
-
-    def __bool__(self) -> bool:
-        return False
-
-    def __mro_entries__(self, bases: tuple[Any, ...]) -> tuple[type]:
-        # ``class TorchNpuGraph(_torchair.TorchNpuGraphBase)``: a base class of stand-ins
-        return (type(self._name.rsplit(".", 1)[-1], (_StandInBase,), {}),)
-
-
-class _StandInBase:
-    """The base class a native class becomes: takes any arguments, has every method."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        pass
-
-    def __getattr__(self, attr: str) -> StandIn:
-        if attr.startswith("__") and attr.endswith("__"):
-            raise AttributeError(attr)
-        return StandIn(f"{type(self).__name__}.{attr}")
-
-    def __repr__(self) -> str:
-        return f"<graphlint stand-in for {self._name}>"
 
 
 class _StandInModule(types.ModuleType):
@@ -163,6 +125,7 @@ def offline_torchair(source: TorchNpuSource) -> Iterator[types.ModuleType]:
             libraries.append(self)
 
     finder = _OfflineFinder(torchair_dir.parent, source.native_modules())
+    LOG.clear()  # this session's refusals and assumptions only
     for name in [n for n in sys.modules if n.split(".", 1)[0] in ("torchair", *_STAND_IN_ROOTS)]:
         del sys.modules[name]  # an earlier import (ours or the user's) must not be reused
     sys.meta_path.insert(0, finder)

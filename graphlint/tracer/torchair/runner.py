@@ -7,8 +7,17 @@ patterns call ``torch.ops.npu.*`` kernels, which exist only with torch_npu) and
 compiling and running it natively returns the FX graph to run eagerly. That is the clean stop
 after translation; the outputs are still computed, so they can be compared with eager.
 
-A graph whose translation raises is recorded with the FX node being converted and handed back to
-dynamo to run eagerly, so the other graphs of the target are translated too.
+Translation goes on past a failing node, as torchair's ``fx_summary`` does: the node is recorded
+(its op, the exception, its user line) and stands in the GE graph as torchair's own mock node
+(``_create_mock_node_for_op``, what its ``record_ascend_ir`` debug mode builds for an op it cannot
+convert), so every unsupported op of a graph is found, not only the first. A graph that had such
+a node, or whose translation raised outright, is handed back to dynamo to run eagerly (offline,
+torchair's eager run of its FX graph is kept instead, so that its backward graph is translated
+too), and the other graphs of the target are translated as well. Graphs are named by their dynamo graph and their
+AOT phase (``graph_0_forward``, ``graph_0_backward``), as the aot stage names them.
+
+A failure raised by or through one of graphlint's stand-ins for torch_npu's native parts is not
+torchair's verdict: it carries the stand-in's name (``stand_in.stand_in_behind``).
 
 Fidelity: the trace runs on CPU, and some aten ops exist only because dispatch chose a CPU
 kernel (``F.scaled_dot_product_attention`` → ``_scaled_dot_product_flash_attention_for_cpu``);
@@ -19,6 +28,7 @@ for before translation, and any that remain are judged inconclusive, never a tor
 from __future__ import annotations
 
 import importlib
+import os
 import re
 import types
 from collections import Counter
@@ -32,6 +42,7 @@ import torch
 from graphlint.tracer.calls import call_each_input
 from graphlint.tracer.locate import user_line_of_exception, user_line_of_stack_trace
 from graphlint.tracer.stages.base import TraceTarget
+from graphlint.tracer.torchair.stand_in import LOG, stand_in_behind
 
 # aten ops that only a CPU trace produces (oneDNN kernels and the ``*_for_cpu`` choices of
 # device-dependent composites); on an NPU torch_npu dispatches these composites to its own kernels.
@@ -45,15 +56,16 @@ def is_cpu_only_op(op_name: str) -> bool:
 
 @dataclass
 class TranslationFailure:
-    """One graph whose translation raised, with the FX node torchair was converting."""
+    """One node whose translation raised (or a graph, when no node was being converted)."""
 
-    graph: str
+    graph: str  # "graph_0_forward"
     error: BaseException
     op: str | None  # "aten.index_put.default"
     node: str | None  # FX node name
     file: str | None
     line: int | None
     has_converter: bool | None  # None when the failure was not in a converter
+    stand_in: str | None = None  # the graphlint stand-in the failure was raised by or went through
 
 
 @dataclass
@@ -79,6 +91,8 @@ class TranslationResult:
     cpu_decomposed: set[str] = field(default_factory=set)  # CPU-only ops decomposed before translation
     outputs: list[Any] | None = None  # one per input, from the eager run of torchair's FX graph
     error: BaseException | None = None  # the run itself failed outside translation
+    stand_ins_refused: list[str] = field(default_factory=list)  # stand-ins that could not answer
+    stand_ins_assumed: list[str] = field(default_factory=list)  # answers that depend on the CANN
 
 
 def offline_compiler_config(torchair: types.ModuleType) -> Any:
@@ -100,17 +114,22 @@ def translate(
     result = TranslationResult()
     watcher = _TranslationWatcher(target.user_files, result)
     decompositions = _cpu_only_decompositions(result.cpu_decomposed)
-    backend = torchair.get_npu_backend(
-        compiler_config=config or offline_compiler_config(torchair), custom_decompositions=decompositions
-    )
+    config = config or offline_compiler_config(torchair)
+    backend = torchair.get_npu_backend(compiler_config=config, custom_decompositions=decompositions)
+    # Run eagerly, torchair hands back the FX graph whatever its GE graph holds: keeping it lets
+    # the backward graph (compiled when the forward's outputs are back-propagated) be translated
+    # too. On an NPU, a graph with a failed node is run by dynamo instead.
+    keeps_failed_graphs = bool(config.debug.run_eagerly)
 
     def recording_backend(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
         watcher.start_graph()
+        failed_before = len(result.failures)
         try:
-            return backend(gm, example_inputs)
+            compiled = backend(gm, example_inputs)
         except Exception as exc:  # noqa: BLE001 - any failure of translation is a finding
             result.failures.append(watcher.failure(exc))
             return gm.forward
+        return gm.forward if len(result.failures) > failed_before and not keeps_failed_graphs else compiled
 
     torch._dynamo.reset()
     compiled = torch.compile(target.fn, backend=recording_backend)
@@ -122,6 +141,8 @@ def translate(
                 result.failures.append(watcher.failure(exc))
             else:
                 result.error = exc
+    result.stand_ins_refused = LOG.refused_since(0)
+    result.stand_ins_assumed = list(LOG.assumed)
     return result
 
 
@@ -141,8 +162,9 @@ def _cpu_only_decompositions(used: set[str]) -> dict[Any, Callable[..., Any]]:
 
 class _TranslationWatcher:
     """Instruments the imported torchair (a private copy, dropped after the run): which GE ops
-    each FX node produced, which node was being converted when translation raised, and every
-    GE graph once torchair finished optimising it."""
+    each FX node produced, which nodes failed to convert (each replaced by a mock node so the
+    graph goes on), which node was being converted when translation raised outright, the AOT
+    phase of each graph, and every GE graph once torchair finished optimising it."""
 
     def __init__(self, user_files: set[str], result: TranslationResult) -> None:
         self._user_files = user_files
@@ -150,10 +172,13 @@ class _TranslationWatcher:
         # torchair's own modules, imported (by ``offline_torchair`` or torch_npu) before this runs
         self._compiler = importlib.import_module("torchair.npu_fx_compiler")
         self._fx2ge = importlib.import_module("torchair._ge_concrete_graph.fx2ge_converter")
+        self._torchair_dir = os.path.dirname(os.path.dirname(os.path.abspath(self._compiler.__file__))) + os.sep
         self._ops_of_node: dict[str, torch.fx.Node] = {}  # GE op name → FX node
+        self._current_node: torch.fx.Node | None = None
         self._failing_node: torch.fx.Node | None = None
         self._graph_count = 0
         self._named_current = False  # the current dynamo graph's first GE graph has its name
+        self._graph = "graph_0_forward"  # the graph being translated
 
     @property
     def converting_failed(self) -> bool:
@@ -164,31 +189,62 @@ class _TranslationWatcher:
         self._ops_of_node.clear()
         self._graph_count += 1
         self._named_current = False
+        self._graph = f"graph_{self._graph_count - 1}_forward"
 
     @contextmanager
     def installed(self) -> Iterator[None]:
         converter_cls, graph_cls = self._compiler._NpuGraphConverter, self._fx2ge.GeConcreteGraph
         run_node, optimize = converter_cls.run_node, graph_cls.optimize_graph_without_runtime
+        parse_node, wrap_phase = graph_cls.parse_node, self._compiler.wrap_compiler_phase
         converter_cls.run_node = self._wrap_run_node(run_node)
         graph_cls.optimize_graph_without_runtime = self._wrap_optimize(optimize)
+        graph_cls.parse_node = self._wrap_parse_node(parse_node)
+        self._compiler.wrap_compiler_phase = self._wrap_phase(wrap_phase)
         try:
             yield
         finally:
             converter_cls.run_node = run_node
             graph_cls.optimize_graph_without_runtime = optimize
+            graph_cls.parse_node = parse_node
+            self._compiler.wrap_compiler_phase = wrap_phase
 
     def failure(self, exc: BaseException) -> TranslationFailure:
         """The failure of the translation that raised ``exc``; forgets the failing node."""
         node, self._failing_node = self._failing_node, None
-        graph = f"graph_{self._graph_count - 1}"
+        return self._failure_at(node, exc)
+
+    def _failure_at(self, node: torch.fx.Node | None, exc: BaseException) -> TranslationFailure:
+        stand_in = stand_in_behind(exc)
         if node is None or node.op != "call_function":
-            where = user_line_of_exception(exc, self._user_files)
-            return TranslationFailure(graph, exc, None, None, *(where or (None, None)), has_converter=None)
+            where = self._user_line(user_line_of_exception(exc, self._user_files))
+            return TranslationFailure(
+                self._graph, exc, None, None, *(where or (None, None)), has_converter=None, stand_in=stand_in
+            )
         where = user_line_of_stack_trace(node.meta.get("stack_trace"), self._user_files)
         converter = getattr(node.target, "_ge_converter", None) or self._fx2ge._CONVERTERS.get(node.target)
         return TranslationFailure(
-            graph, exc, str(node.target), node.name, *(where or (None, None)), has_converter=converter is not None
+            self._graph, exc, str(node.target), node.name, *(where or (None, None)),
+            has_converter=converter is not None, stand_in=stand_in,
         )
+
+    def _user_line(self, where: tuple[str, int] | None) -> tuple[str, int] | None:
+        """Never a line of torchair's own sources (unpacked outside site-packages, they would
+        otherwise pass for the user's code)."""
+        return None if where is None or where[0].startswith(self._torchair_dir) else where
+
+    def _wrap_phase(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        watcher = self
+
+        def wrap_compiler_phase(compiler: Callable[..., Any], phase: str) -> Callable[..., Any]:
+            name = f"graph_{watcher._graph_count - 1}_{'backward' if phase == 'backward' else 'forward'}"
+
+            def in_phase(*args: Any, **kwargs: Any) -> Any:
+                watcher._graph = name
+                return compiler(*args, **kwargs)
+
+            return original(in_phase, phase)
+
+        return wrap_compiler_phase
 
     def _wrap_run_node(self, original: Callable[..., Any]) -> Callable[..., Any]:
         watcher = self
@@ -196,6 +252,7 @@ class _TranslationWatcher:
         def run_node(interpreter: Any, node: torch.fx.Node) -> Any:
             ge_graph = watcher._fx2ge.get_default_ge_graph()
             before = len(ge_graph.op)
+            watcher._current_node = node
             try:
                 return original(interpreter, node)
             except Exception:
@@ -203,10 +260,35 @@ class _TranslationWatcher:
                     watcher._failing_node = node
                 raise
             finally:
+                watcher._current_node = None
                 for op in ge_graph.op[before:]:
                     watcher._ops_of_node[op.name] = node
 
         return run_node
+
+    def _wrap_parse_node(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        """A node whose conversion raises is recorded and becomes torchair's mock node, so the
+        rest of the graph is converted too; when even the mock cannot be built, the error
+        propagates and the graph stops there."""
+        watcher = self
+
+        def parse_node(concrete: Any, target: Any, args: Any, kwargs: Any, meta_outputs: Any) -> Any:
+            ge_graph = watcher._fx2ge.get_default_ge_graph()
+            before = len(ge_graph.op)
+            try:
+                return original(concrete, target, args, kwargs, meta_outputs)
+            except Exception as exc:  # noqa: BLE001 - a node torchair cannot convert is a finding
+                del ge_graph.op[before:]  # what the converter built before it raised
+                try:
+                    outputs = concrete._create_mock_node_for_op(target, args, kwargs)
+                    if meta_outputs is not None:
+                        watcher._fx2ge.set_ge_outputs(outputs, meta_outputs)
+                except Exception:  # noqa: BLE001 - no mock for this node: the graph stops at it
+                    raise exc from None
+                watcher._result.failures.append(watcher._failure_at(watcher._current_node, exc))
+                return outputs
+
+        return parse_node
 
     def _wrap_optimize(self, original: Callable[..., Any]) -> Callable[..., Any]:
         watcher = self

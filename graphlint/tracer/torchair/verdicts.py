@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from graphlint.tracer.findings import Finding, Severity
-from graphlint.tracer.locate import user_line_of_stack_trace
+from graphlint.tracer.locate import display_path, user_line_of_stack_trace
 from graphlint.tracer.recording import RecordedGraph
 from graphlint.tracer.torchair.registry import Registry, op_name
 from graphlint.tracer.torchair.runner import TranslationFailure, is_cpu_only_op
@@ -50,6 +50,17 @@ def finding_of_failure(failure: TranslationFailure) -> Finding:
     }
     where = {"file": failure.file, "line": failure.line, "details": details}
     op = failure.op
+    if failure.stand_in is not None:
+        details["stand_in"] = failure.stand_in
+        subject = f"the translation of {op}" if op else "torchair's FX → GE translation"
+        return torchair_finding(
+            "inconclusive",
+            _limited(
+                f"{subject} went through graphlint's stand-in for {failure.stand_in}, which could not "
+                f"answer as the native module would: not a verdict of torchair's ({type(error).__name__}: {said})"
+            ),
+            **where,
+        )
     if op is not None and is_cpu_only_op(op):
         return torchair_finding(
             "inconclusive",
@@ -63,6 +74,28 @@ def finding_of_failure(failure: TranslationFailure) -> Finding:
         return torchair_finding("converter-not-implemented", _limited(said), **where)
     subject = f"torchair's converter for {op}" if op else "torchair's FX → GE translation"
     return torchair_finding("converter-raised", _limited(f"{subject} raised {type(error).__name__}: {said}"), **where)
+
+
+def findings_of_failures(failures: list[TranslationFailure]) -> list[Finding]:
+    """One finding per op and verdict, however many nodes of however many graphs failed the same
+    way: its ``count`` is the number of nodes, ``details["lines"]`` every user line (first line
+    first) and ``details["graphs"]`` the graphs they are in."""
+    grouped: dict[tuple[object, ...], Finding] = {}
+    for failure in failures:
+        finding = finding_of_failure(failure)
+        key = (finding.code, failure.op or finding.message, failure.stand_in)
+        first = grouped.setdefault(key, finding)
+        details = first.details
+        if first is not finding:
+            first.count += 1
+        line = f"{display_path(failure.file)}:{failure.line}" if failure.file else None
+        details.setdefault("lines", [])
+        details.setdefault("graphs", [])
+        if line and line not in details["lines"]:
+            details["lines"].append(line)
+        if failure.graph not in details["graphs"]:
+            details["graphs"].append(failure.graph)
+    return list(grouped.values())
 
 
 def findings_of_registry(registry: Registry, graphs: list[RecordedGraph], user_files: set[str]) -> list[Finding]:

@@ -37,3 +37,69 @@ def bert():
     model = BertModel(config).eval()
     ids = _ids(2, 8)
     return {"fn": model, "inputs": [(ids, torch.ones_like(ids))]}
+
+
+# Real model shapes the NPU stages must be faithful on (MoE routing, custom ops, list indexing,
+# state-space scans, soft-capping). Tiny sizes, random weights; ``*_bf16`` entries in bfloat16.
+# graphlint trace tests/tracer/targets/transformers_models.py --entry qwen3_moe [--train]
+_TINY = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2, vocab_size=VOCAB)
+_TINY_ATTENTION = dict(_TINY, num_key_value_heads=1, head_dim=16, max_position_embeddings=64)
+_TINY_MOE = dict(num_experts_per_tok=2, moe_intermediate_size=16)
+
+
+def _causal_lm(config_name: str, model_name: str, dtype: torch.dtype = torch.float32, **sizes):
+    import transformers
+
+    torch.manual_seed(0)
+    config = getattr(transformers, config_name)(**sizes)
+    model = getattr(transformers, model_name)(config).to(dtype)
+    return {"fn": model, "inputs": [(_ids(1, 8),)], "kwargs": {"use_cache": False}}
+
+
+def qwen3_moe(dtype: torch.dtype = torch.float32):
+    sizes = dict(_TINY_ATTENTION, **_TINY_MOE, num_experts=4, decoder_sparse_step=1)
+    return _causal_lm("Qwen3MoeConfig", "Qwen3MoeForCausalLM", dtype, **sizes)
+
+
+def mixtral(dtype: torch.dtype = torch.float32):
+    sizes = dict(_TINY_ATTENTION, num_experts_per_tok=2, num_local_experts=4)
+    return _causal_lm("MixtralConfig", "MixtralForCausalLM", dtype, **sizes)
+
+
+def deepseek_v3(dtype: torch.dtype = torch.float32):
+    sizes = dict(
+        _TINY, num_key_value_heads=2, max_position_embeddings=64, **_TINY_MOE, n_routed_experts=4,
+        n_shared_experts=1, n_group=1, topk_group=1, first_k_dense_replace=0, kv_lora_rank=16,
+        q_lora_rank=16, qk_rope_head_dim=8, qk_nope_head_dim=8, v_head_dim=16,
+    )
+    return _causal_lm("DeepseekV3Config", "DeepseekV3ForCausalLM", dtype, **sizes)
+
+
+def qwen3_moe_bf16():
+    return qwen3_moe(torch.bfloat16)
+
+
+def mixtral_bf16():
+    return mixtral(torch.bfloat16)
+
+
+def deepseek_v3_bf16():
+    return deepseek_v3(torch.bfloat16)
+
+
+def falcon():
+    sizes = dict(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, vocab_size=VOCAB)
+    return _causal_lm("FalconConfig", "FalconForCausalLM", **sizes)
+
+
+def mamba():
+    sizes = dict(hidden_size=32, num_hidden_layers=1, vocab_size=VOCAB, state_size=4, intermediate_size=64)
+    return _causal_lm("MambaConfig", "MambaForCausalLM", **sizes)
+
+
+def gemma2():
+    return _causal_lm("Gemma2Config", "Gemma2ForCausalLM", **_TINY_ATTENTION)
+
+
+def qwen3():
+    return _causal_lm("Qwen3Config", "Qwen3ForCausalLM", **_TINY_ATTENTION)
