@@ -14,6 +14,7 @@ import traceback
 from dataclasses import dataclass, field
 
 from graphlint.tracer.capture.codes import HOST_TENSOR, SYNC, CaptureCode
+from graphlint.tracer.capture.custom_ops import InsideHazard, audit_custom_ops
 from graphlint.tracer.capture.fake_device import Frames, in_graph_code, run_on_audit_device
 from graphlint.tracer.capture.hazards import Hazard, find_hazards, find_value_reads
 from graphlint.tracer.capture.npu_kernels import find_cpu_fallbacks, read_npu_kernels
@@ -25,6 +26,7 @@ from graphlint.tracer.dump import dump_graphs
 from graphlint.tracer.findings import Finding
 from graphlint.tracer.knowledge import annotate
 from graphlint.tracer.locate import (
+    display_path,
     frames_of_stack_trace,
     pick_user_frame,
     user_line_of_exception,
@@ -45,6 +47,8 @@ class AuditResult:
     graphs: list[RecordedGraph] = field(default_factory=list)  # the aten graphs audited
     npu_kernels: str | None = None  # the torch_npu whose kernel list was used
     fallback_check_skipped: str | None = None  # why the CPU-fallback check did not run
+    custom_ops_audited: list[str] = field(default_factory=list)  # custom ops audited from inside
+    custom_ops_opaque: dict[str, str] = field(default_factory=dict)  # custom op → why not
 
 
 def audit_target(target: TraceTarget, torchair: str | None = None, lang: str = "en") -> AuditResult:
@@ -55,11 +59,15 @@ def audit_target(target: TraceTarget, torchair: str | None = None, lang: str = "
     hazards = [h for g in run.dynamo_graphs for h in find_value_reads(g.module)]
     hazards += [h for g in run.graphs for h in find_hazards(g.module)]
     source, result.fallback_check_skipped = _torch_npu_source(torchair)
+    kernels = None
     if source is not None:
         result.npu_kernels = source.describe()
         kernels = _npu_kernels(source)
         hazards += [h for g in run.graphs for h in find_cpu_fallbacks(g.module, kernels)]
     findings = [_finding_of_hazard(h, target.user_files) for h in hazards]
+    inside = audit_custom_ops([g.module for g in run.graphs], kernels)
+    result.custom_ops_audited, result.custom_ops_opaque = inside.audited, inside.unaudited
+    findings += [_finding_inside(h, target.user_files) for h in inside.hazards]
     findings += [_finding_of_value_read(frames, target.user_files) for frames in run.value_reads]
     if run.error is not None:
         findings.extend(_findings_of_run_error(run.error, target.user_files))
@@ -79,6 +87,8 @@ def capture(ctx: StageContext) -> CaptureOutcome:
     artifacts |= {
         "npu_kernels": result.npu_kernels,
         "fallback_check_skipped": result.fallback_check_skipped,
+        "custom_ops_audited": result.custom_ops_audited,
+        "custom_ops_opaque": result.custom_ops_opaque,
         "graphs_dumped": dump_graphs(ctx, "capture", result.graphs),
     }
     return CaptureOutcome(findings, len(result.graphs), artifacts, inconclusive=unaudited_reason(result))
@@ -121,6 +131,20 @@ def _finding_of_hazard(hazard: Hazard, user_files: set[str]) -> Finding:
     if where is None and frames:  # all in libraries (a transformers model): say where, at least
         details["library_frame"] = "{}:{}".format(*frames[-1])
     return capture_finding(hazard.code, hazard.message, where, **details)
+
+
+def _finding_inside(inside: InsideHazard, user_files: set[str]) -> Finding:
+    """A hazard inside a custom op: at the user's line of the call, with the line inside the op."""
+    hazard = inside.hazard
+    call = user_line_of_stack_trace(inside.call_stack_trace, user_files)
+    line = user_line_of_stack_trace(hazard.stack_trace, {*user_files, inside.inside_file})
+    details: dict[str, object] = {"op": hazard.op, "node": hazard.node, "custom_op": inside.op, **hazard.details}
+    where = ""
+    if line is not None:
+        details["inside_op"] = f"{display_path(line[0])}:{line[1]}"
+        where = f" at {details['inside_op']}"
+    message = f"inside custom op {inside.op}{where}: {hazard.message}"
+    return capture_finding(hazard.code, message, call or line, **details)
 
 
 def _finding_of_value_read(frames: Frames, user_files: set[str]) -> Finding:
