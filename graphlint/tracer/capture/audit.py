@@ -47,6 +47,7 @@ class AuditResult:
     graphs: list[RecordedGraph] = field(default_factory=list)  # the aten graphs audited
     npu_kernels: str | None = None  # the torch_npu whose kernel list was used
     fallback_check_skipped: str | None = None  # why the CPU-fallback check did not run
+    meta_inputs_faked: list[str] = field(default_factory=list)  # ops audited by the per-node fallback
     custom_ops_audited: list[str] = field(default_factory=list)  # custom ops audited from inside
     custom_ops_opaque: dict[str, str] = field(default_factory=dict)  # custom op → why not
 
@@ -56,6 +57,7 @@ def audit_target(target: TraceTarget, torchair: str | None = None, lang: str = "
     result = AuditResult()
     run = run_on_audit_device(target)
     result.graphs = run.graphs
+    result.meta_inputs_faked = run.meta_inputs_faked
     hazards = [h for g in run.dynamo_graphs for h in find_value_reads(g.module)]
     hazards += [h for g in run.graphs for h in find_hazards(g.module)]
     source, result.fallback_check_skipped = _torch_npu_source(torchair)
@@ -87,6 +89,7 @@ def capture(ctx: StageContext) -> CaptureOutcome:
     artifacts |= {
         "npu_kernels": result.npu_kernels,
         "fallback_check_skipped": result.fallback_check_skipped,
+        "meta_inputs_faked": result.meta_inputs_faked,
         "custom_ops_audited": result.custom_ops_audited,
         "custom_ops_opaque": result.custom_ops_opaque,
         "graphs_dumped": dump_graphs(ctx, "capture", result.graphs),

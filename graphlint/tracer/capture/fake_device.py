@@ -43,6 +43,7 @@ class AuditRun:
     dynamo_graphs: list[RecordedGraph] = field(default_factory=list)  # what AOT traced them from
     error: BaseException | None = None  # what stopped the run early, if anything
     value_reads: list[Frames] = field(default_factory=list)  # eager reads of a tensor's value
+    meta_inputs_faked: list[str] = field(default_factory=list)  # ops given a plain meta tensor, faked
 
 
 def in_graph_code(frames: Frames) -> bool:
@@ -73,6 +74,37 @@ def meta_value_reads(reads: list[Frames]) -> Iterator[None]:
         library._destroy()
 
 
+@contextmanager
+def plain_meta_tensors_faked(ops: list[str]) -> Iterator[None]:
+    """Per-node fallback for a tensor that torch creates on the audit device in the middle of a
+    fake-tensor trace (a list index ``qkv[..., [-2], :]`` becomes an index tensor on ``x``'s
+    device): on ``meta`` it is a plain meta tensor, not a fake one, and fake tensor mode refuses
+    it. A meta tensor holds no data, so it is made fake exactly as a tensor created on a real
+    device would be; each op this happens to is noted in ``ops``. Other non-fake inputs are
+    still refused."""
+    from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode, fake_tensor_tls
+
+    original = FakeTensorMode.validate_and_convert_non_fake_tensors
+
+    def validate(mode: FakeTensorMode, func: object, converter: object, flat_args: list[object], spec: object) -> object:
+        plain_meta = [a for a in flat_args if type(a) is torch.Tensor and a.device.type == AUDIT_DEVICE.type]
+        if not plain_meta or any(isinstance(a, FakeTensor) and a.fake_mode is not mode for a in flat_args):
+            return original(mode, func, converter, flat_args, spec)
+        saved, fake_tensor_tls.allow_non_fake_inputs_override = fake_tensor_tls.allow_non_fake_inputs_override, True
+        try:
+            return original(mode, func, converter, flat_args, spec)
+        finally:
+            fake_tensor_tls.allow_non_fake_inputs_override = saved
+            if str(func) not in ops:
+                ops.append(str(func))
+
+    FakeTensorMode.validate_and_convert_non_fake_tensors = validate  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        FakeTensorMode.validate_and_convert_non_fake_tensors = original  # type: ignore[method-assign]
+
+
 def run_on_audit_device(target: TraceTarget) -> AuditRun:
     """Compile and call ``target`` once per input with everything on meta; never raises for
     what the target does (the error is kept in the result)."""
@@ -91,6 +123,7 @@ def run_on_audit_device(target: TraceTarget) -> AuditRun:
             keep_data_dependent_ops,
             assume_nonzero,
             meta_value_reads(run.value_reads),
+            plain_meta_tensors_faked(run.meta_inputs_faked),
             tensor_factories_copying_to_device(),
         ):
             run_compiled(target.fn, inputs, kwargs, recorder.aot_eager)
