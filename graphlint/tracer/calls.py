@@ -86,8 +86,12 @@ def eager_outputs(ctx: StageContext) -> list[Any] | None:
     """The reference outputs: from the eager stage of this worker, else computed now (after a
     crash the eager stage ran in another process). None when the target fails eagerly."""
     if ctx.eager_outputs is None:
+        from graphlint.tracer.first_call import copy_of
+
+        # on a copy: the stage's own target must stay as a first call finds it
+        target = ctx.target if ctx.pristine is None else copy_of(ctx.pristine)
         try:
-            ctx.eager_outputs = call_each_input(ctx.target.fn, ctx.target, ctx.options.train)
+            ctx.eager_outputs = call_each_input(target.fn, target, ctx.options.train)
         except Exception:
             return None
     return ctx.eager_outputs

@@ -64,6 +64,7 @@ class EventWriter:
 def run_worker(request: dict[str, Any], events: EventWriter) -> None:
     from graphlint.tracer.distributed.rank_worker import RankWorker
     from graphlint.tracer.env import environment_facts
+    from graphlint.tracer.first_call import copy_of, pristine_copy
     from graphlint.tracer.target import TargetError, load_target
 
     events.send("environment", facts=environment_facts(request["options"].get("torchair")))
@@ -82,7 +83,10 @@ def run_worker(request: dict[str, Any], events: EventWriter) -> None:
     # Under torchrun: the process group, the rank's facts and collectives (None otherwise).
     rank = RankWorker.join(target)
     ctx = StageContext(target, options_from_json(request["options"]))
+    ctx.pristine = pristine_copy(target)
     for name in request["run"]:
+        if name != "eager" and ctx.pristine is not None:
+            ctx.target = copy_of(ctx.pristine)  # as a user's first call would find it
         result = run_stage(name, ctx, events)
         ctx.results[name] = result
         if rank is not None:

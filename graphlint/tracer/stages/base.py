@@ -67,6 +67,9 @@ class StageContext:
     results: dict[str, StageResult] = field(default_factory=dict)  # earlier stages, this worker
     # In-process objects handed from one stage to the next (FX GraphModules, AOT graphs…).
     shared: dict[str, Any] = field(default_factory=dict)
+    # The target as loaded, before any call: each stage after eager runs on a copy of it, as a
+    # user's first compiled call would (None when it cannot be copied; see first_call.py).
+    pristine: TraceTarget | None = None
 
     def dump(self, relative: str, text: str) -> Path | None:
         """Write ``text`` under ``--dump DIR``; names from user code are sanitised so nothing is

@@ -22,8 +22,11 @@ class EagerStage(Stage):
     layer = "model"
 
     def run(self, ctx: StageContext) -> StageResult:
+        from graphlint.tracer.first_call import module_state
+
         start = time.perf_counter()
         seconds: list[float] = []
+        before = module_state(ctx.target)
         try:
             ctx.eager_outputs = call_each_input(ctx.target.fn, ctx.target, ctx.options.train, seconds)
         except Exception as exc:
@@ -33,8 +36,29 @@ class EagerStage(Stage):
             return StageResult(
                 self.name, "failed", seconds=time.perf_counter() - start, reason=finding.message, findings=[finding]
             )
-        findings = [f for f in [self._slow_first_call(seconds)] if f is not None]
+        changed = self._first_call_state(ctx, before, module_state(ctx.target))
+        findings = [f for f in [self._slow_first_call(seconds), changed] if f is not None]
         return StageResult(self.name, "passed", seconds=time.perf_counter() - start, findings=findings)
+
+    def _first_call_state(self, ctx: StageContext, before: dict, after: dict) -> Finding | None:
+        """A note when calling the target changed it: the stages after this one must see it as
+        a first call would (they do, on a copy taken before, where one could be taken)."""
+        from graphlint.tracer.first_call import state_changes
+
+        changes = state_changes(before, after)
+        if not changes:
+            return None
+        shown = "; ".join(changes[:5]) + (f"; and {len(changes) - 5} more" if len(changes) > 5 else "")
+        if ctx.pristine is not None:
+            tail = "the later stages ran on a copy taken before it, as a user's first compiled call finds the model"
+        else:
+            tail = "the later stages saw the changed target (its callable is not a module, so it could not be copied)"
+        return self.finding(
+            "first-call-state",
+            f"the first call changed the target's state ({shown}); {tail}",
+            severity="info" if ctx.pristine is not None else "warning",
+            details={"changes": changes, "isolated": ctx.pristine is not None},
+        )
 
     def _slow_first_call(self, seconds: list[float]) -> Finding | None:
         if len(seconds) < 2:
