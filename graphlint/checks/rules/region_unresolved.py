@@ -84,10 +84,12 @@ class RegionUnresolved(ProjectRule):
 
             def run(g, static_x):
                 block = Block()
+                buffer = torch.empty_like(static_x)
                 with torch.npu.graph(g):
                     out = block(static_x)
                     static_x.add_(1)
-                return out
+                    buffer.copy_(out)
+                return buffer
         """),
         snippet("""
             import torch
@@ -153,17 +155,24 @@ def _unresolved(project: Project, file: int, entry: EntryFacts, index: int) -> l
             continue
         if edge.ref[0] in ("call", "instance") and not _calls_a_value(edge.ref[1], imports):
             continue
+        if edge.ref[0] in ("member", "member-result") and _is_library_name(edge.ref[1], imports):
+            continue  # a method of what a library made (``torch.empty_like(x).copy_``)
         found.append(edge.ref)
     return found
+
+
+def _is_library_name(dotted: str, imports: dict[str, str]) -> bool:
+    head = dotted.split(".", 1)[0]
+    return head in imports or head in _BUILTINS
 
 
 def _calls_a_value(dotted: str, imports: dict[str, str]) -> bool:
     """Whether an unresolved call runs a value the project passed in (``model(x)``,
     ``model.forward(x)``) rather than a library's function (``torch.add``, an import), a
     builtin, or a method of a value (``static_x.add_(1)``: a tensor's, most likely)."""
-    head, _, rest = dotted.partition(".")
-    if head in imports or head in _BUILTINS:
+    if _is_library_name(dotted, imports):
         return False
+    rest = dotted.partition(".")[2]
     return not rest or rest.rsplit(".", 1)[-1] in ("forward", "__call__")
 
 
