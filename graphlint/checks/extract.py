@@ -308,6 +308,9 @@ class _Extractor:
         return self.stores.get(id(target))
 
     def known_device(self, expr: cst.BaseExpression) -> str | None:
+        name = expr.value if isinstance(expr, cst.Name) else expr.attr.value if isinstance(expr, cst.Attribute) else None
+        if name is not None and name.endswith(apis.HOST_NAME_SUFFIXES):
+            return apis.HOST_DEVICE
         if isinstance(expr, cst.Name):
             return self.function_scope.devices.get(expr.value)
         if not isinstance(expr, cst.Call):
