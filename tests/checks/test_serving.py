@@ -323,3 +323,33 @@ def test_a_file_reached_through_a_symlink_is_reported_once(tmp_path: Path) -> No
         (f["path"], f["code"]) for f in report["findings"]
     ] == [("pkg/step.py", "GL202")]
     assert report["summary"]["files"] == 1 and status == 1
+
+
+def test_every_preset_file_parses_and_says_when_it_applies() -> None:
+    from graphlint.checks.presets import all_presets
+
+    presets = all_presets()
+    assert set(presets) >= {"vllm", "vllm_ascend", "sglang"}
+    for preset in presets.values():
+        assert preset.summary and preset.detect, preset.name
+    vllm = presets["vllm"].knowledge
+    assert vllm.nesting_safe_entrypoints == ("vllm.compilation.decorators.support_torch_compile",)
+    assert set(vllm.nesting_safe_entrypoints) <= set(vllm.compile_entrypoints)
+
+
+def test_dotted_globs_stay_within_a_name_unless_doubled() -> None:
+    from graphlint.checks.presets import glob_pattern
+
+    one = glob_pattern("pkg.models.*.*ForCausalLM.forward")
+    assert one.match("pkg.models.llama.LlamaForCausalLM.forward")
+    assert one.match("src.pkg.models.llama.LlamaForCausalLM.forward")  # a namespace package's path
+    assert not one.match("pkg.models.llama.sub.LlamaForCausalLM.forward")
+    assert not one.match("otherpkg.models.llama.LlamaForCausalLM.forward")
+    assert glob_pattern("pkg.ops.**.forward_oot").match("pkg.ops.fused_moe.experts.Experts.forward_oot")
+
+
+def test_a_malformed_knowledge_key_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.graphlint]\ndispatch = ["forward_oot"]\n')
+    (tmp_path / "app.py").write_text("x = 1\n")
+    with chdir(tmp_path):
+        assert run_cli("check", "--no-cache", ".")[0] == 2

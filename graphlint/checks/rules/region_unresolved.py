@@ -106,6 +106,12 @@ class RegionUnresolved(ProjectRule):
                 compiled = torch.compile(model)
                 return compiled(static_x)
         """),
+        snippet("""
+            import torch
+            from torch.nn.attention.flex_attention import create_block_mask
+
+            create_block_mask_compiled = torch.compile(create_block_mask, mode="reduce-overhead")
+        """),
     ]
     INVALID = [
         snippet("""
@@ -144,11 +150,13 @@ def _unresolved(project: Project, file: int, entry: EntryFacts, index: int) -> l
     """The refs of a capture entry that graphlint cannot follow: all its targets when none
     resolves; else, for a block, its calls that resolve to nothing and name a value of the
     project (``self.runnable``, a parameter), not a library's function."""
+    imports = project.files[file].facts.imports
     if entry.targets:
         if any(project.resolve(file, ref) for ref in entry.targets):
             return []
-        return entry.targets
-    imports = project.files[file].facts.imports
+        # A library's own function compiled for capture (torch's create_block_mask) is not the
+        # project's to show: only a value of the project that resolves to nothing is.
+        return [ref for ref in entry.targets if ref[0] not in ("call", "instance") or not _is_library_name(ref[1], imports)]
     found: list[Ref] = []
     for edge in project.function(FunctionKey(file, entry.scope)).calls:
         if edge.block != index or project.resolve(file, edge.ref) or edge.ref in found:
