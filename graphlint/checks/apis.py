@@ -94,6 +94,9 @@ TENSOR_FACTORIES = frozenset(
 # The host device: a tensor made there on purpose (``device="cpu"``, ``pin_memory=True``) is
 # host-side work, not a forgotten ``device=`` (GL203), and ``.cpu()`` of it copies nothing (GL201).
 HOST_DEVICE = "cpu"
+# Serving code names its host copies so (``seq_lens_cpu``, ``self.input_ids_cpu``): reading one
+# back (``.tolist()``) or ``.cpu()`` of one syncs and copies nothing.
+HOST_NAME_SUFFIXES = ("_cpu",)
 
 # Tensor methods that copy between host and device (GL201).
 HOST_DEVICE_METHODS = frozenset({"cuda", "npu", "cpu", "numpy"})
@@ -117,6 +120,8 @@ SYNC_FUNCTIONS = frozenset(
     }
 )
 ONE_ARGUMENT_WHERE = "torch.where"
+# Of those, the ones that only read values back: free for a tensor already on the host.
+READBACK_METHODS = frozenset({"item", "tolist"})
 
 # Calls whose result is a tensor's *value* read back to Python (GL105 when used in a branch).
 VALUE_METHODS = frozenset(

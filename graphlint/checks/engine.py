@@ -226,52 +226,47 @@ def _finding(project: Project, regions: Regions, file: int, candidate: Candidate
     region = _region(project, regions, file, candidate, rule)
     if region is None and not candidate.anywhere:
         return None
-    linked = project.files[file]
+    span = (candidate.line, candidate.column, candidate.end_line, candidate.end_column)
+    return _rule_finding(rule, project.files[file], span, candidate.message, region, candidate.anchor, candidate.fix)
+
+
+def _rule_finding(
+    rule: Rule,
+    linked: LinkedFile,
+    span: tuple[int, int, int, int],
+    message: str,
+    region: RegionHit | None,
+    anchor: tuple[str, int] | None = None,
+    fix: str | None = None,
+) -> Finding:
+    line, column, end_line, end_column = span
     return Finding(
         code=rule.code,
         slug=rule.slug,
         severity=rule.severity(region.kind if region else None),
         path=linked.display,
-        line=candidate.line,
-        column=candidate.column,
-        end_line=candidate.end_line,
-        end_column=candidate.end_column,
-        message=candidate.message,
+        line=line,
+        column=column,
+        end_line=end_line,
+        end_column=end_column,
+        message=message,
         region=region,
-        fixable=candidate.fix is not None,
+        fixable=fix is not None,
         file=linked.path,
-        anchor=candidate.anchor,
-        fix=candidate.fix,
+        anchor=anchor,
+        fix=fix,
     )
 
 
 def _project_findings(project: Project, regions: Regions, file: int) -> list[Finding]:
     """What the rules that judge the linked project itself (``ProjectRule``) say about ``file``."""
     linked = project.files[file]
-    found = []
-    for rule in all_rules():
-        if not isinstance(rule, ProjectRule):
-            continue
-        for site in rule.judge(project, regions, file):
-            found.append(
-                Finding(
-                    code=rule.code,
-                    slug=rule.slug,
-                    severity=rule.severity(site.region.kind if site.region else None),
-                    path=linked.display,
-                    line=site.line,
-                    column=site.column,
-                    end_line=site.line,
-                    end_column=site.column,
-                    message=site.message,
-                    region=site.region,
-                    fixable=False,
-                    file=linked.path,
-                    anchor=None,
-                    fix=None,
-                )
-            )
-    return found
+    return [
+        _rule_finding(rule, linked, (site.line, site.column, site.line, site.column), site.message, site.region)
+        for rule in all_rules()
+        if isinstance(rule, ProjectRule)
+        for site in rule.judge(project, regions, file)
+    ]
 
 
 def _region(project: Project, regions: Regions, file: int, candidate: Candidate, rule: Rule) -> RegionHit | None:

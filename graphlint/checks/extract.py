@@ -308,6 +308,9 @@ class _Extractor:
         return self.stores.get(id(target))
 
     def known_device(self, expr: cst.BaseExpression) -> str | None:
+        name = expr.value if isinstance(expr, cst.Name) else expr.attr.value if isinstance(expr, cst.Attribute) else None
+        if name is not None and name.endswith(apis.HOST_NAME_SUFFIXES):
+            return apis.HOST_DEVICE
         if isinstance(expr, cst.Name):
             return self.function_scope.devices.get(expr.value)
         if not isinstance(expr, cst.Call):
@@ -593,24 +596,17 @@ class _Extractor:
         return None
 
     def _bind_name(self, scope: _Scope, name: str, value: cst.BaseExpression) -> None:
-        kind = self.dynamic_int(value)
-        if kind is not None:
-            scope.dynamic[name] = kind
-        else:
-            scope.dynamic.pop(name, None)
-        if self.is_mask(value):
-            scope.masks.add(name)
-        else:
-            scope.masks.discard(name)
-        device = self.known_device(value)
-        if device is not None:
-            scope.devices[name] = device
-        else:
-            scope.devices.pop(name, None)
-        if self.is_vector(value):
-            scope.vectors.add(name)
-        else:
-            scope.vectors.discard(name)
+        # What the name now holds, forgetting what it held before.
+        for known, fact in ((scope.dynamic, self.dynamic_int(value)), (scope.devices, self.known_device(value))):
+            if fact is not None:
+                known[name] = fact  # type: ignore[index]
+            else:
+                known.pop(name, None)
+        for names, holds in ((scope.masks, self.is_mask(value)), (scope.vectors, self.is_vector(value))):
+            if holds:
+                names.add(name)
+            else:
+                names.discard(name)
         if isinstance(value, cst.Call):
             callee = self.qualify(value.func)
             if callee in apis.COMPILER_CONFIG_CLASSES:

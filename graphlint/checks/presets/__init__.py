@@ -47,8 +47,8 @@ def all_presets() -> dict[str, Preset]:
 
 
 def active_presets(config: Config, files: Iterable[Path]) -> list[str]:
-    """The presets a run uses: the configured ones, else those whose frameworks ``files`` import.
-    Raises ``ConfigError`` for a name that is not a preset."""
+    """The presets a run uses: the configured ones, else those of the frameworks ``files``
+    import or are part of (a file under a ``vllm_ascend/`` directory). Raises ``ConfigError`` for a name that is not a preset."""
     presets = all_presets()
     if config.presets is not None:
         unknown = sorted(set(config.presets) - set(presets))
@@ -61,6 +61,7 @@ def active_presets(config: Config, files: Iterable[Path]) -> list[str]:
     pattern = re.compile(_IMPORT % b"|".join(re.escape(m.encode()) for m in sorted(wanted)), re.MULTILINE)
     found: set[str] = set()
     for path in files:
+        found.update(wanted[part] for part in path.parts[:-1] if part in wanted)  # the framework itself
         try:
             text = read_source(path)
         except OSError:

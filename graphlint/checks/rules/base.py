@@ -63,7 +63,8 @@ class SiteContext(Protocol):
 
     def known_device(self, expr: cst.BaseExpression) -> str | None:
         """The device a tensor expression is known to be on: ``"cpu"`` for one made on the host
-        on purpose (``device="cpu"``, ``pin_memory=True``, ``.cpu()``), else the source text of
+        on purpose (``device="cpu"``, ``pin_memory=True``, ``.cpu()``, a name ending in
+        ``_cpu``), else the source text of
         the device it was made on or moved to (``x.device``); None when unknown."""
 
     def device_text(self, expr: cst.BaseExpression) -> str:

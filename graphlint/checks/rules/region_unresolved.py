@@ -84,10 +84,12 @@ class RegionUnresolved(ProjectRule):
 
             def run(g, static_x):
                 block = Block()
+                buffer = torch.empty_like(static_x)
                 with torch.npu.graph(g):
                     out = block(static_x)
                     static_x.add_(1)
-                return out
+                    buffer.copy_(out)
+                return buffer
         """),
         snippet("""
             import torch
@@ -103,6 +105,12 @@ class RegionUnresolved(ProjectRule):
             def run(g, static_x, model):
                 compiled = torch.compile(model)
                 return compiled(static_x)
+        """),
+        snippet("""
+            import torch
+            from torch.nn.attention.flex_attention import create_block_mask
+
+            create_block_mask_compiled = torch.compile(create_block_mask, mode="reduce-overhead")
         """),
     ]
     INVALID = [
@@ -142,28 +150,37 @@ def _unresolved(project: Project, file: int, entry: EntryFacts, index: int) -> l
     """The refs of a capture entry that graphlint cannot follow: all its targets when none
     resolves; else, for a block, its calls that resolve to nothing and name a value of the
     project (``self.runnable``, a parameter), not a library's function."""
+    imports = project.files[file].facts.imports
     if entry.targets:
         if any(project.resolve(file, ref) for ref in entry.targets):
             return []
-        return entry.targets
-    imports = project.files[file].facts.imports
+        # A library's own function compiled for capture (torch's create_block_mask) is not the
+        # project's to show: only a value of the project that resolves to nothing is.
+        return [ref for ref in entry.targets if ref[0] not in ("call", "instance") or not _is_library_name(ref[1], imports)]
     found: list[Ref] = []
     for edge in project.function(FunctionKey(file, entry.scope)).calls:
         if edge.block != index or project.resolve(file, edge.ref) or edge.ref in found:
             continue
         if edge.ref[0] in ("call", "instance") and not _calls_a_value(edge.ref[1], imports):
             continue
+        if edge.ref[0] in ("member", "member-result") and _is_library_name(edge.ref[1], imports):
+            continue  # a method of what a library made (``torch.empty_like(x).copy_``)
         found.append(edge.ref)
     return found
+
+
+def _is_library_name(dotted: str, imports: dict[str, str]) -> bool:
+    head = dotted.split(".", 1)[0]
+    return head in imports or head in _BUILTINS
 
 
 def _calls_a_value(dotted: str, imports: dict[str, str]) -> bool:
     """Whether an unresolved call runs a value the project passed in (``model(x)``,
     ``model.forward(x)``) rather than a library's function (``torch.add``, an import), a
     builtin, or a method of a value (``static_x.add_(1)``: a tensor's, most likely)."""
-    head, _, rest = dotted.partition(".")
-    if head in imports or head in _BUILTINS:
+    if _is_library_name(dotted, imports):
         return False
+    rest = dotted.partition(".")[2]
     return not rest or rest.rsplit(".", 1)[-1] in ("forward", "__call__")
 
 

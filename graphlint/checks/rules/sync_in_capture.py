@@ -26,7 +26,10 @@ class SyncInCapture(CaptureRule):
     valid = scores[scores > threshold]
     ```
 
-    Assigning a scalar through a mask (`x[mask] = -1`, `x[x > 0] = float("-inf")`) is
+    `.item()` / `.tolist()` of a tensor known to be on the host (made with `device="cpu"`, or
+    named `*_cpu` as serving code names its host copies) waits for nothing and is not flagged.
+    Assigning a scalar through a mask (`x[mask] = -1`, `x[x > 0] = float("-inf")`, an `int`
+    parameter) is
     `masked_fill`: no sync, and the shape stays static, so it is not flagged; reading through a
     mask, or assigning a tensor through one, is.
 
@@ -56,6 +59,8 @@ class SyncInCapture(CaptureRule):
             if len(positional(node)) == 1 and len(node.args) == 1:
                 ctx.report(self, node, "one-argument torch.where(cond) is nonzero(): a data-dependent shape inside graph capture")
         elif isinstance(func, cst.Attribute) and func.attr.value in apis.SYNC_METHODS:
+            if func.attr.value in apis.READBACK_METHODS and ctx.known_device(func.value) == apis.HOST_DEVICE:
+                return  # a host tensor's values are read without waiting for the device
             if name is None or not name.startswith(("torch.", "torch_npu.")) or func.attr.value == "synchronize":
                 ctx.report(self, node, f".{func.attr.value}() inside graph capture: device sync or data-dependent shape")
 
@@ -101,6 +106,17 @@ class SyncInCapture(CaptureRule):
                 logits[~mask] = -math.inf
                 logits[mask & (token_ids > 3)] = torch.finfo(logits.dtype).min
                 return logits
+        """),
+        snippet("""
+            import torch
+
+            @torch.compile(mode="reduce-overhead")
+            def step(topk_ids, num_token_non_padded, fill_value: int, forward_batch):
+                indices = torch.arange(topk_ids.shape[0], device=topk_ids.device)
+                topk_ids[indices >= num_token_non_padded, :] = fill_value
+                lens = forward_batch.seq_lens_cpu.tolist()
+                host = torch.tensor([1, 2], device="cpu")
+                return topk_ids, lens, host.item()
         """),
     ]
     INVALID = [
@@ -160,8 +176,8 @@ def _is_scalar(expr: cst.BaseExpression, ctx: SiteContext) -> bool:
     ``torch.finfo(dtype).min``, or arithmetic of them."""
     if isinstance(expr, _SCALAR_LITERALS):
         return True
-    if isinstance(expr, cst.Name):
-        return expr.value in ("True", "False")
+    if isinstance(expr, cst.Name):  # True, an ``int`` parameter, a size read from a shape
+        return expr.value in ("True", "False") or ctx.dynamic_int(expr) is not None
     if isinstance(expr, cst.UnaryOperation):
         return _is_scalar(expr.expression, ctx)
     if isinstance(expr, cst.BinaryOperation):

@@ -1,0 +1,355 @@
+"""Serving frameworks' shapes (vLLM, vllm-ascend, sglang), written here as small projects: the
+presets turn on by themselves, and the false alarms found on the real trees stay gone."""
+
+from __future__ import annotations
+
+import textwrap
+from contextlib import chdir
+from pathlib import Path
+
+from tests.checks.conftest import found, lint_project, run_cli
+
+VLLM_MODEL = """
+    import torch
+    from torch import nn
+    from vllm.compilation.decorators import support_torch_compile
+    from vllm.model_executor.layers.layernorm import RMSNorm
+
+
+    class LlamaDecoderLayer(nn.Module):
+        def forward(self, positions, hidden_states):
+            n = hidden_states.shape[0]
+            assert n % 8 == 0, f"{n} tokens is not a multiple of 8"
+            if positions.shape[-1] != n:
+                raise ValueError(f"positions {positions.shape[-1]} != tokens {n}")
+            return hidden_states * 2
+
+
+    @support_torch_compile
+    class LlamaModel(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layer = LlamaDecoderLayer()
+            self.norm = RMSNorm(4096)
+
+        def forward(self, positions, hidden_states):
+            return self.norm(self.layer(positions, hidden_states))
+
+
+    @support_torch_compile(dynamic_arg_dims={"input_ids": 0})
+    class LlamaForCausalLM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = LlamaModel()
+
+        def forward(self, input_ids, positions):
+            return self.model(positions, input_ids)
+"""
+
+
+def _project(tmp_path: Path, files: dict[str, str], *args: str, pyproject: str = ""):
+    return lint_project(tmp_path, {k: textwrap.dedent(v) for k, v in files.items()}, *args, pyproject=pyproject)
+
+
+def test_vllm_preset_is_on_by_itself_and_support_torch_compile_nests_safely(tmp_path: Path) -> None:
+    status, report = _project(tmp_path, {"models/llama.py": VLLM_MODEL})
+    assert report["summary"]["presets"] == ["vllm"]
+    assert report["findings"] == []  # no GL101 on the nested decorator, no GL102 in messages
+    assert status == 0
+
+
+def test_a_configured_entry_point_is_reported_but_never_removed_by_a_fix(tmp_path: Path) -> None:
+    pyproject = """
+        [tool.graphlint]
+        presets = []
+        compile-entrypoints = ["vllm.compilation.decorators.support_torch_compile"]
+    """
+    status, report = _project(tmp_path, {"models/llama.py": VLLM_MODEL}, pyproject=textwrap.dedent(pyproject))
+    assert found(report) == {("GL101", 17)}  # LlamaModel's, nested in LlamaForCausalLM's
+    assert report["findings"][0]["fixable"] is False
+    before = (tmp_path / "models/llama.py").read_text()
+    with chdir(tmp_path):
+        assert run_cli("check", "--no-cache", "--fix", "--unsafe-fixes", ".")[0] == 1
+    assert (tmp_path / "models/llama.py").read_text() == before
+
+
+def test_torch_compile_nested_is_still_removable(tmp_path: Path) -> None:
+    code = """
+        import torch
+
+        @torch.compile
+        def inner(x):
+            return x + 1
+
+        @torch.compile
+        def outer(x):
+            return inner(x) * 2
+    """
+    _, report = _project(tmp_path, {"app.py": code})
+    assert [(f["code"], f["line"], f["fixable"]) for f in report["findings"]] == [("GL101", 4, True)]
+
+
+VLLM_ASCEND_OP = """
+    import torch
+    from vllm.model_executor.layers.layernorm import RMSNorm
+
+
+    class AscendRMSNorm(RMSNorm):
+        def forward_oot(self, x, residual=None):
+            bias = torch.zeros(x.shape[-1])
+            return x + bias
+
+        def forward_native(self, x, residual=None):
+            return x.sum().item()
+"""
+
+
+def test_vllm_ascend_forward_oot_of_its_ops_runs_under_capture(tmp_path: Path) -> None:
+    files = {"vllm_ascend/__init__.py": "", "vllm_ascend/ops/__init__.py": "", "vllm_ascend/ops/layernorm.py": VLLM_ASCEND_OP}
+    _, report = _project(tmp_path, files)
+    assert report["summary"]["presets"] == ["vllm", "vllm_ascend"]
+    (finding,) = report["findings"]
+    assert (finding["code"], finding["line"], finding["severity"]) == ("GL203", 8, "error")
+    assert finding["region"]["chain"] == ["AscendRMSNorm.forward_oot"]
+
+
+def test_customop_dispatch_reaches_forward_oot_from_a_compiled_model(tmp_path: Path) -> None:
+    model = """
+        from torch import nn
+        from vllm.compilation.decorators import support_torch_compile
+        from vllm_ascend.ops.layernorm import AscendRMSNorm
+
+        @support_torch_compile
+        class AscendModel(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.norm = AscendRMSNorm()
+
+            def forward(self, x):
+                return self.norm(x)
+    """
+    files = {
+        "vllm_ascend/__init__.py": "",
+        "vllm_ascend/ops/__init__.py": "",
+        "vllm_ascend/ops/layernorm.py": VLLM_ASCEND_OP,
+        "vllm_ascend/models/__init__.py": "",
+        "vllm_ascend/models/model.py": model,
+    }
+    pyproject = """
+        [tool.graphlint]
+        presets = ["vllm"]  # no capture roots: what the compiled model reaches, through dispatch
+        [tool.graphlint.dispatch]
+        "vllm.model_executor.layers.**" = ["forward_oot", "forward_native"]
+    """
+    _, report = _project(tmp_path, files, pyproject=textwrap.dedent(pyproject))
+    chains = {(f["code"], f["line"]): f["region"]["chain"] for f in report["findings"]}
+    assert chains == {
+        ("GL203", 8): ["AscendModel.forward", "AscendRMSNorm.forward_oot"],
+        ("GL202", 12): ["AscendModel.forward", "AscendRMSNorm.forward_native"],
+    }
+
+
+SGLANG_MODEL = """
+    import torch
+    from torch import nn
+    from sglang.srt.layers.logits_processor import LogitsProcessor
+
+
+    class LlamaForCausalLM(nn.Module):
+        def forward(self, input_ids, positions, forward_batch):
+            logits = input_ids.float()
+            logits[logits < 0] = float("-inf")
+            return logits[logits > 0]
+
+
+    class Phi3ForCausalLM(LlamaForCausalLM):
+        pass
+
+
+    EntryClass = [LlamaForCausalLM, Phi3ForCausalLM]
+"""
+
+
+def test_sglang_entry_classes_are_captured_in_a_namespace_package(tmp_path: Path) -> None:
+    files = {"python/sglang/__init__.py": "", "python/sglang/srt/models/llama.py": SGLANG_MODEL}
+    _, report = _project(tmp_path, files)
+    assert report["summary"]["presets"] == ["sglang"]
+    assert [(f["code"], f["line"], f["severity"], f["region"]["kind"]) for f in report["findings"]] == [
+        ("GL202", 11, "error", "capture")  # the read through a mask; the scalar store is not one
+    ]
+
+
+def test_presets_can_be_chosen_and_a_wrong_name_is_a_usage_error(tmp_path: Path) -> None:
+    files = {"python/sglang/__init__.py": "", "python/sglang/srt/models/llama.py": SGLANG_MODEL}
+    status, report = _project(tmp_path, files, pyproject="[tool.graphlint]\npresets = []\n")
+    assert report["summary"]["presets"] == [] and report["findings"] == [] and status == 0
+    (tmp_path / "pyproject.toml").write_text('[tool.graphlint]\npresets = ["sglangg"]\n')
+    with chdir(tmp_path):
+        assert run_cli("check", "--no-cache", ".")[0] == 2
+
+
+def test_user_roots_by_glob(tmp_path: Path) -> None:
+    model = """
+        from torch import nn
+
+        class TinyForCausalLM(nn.Module):
+            def forward(self, x):
+                return x.tolist()
+
+        class TinyTokenizer:
+            def forward(self, x):
+                return x.tolist()
+    """
+    pyproject = '[tool.graphlint]\ncapture-roots = ["mypkg.models.*.*ForCausalLM.forward"]\n'
+    files = {"mypkg/__init__.py": "", "mypkg/models/__init__.py": "", "mypkg/models/tiny.py": model}
+    _, report = _project(tmp_path, files, pyproject=pyproject)
+    assert [(f["code"], f["line"], f["region"]["entry"]) for f in report["findings"]] == [
+        ("GL202", 6, "mypkg/models/tiny.py:5")
+    ]
+
+
+def test_a_graph_wrapper_whose_runnable_is_unseen_gets_a_notice(tmp_path: Path) -> None:
+    wrapper = """
+        import torch
+
+
+        class ACLGraphWrapper:
+            def __init__(self, runnable, vllm_config, runtime_mode):
+                self.runnable = runnable
+                self.graph_pool = None
+
+            def __call__(self, *args, **kwargs):
+                graph = torch.npu.NPUGraph()
+                with torch.npu.graph(graph, pool=self.graph_pool):
+                    output = self.runnable(*args, **kwargs)
+                return output
+    """
+    files = {"vllm_ascend/__init__.py": "", "vllm_ascend/compilation/__init__.py": "",
+             "vllm_ascend/compilation/acl_graph.py": wrapper}
+    status, report = _project(tmp_path, files)
+    (notice,) = report["findings"]
+    assert (notice["code"], notice["severity"], notice["line"]) == ("GL001", "info", 12)
+    assert "`self.runnable(...)` on ACLGraphWrapper" in notice["message"] and "capture-roots" in notice["message"]
+    assert status == 0  # a notice never fails the run
+
+
+def test_host_side_bookkeeping_is_not_a_capture_copy(tmp_path: Path) -> None:
+    runner = """
+        import torch
+
+
+        class InputBatch:
+            def __init__(self, max_reqs, device):
+                self.device = device
+
+            def prepare(self, num_reqs, seq_lens):
+                host_lens = torch.zeros(num_reqs, dtype=torch.int32, device="cpu", pin_memory=True)
+                host_ids = torch.tensor(seq_lens, dtype=torch.int64, device="cpu")
+                on_device = torch.zeros(num_reqs, device=self.device)
+                return host_lens.to(self.device, non_blocking=True), host_ids.cpu(), on_device.to(self.device)
+
+
+        @torch.compile(mode="reduce-overhead")
+        def step(batch: InputBatch, num_reqs, seq_lens):
+            return batch.prepare(num_reqs, seq_lens)
+    """
+    _, report = _project(tmp_path, {"runner.py": runner})
+    assert [(f["code"], f["line"]) for f in report["findings"]] == [("GL201", 13)]  # host_lens.to(device) only
+    assert report["findings"][0]["column"] == 16
+
+
+def test_other_objects_compile_is_not_torch_compile(tmp_path: Path) -> None:
+    backend = """
+        import torch
+        from torch import nn
+
+
+        class CompilerManager:
+            def compile(self, graph, example_inputs, additional_inductor_config, compilation_config):
+                return graph
+
+
+        class PiecewiseBackend(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.compiler_manager = CompilerManager()
+
+            def forward(self, graph, example_inputs):
+                for shape in (1, 2, 4):
+                    self.compiler_manager.compile(graph, example_inputs, {}, None)
+                return graph
+    """
+    status, report = _project(tmp_path, {"backends.py": backend})
+    assert report["findings"] == [] and status == 0
+
+
+def test_custom_ops_are_opaque(tmp_path: Path) -> None:
+    ops = """
+        import torch
+        from torch import nn, ops
+
+
+        @torch.library.impl("mylib::rms_norm", "npu")
+        def rms_norm_impl(x):
+            return x * x.sum().item()
+
+
+        def rms_norm(x):
+            return x.sum().item()
+
+
+        class Block(nn.Module):
+            def forward(self, x):
+                return torch.ops.mylib.rms_norm(x) + ops.mylib.rms_norm(x)
+
+
+        model = torch.compile(Block(), mode="reduce-overhead")
+    """
+    _, report = _project(tmp_path, {"ops.py": ops})
+    assert report["findings"] == []
+
+
+def test_a_file_reached_through_a_symlink_is_reported_once(tmp_path: Path) -> None:
+    code = "import torch\n\n@torch.compile(mode='reduce-overhead')\ndef step(x):\n    return x.sum().item()\n"
+    _project(tmp_path, {"pkg/step.py": code})
+    (tmp_path / "pkg/alias.py").symlink_to(tmp_path / "pkg/step.py")
+    (tmp_path / "linked").symlink_to(tmp_path / "pkg", target_is_directory=True)
+    with chdir(tmp_path):
+        status, out = run_cli("check", "--no-cache", "--format", "json", "pkg", "linked", "pkg/step.py")
+    import json
+
+    report = json.loads(out)
+    assert [(f["path"], f["code"]) for f in report["findings"]] == [("pkg/alias.py", "GL202")] or [
+        (f["path"], f["code"]) for f in report["findings"]
+    ] == [("pkg/step.py", "GL202")]
+    assert report["summary"]["files"] == 1 and status == 1
+
+
+def test_every_preset_file_parses_and_says_when_it_applies() -> None:
+    from graphlint.checks.presets import all_presets
+
+    presets = all_presets()
+    assert set(presets) >= {"vllm", "vllm_ascend", "sglang"}
+    for preset in presets.values():
+        assert preset.summary and preset.detect, preset.name
+    vllm = presets["vllm"].knowledge
+    assert vllm.nesting_safe_entrypoints == ("vllm.compilation.decorators.support_torch_compile",)
+    assert set(vllm.nesting_safe_entrypoints) <= set(vllm.compile_entrypoints)
+
+
+def test_dotted_globs_stay_within_a_name_unless_doubled() -> None:
+    from graphlint.checks.presets import glob_pattern
+
+    one = glob_pattern("pkg.models.*.*ForCausalLM.forward")
+    assert one.match("pkg.models.llama.LlamaForCausalLM.forward")
+    assert one.match("src.pkg.models.llama.LlamaForCausalLM.forward")  # a namespace package's path
+    assert not one.match("pkg.models.llama.sub.LlamaForCausalLM.forward")
+    assert not one.match("otherpkg.models.llama.LlamaForCausalLM.forward")
+    assert glob_pattern("pkg.ops.**.forward_oot").match("pkg.ops.fused_moe.experts.Experts.forward_oot")
+
+
+def test_a_malformed_knowledge_key_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.graphlint]\ndispatch = ["forward_oot"]\n')
+    (tmp_path / "app.py").write_text("x = 1\n")
+    with chdir(tmp_path):
+        assert run_cli("check", "--no-cache", ".")[0] == 2
