@@ -16,10 +16,10 @@ import os
 import tempfile
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from graphlint import __version__
-from graphlint.checks.extract import ExtractOptions
-from graphlint.checks.facts import FileFacts
+from graphlint.checks.facts import ExtractOptions, FileFacts
 
 CACHE_DIR_NAME = ".graphlint_cache"
 CACHE_DIR_ENV = "GRAPHLINT_CACHE_DIR"
@@ -63,13 +63,26 @@ class FactsCache:
             return None  # missing, unreadable or corrupted: parse again
 
     def put(self, key: str, facts: FileFacts) -> None:
-        path = self._path(key)
+        self._write(self._path(key), facts.to_json())
+
+    def get_table(self, name: str) -> Any:
+        """A table of this fingerprint that is not one file's facts (``catalog.py``'s rule
+        table), as JSON data; None when missing or unreadable. The caller validates its shape."""
+        try:
+            return json.loads((self.directory / f"{name}.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+
+    def put_table(self, name: str, data: Any) -> None:
+        self._write(self.directory / f"{name}.json", data)
+
+    def _write(self, path: Path, data: Any) -> None:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._mark_cache_dir()
             fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
             with os.fdopen(fd, "w", encoding="utf-8") as out:
-                json.dump(facts.to_json(), out, separators=(",", ":"))
+                json.dump(data, out, separators=(",", ":"))
             os.replace(temp, path)
         except OSError:
             pass  # a read-only or full disk costs speed, never results

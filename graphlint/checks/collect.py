@@ -8,17 +8,16 @@ that killed it, never the run (nor a hang, as with ``multiprocessing.Pool``).
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphlint.checks.cache import FactsCache, content_key
 from graphlint.checks.discover import read_source
-from graphlint.checks.extract import ExtractOptions, extract_facts
-from graphlint.checks.facts import FileFacts
+from graphlint.checks.facts import ExtractOptions, FileFacts
+
+if TYPE_CHECKING:
+    import multiprocessing.context
 
 SERIAL_BELOW = 24  # files to parse; fewer than this are not worth a pool
 
@@ -38,11 +37,20 @@ def collect_facts(
             missing.append(path)
         else:
             facts[path] = cached
+    if not missing:
+        return facts  # served from the cache: neither the walk (libcst) nor a pool is imported
     missing.sort(key=_size, reverse=True)
+    import multiprocessing
+
+    import graphlint.checks.extract  # noqa: F401 - once, before a pool forks: workers inherit it
+
     if jobs <= 1 or len(missing) < SERIAL_BELOW or "fork" not in multiprocessing.get_all_start_methods():
         for path in missing:
             facts[path] = _parse(path, options, cache)
         return facts
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     global _worker_options, _worker_cache
     _worker_options, _worker_cache = options, cache
     fork = multiprocessing.get_context("fork")
@@ -85,7 +93,18 @@ def _parse(path: Path, options: ExtractOptions, cache: FactsCache | None) -> Fil
     return facts
 
 
+def extract_facts(source: bytes, options: ExtractOptions) -> FileFacts:
+    """The walk (``extract.py``), imported only when a file has to be parsed: it imports libcst
+    (0.17 s), which a run served from the cache never needs."""
+    from graphlint.checks.extract import extract_facts as walk
+
+    return walk(source, options)
+
+
 def _parse_alone(path: Path, fork: multiprocessing.context.BaseContext) -> FileFacts:
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     with ProcessPoolExecutor(1, mp_context=fork) as pool:
         try:
             return FileFacts.from_json(pool.submit(_parse_in_worker, path).result())

@@ -18,25 +18,25 @@ import fnmatch
 import os
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from graphlint.checks.cache import CACHE_DIR_ENV, CACHE_DIR_NAME, FactsCache
+from graphlint.checks.catalog import Catalog, RuleInfo
 from graphlint.checks.collect import collect_facts
 from graphlint.checks.discover import discover
-from graphlint.checks.extract import ExtractOptions
-from graphlint.checks.facts import Candidate, FileFacts
+from graphlint.checks.facts import Candidate, ExtractOptions, FileFacts
 from graphlint.checks.link import FunctionKey, LinkedFile, Project, absolute_name, module_name
 from graphlint.checks.presets import active_presets, knowledge
 from graphlint.checks.regions import EntryId, RegionHit, Regions, mark_regions
 from graphlint.checks.roots import add_root_entries
-from graphlint.checks.rules import all_rules
-from graphlint.checks.rules.base import ProjectRule, Rule
 from graphlint.codes import check_codes
-from graphlint.config import Config, ConfigError, find_project_root, load_config
+from graphlint.config import Config, ConfigError, Knowledge, find_project_root, load_config
+
+if TYPE_CHECKING:
+    from graphlint.checks.rules.base import Rule
 
 PARSE_ERROR = "GL000"
 PARSE_ERROR_SLUG = "parse-error"
@@ -104,14 +104,14 @@ def run_check(options: CheckOptions) -> CheckResult:
     paths = options.paths or [Path(".")]
     root = find_project_root(paths[0])
     config = load_config(root)
-    selection = _Selection(config, options)  # before any work: a mistyped code is a usage error
     targets = discover(paths, root, config.exclude)
     presets = active_presets(config, targets)
     known = knowledge(config, presets)
-    extract_options = ExtractOptions(
-        known.compile_entrypoints, known.capture_entrypoints, known.nesting_safe_entrypoints
-    )
-    cache = FactsCache(_cache_dir(options, root), extract_options) if options.use_cache else None
+    extract_options = extract_options_of(known)
+    cache = FactsCache(cache_dir(options.cache_dir, root), extract_options) if options.use_cache else None
+    catalog = Catalog(cache)
+    # Before any file is parsed: a mistyped code is a usage error.
+    selection = Selection(config, options.select, options.ignore, catalog.codes())
     jobs = options.jobs or os.cpu_count() or 1
 
     def load(files: list[Path]) -> dict[Path, FileFacts]:
@@ -121,9 +121,36 @@ def run_check(options: CheckOptions) -> CheckResult:
         facts = _with_project_context(targets, root, config, load)
     else:
         facts = load(targets)
+    findings, internal = judge(targets, facts, root, known, selection, catalog)
+    return CheckResult(findings, len(targets), time.perf_counter() - started, internal, presets)
+
+
+class FileName(NamedTuple):
+    display: str  # as reported
+    module: str
+    is_package: bool
+
+
+def file_name(path: Path) -> FileName:
+    return FileName(display_path(path), *module_name(path))
+
+
+def judge(
+    targets: Sequence[Path],
+    facts: Mapping[Path, FileFacts],
+    root: Path,
+    known: Knowledge,
+    selection: Selection,
+    catalog: Catalog,
+    naming: Callable[[Path], FileName] = file_name,
+) -> tuple[list[Finding], int]:
+    """The findings in ``targets``, with every file of ``facts`` linked (the targets and their
+    context) with what ``known`` says of frameworks, and how many targets met an internal error. ``naming`` is where a long-lived
+    caller memoizes what the file system says of each path."""
     named = set(targets)
     context = [path for path in facts if path not in named]
-    project = Project([_linked(path, facts[path]) for path in [*targets, *context]], dispatch=known.dispatch)  # targets first
+    project = Project([LinkedFile(path, *naming(path), facts[path]) for path in [*targets, *context]],
+                      dispatch=known.dispatch)  # targets first
     add_root_entries(project, known)
     regions = mark_regions(project)
     findings: list[Finding] = []
@@ -134,11 +161,15 @@ def run_check(options: CheckOptions) -> CheckResult:
             internal += linked.facts.internal
             findings.extend(selection.keep(linked, [_parse_error(linked)], root))
             continue
-        found = [_finding(project, regions, index, c) for c in linked.facts.candidates]
-        found.extend(_project_findings(project, regions, index))
+        found = [_finding(project, regions, index, c, catalog) for c in linked.facts.candidates]
+        found.extend(_project_findings(project, regions, index, catalog))
         findings.extend(selection.keep(linked, [f for f in found if f is not None], root))
     findings.sort(key=lambda f: (f.path, f.line, f.column, f.code))
-    return CheckResult(findings, len(targets), time.perf_counter() - started, internal, presets)
+    return findings, internal
+
+
+def extract_options_of(known: Knowledge) -> ExtractOptions:
+    return ExtractOptions(known.compile_entrypoints, known.capture_entrypoints, known.nesting_safe_entrypoints)
 
 
 def _with_project_context(
@@ -196,16 +227,12 @@ def _imported_modules(path: Path, facts: FileFacts) -> set[str]:
     return names
 
 
-def _cache_dir(options: CheckOptions, root: Path) -> Path:
-    if options.cache_dir is not None:
-        return options.cache_dir
+def cache_dir(given: Path | None, root: Path) -> Path:
+    """``--cache-dir``, else ``$GRAPHLINT_CACHE_DIR``, else ``.graphlint_cache/`` at the root."""
+    if given is not None:
+        return given
     env = os.environ.get(CACHE_DIR_ENV)
     return Path(env) if env else root / CACHE_DIR_NAME
-
-
-def _linked(path: Path, facts: FileFacts) -> LinkedFile:
-    module, is_package = module_name(path)
-    return LinkedFile(path=path, display=display_path(path), module=module, is_package=is_package, facts=facts)
 
 
 def display_path(path: Path) -> str:
@@ -216,13 +243,8 @@ def display_path(path: Path) -> str:
         return path.as_posix()
 
 
-@cache
-def _rules_by_code() -> dict[str, Rule]:
-    return {rule.code: rule for rule in all_rules()}
-
-
-def _finding(project: Project, regions: Regions, file: int, candidate: Candidate) -> Finding | None:
-    rule = _rules_by_code()[candidate.code]
+def _finding(project: Project, regions: Regions, file: int, candidate: Candidate, catalog: Catalog) -> Finding | None:
+    rule = catalog[candidate.code]
     region = _region(project, regions, file, candidate, rule)
     if region is None and not candidate.anywhere:
         return None
@@ -231,7 +253,7 @@ def _finding(project: Project, regions: Regions, file: int, candidate: Candidate
 
 
 def _rule_finding(
-    rule: Rule,
+    rule: RuleInfo | Rule,  # what is known of the rule, or the rule itself (project rules)
     linked: LinkedFile,
     span: tuple[int, int, int, int],
     message: str,
@@ -258,18 +280,17 @@ def _rule_finding(
     )
 
 
-def _project_findings(project: Project, regions: Regions, file: int) -> list[Finding]:
+def _project_findings(project: Project, regions: Regions, file: int, catalog: Catalog) -> list[Finding]:
     """What the rules that judge the linked project itself (``ProjectRule``) say about ``file``."""
     linked = project.files[file]
     return [
         _rule_finding(rule, linked, (site.line, site.column, site.line, site.column), site.message, site.region)
-        for rule in all_rules()
-        if isinstance(rule, ProjectRule)
+        for rule in catalog.project_rules()
         for site in rule.judge(project, regions, file)
     ]
 
 
-def _region(project: Project, regions: Regions, file: int, candidate: Candidate, rule: Rule) -> RegionHit | None:
+def _region(project: Project, regions: Regions, file: int, candidate: Candidate, rule: RuleInfo) -> RegionHit | None:
     """The region that makes ``candidate`` a finding: capture before compiled, then the
     shortest chain; None when its code never runs in a region the rule cares about."""
     if candidate.own_entry is not None:
@@ -319,13 +340,17 @@ def _parse_error(linked: LinkedFile) -> Finding:
     )
 
 
-def selectable_codes() -> tuple[str, ...]:
-    """Every code `graphlint check` can print: its rules' and its own (GL000)."""
-    return tuple(sorted({rule.code for rule in all_rules()} | check_codes()))
+def selectable_codes(rule_codes: Iterable[str] | None = None) -> tuple[str, ...]:
+    """Every code `graphlint check` can print: its rules' (``rule_codes``, else every rule's)
+    and its own (GL000)."""
+    if rule_codes is None:
+        from graphlint.checks.rules import all_rules
+
+        rule_codes = [rule.code for rule in all_rules()]
+    return tuple(sorted({*rule_codes} | check_codes()))
 
 
-def _known_codes_only(where: str, codes: tuple[str, ...]) -> None:
-    known = selectable_codes()
+def _known_codes_only(where: str, codes: tuple[str, ...], known: tuple[str, ...]) -> None:
     unknown = [code for code in codes if not any(k.startswith(code.upper()) for k in known)]
     if unknown:
         raise ConfigError(
@@ -334,20 +359,28 @@ def _known_codes_only(where: str, codes: tuple[str, ...]) -> None:
         )
 
 
-class _Selection:
+class Selection:
     """--select/--ignore and [tool.graphlint] select/ignore/per-file-ignores, and
-    ``# graphlint: ignore[...]`` comments; all by code prefix."""
+    ``# graphlint: ignore[...]`` comments; all by code prefix. ``select`` replaces the config's
+    select when given; ``ignore`` adds to its ignore."""
 
-    def __init__(self, config: Config, options: CheckOptions) -> None:
-        """Raises ``ConfigError`` for a code or prefix that names no code check can print."""
-        for where, codes in (
-            ("--select", options.select), ("--ignore", options.ignore),
+    def __init__(
+        self, config: Config, select: tuple[str, ...] = (), ignore: tuple[str, ...] = (),
+        rule_codes: Iterable[str] | None = None,
+    ) -> None:
+        """Raises ``ConfigError`` for a code or prefix that names no code check can print;
+        ``rule_codes``: the rules' codes (the catalog's), else every rule's."""
+        given = (
+            ("--select", select), ("--ignore", ignore),
             ("[tool.graphlint] select", config.select), ("[tool.graphlint] ignore", config.ignore),
             *((f"[tool.graphlint] per-file-ignores {glob!r}", codes) for glob, codes in config.per_file_ignores.items()),
-        ):
-            _known_codes_only(where, codes)
-        self.select = tuple(code.upper() for code in (options.select or config.select))
-        self.ignore = tuple(code.upper() for code in (*config.ignore, *options.ignore))
+        )
+        if any(codes for _, codes in given):  # nothing to check costs nothing
+            known = selectable_codes(rule_codes)
+            for where, codes in given:
+                _known_codes_only(where, codes, known)
+        self.select = tuple(code.upper() for code in (select or config.select))
+        self.ignore = tuple(code.upper() for code in (*config.ignore, *ignore))
         self.per_file = config.per_file_ignores
 
     def keep(self, linked: LinkedFile, findings: list[Finding], root: Path) -> list[Finding]:

@@ -29,6 +29,7 @@ from graphlint.checks.facts import (
     CallEdge,
     ClassFacts,
     EntryFacts,
+    ExtractOptions,
     FileFacts,
     FunctionFacts,
     Ref,
@@ -37,15 +38,6 @@ from graphlint.checks.positions import ANCHOR_KINDS, locate
 from graphlint.checks.rules import all_rules
 from graphlint.checks.rules.base import Rule, SiteContext
 from graphlint.checks.syntax import children, dotted_name, keyword, positional, preorder, string_value
-
-
-@dataclass(frozen=True)
-class ExtractOptions:
-    """What ``[tool.graphlint]`` adds to the built-in entry points (qualified names)."""
-
-    compile_entrypoints: tuple[str, ...] = ()
-    capture_entrypoints: tuple[str, ...] = ()
-    nesting_safe_entrypoints: tuple[str, ...] = ()  # entry points that skip compiling when nested
 
 
 LIBCST_CANNOT_PARSE = "valid Python that libcst cannot parse (not analysed):"

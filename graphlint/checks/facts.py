@@ -24,6 +24,16 @@ RegionKind = Literal["compiled", "capture"]
 MODULE_SCOPE = "<module>"
 
 
+@dataclass(frozen=True)
+class ExtractOptions:
+    """What ``[tool.graphlint]`` adds to the built-in entry points (qualified names). Here, not
+    beside the walk, so that a run served from the cache never imports the walk (libcst)."""
+
+    compile_entrypoints: tuple[str, ...] = ()
+    capture_entrypoints: tuple[str, ...] = ()
+    nesting_safe_entrypoints: tuple[str, ...] = ()  # entry points that skip compiling when nested
+
+
 @dataclass
 class CallEdge:
     """A call made from a function body (or module level)."""

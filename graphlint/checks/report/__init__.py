@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
+from functools import partial
 from typing import TextIO
 
 from graphlint.checks.engine import CheckResult
@@ -10,15 +12,15 @@ from graphlint.checks.engine import CheckResult
 Writer = Callable[[CheckResult, TextIO], None]
 
 
+# Format → the module that writes it, imported only when chosen (text imports rich, sarif the
+# rules and through them libcst: a run served from the cache pays for neither unless asked).
+_MODULES = {"text": "text", "json": "json_report", "sarif": "sarif", "github": "github"}
+FORMATS = tuple(_MODULES)
+
+
 def writer(name: str, color: str = "auto", lang: str = "en") -> Writer:
     """The writer of ``--format name``; ``color`` (``--color``) and ``lang`` shape the text."""
-    from functools import partial
-
-    from graphlint.checks.report import github, json_report, sarif, text
-
+    module = importlib.import_module(f"{__name__}.{_MODULES[name]}")
     if name == "text":
-        return partial(text.write, color=color, lang=lang)
-    return {"json": json_report.write, "sarif": sarif.write, "github": github.write}[name]
-
-
-FORMATS = ("text", "json", "sarif", "github")
+        return partial(module.write, color=color, lang=lang)
+    return module.write  # type: ignore[no-any-return]

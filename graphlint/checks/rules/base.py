@@ -18,9 +18,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
 
-import libcst as cst
+if TYPE_CHECKING:  # libcst only in annotations: a project rule runs on cached facts without it
+    import libcst as cst
 
-if TYPE_CHECKING:
     from graphlint.checks.facts import RegionKind
     from graphlint.checks.link import Project
     from graphlint.checks.regions import RegionHit, Regions

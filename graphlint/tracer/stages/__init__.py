@@ -4,8 +4,10 @@ each defining ``STAGE``: its ``Stage`` subclass."""
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
-from graphlint.tracer.stages.base import Stage
+if TYPE_CHECKING:  # `graphlint check` registers `trace` (its --stages) without the stage machinery
+    from graphlint.tracer.stages.base import Stage
 
 STAGE_ORDER: tuple[str, ...] = ("eager", "dynamo", "aot", "torchair", "capture")
 
