@@ -22,6 +22,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "graphlint.tracer.command",  # trace, env
     "graphlint.tracer.copies.command",  # copies
     "graphlint.tracer.torchair.command",  # torchair fetch, ops
+    "graphlint.server.command",  # server
 )
 
 

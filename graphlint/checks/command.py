@@ -57,7 +57,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     rules.set_defaults(handler=run_rules_command)
 
 
-def _codes(values: list[str]) -> tuple[str, ...]:
+def codes(values: list[str]) -> tuple[str, ...]:
     return tuple(code.strip().upper() for value in values for code in value.split(",") if code.strip())
 
 
@@ -78,8 +78,8 @@ def run_check_command(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     options = CheckOptions(
         paths=paths,
-        select=_codes(args.select),
-        ignore=_codes(args.ignore),
+        select=codes(args.select),
+        ignore=codes(args.ignore),
         jobs=args.jobs,
         use_cache=not args.no_cache,
         cache_dir=args.cache_dir,

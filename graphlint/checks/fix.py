@@ -48,21 +48,36 @@ def plan_fixes(findings: Iterable[Finding], *, unsafe: bool) -> list[FileFix]:
     fixes = []
     for path, found in by_file.items():
         try:
-            # From bytes, so that the declared encoding, a BOM and CRLF line endings survive.
-            module = cst.parse_module(path.read_bytes())
-        except (OSError, UnicodeDecodeError, cst.ParserSyntaxError):
+            source = path.read_bytes()
+        except OSError:
             continue
-        before = module.code
-        wanted = {f.anchor: rule_by_code(f.code) for f in found if f.anchor is not None}
-        fixer = _Fixer(wanted)  # type: ignore[arg-type]
-        after = module.visit(fixer).code
-        try:
-            cst.parse_module(after)
-        except cst.ParserSyntaxError:
-            continue
-        if after != before:
-            fixes.append(FileFix(path, found[0].path, before, after, module.encoding))
+        fix = fix_source(source, found)
+        if fix is not None:
+            fixes.append(FileFix(path, found[0].path, *fix))
     return fixes
+
+
+def fix_source(source: bytes | str, findings: Iterable[Finding]) -> tuple[str, str, str] | None:
+    """One file's text with the fixes of ``findings`` applied (the caller chose them: safe, or
+    unsafe too), as (before, after, encoding); None when nothing changes, or when
+    the text or its fixed form does not parse. ``source`` is the text that was checked: the
+    file's bytes, or an editor's unsaved buffer."""
+    try:
+        # From bytes, so that the declared encoding, a BOM and CRLF line endings survive.
+        module = cst.parse_module(source)
+    except (UnicodeDecodeError, cst.ParserSyntaxError):
+        return None
+    before = module.code
+    wanted = {f.anchor: rule_by_code(f.code) for f in findings if f.anchor is not None}
+    fixer = _Fixer(wanted)  # type: ignore[arg-type]
+    after = module.visit(fixer).code
+    try:
+        cst.parse_module(after)
+    except cst.ParserSyntaxError:
+        return None
+    if after == before:
+        return None
+    return before, after, module.encoding
 
 
 def write_fixes(fixes: Iterable[FileFix]) -> None:

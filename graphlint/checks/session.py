@@ -1,0 +1,177 @@
+"""A project kept in memory between checks, for callers that check again and again (``graphlint
+server``): the stable interface between an editor and the checker.
+
+``CheckSession(root).check(targets, unsaved)`` gives what ``graphlint check`` would report for
+``targets`` if the files of ``unsaved`` held that text, with every file of the project linked.
+The facts of each file are kept in memory: a file on disk is read again only when its size or
+modification time changed (then from the facts cache when its content is known), an unsaved
+text is walked only when it is new. Only the link step, the regions and the judging run every
+time; they cost a small part of a parse (``benchmarks/README.md``).
+
+The facts cache is read and filled for files on disk, never for unsaved text: an editor changes
+a buffer at every key stroke, and none of those texts needs to outlive the session.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from graphlint.checks.cache import FactsCache, content_key
+from graphlint.checks.catalog import Catalog
+from graphlint.checks.collect import collect_facts, extract_facts
+from graphlint.checks.discover import discover, is_excluded
+from graphlint.checks.engine import CheckResult, FileName, Selection, cache_dir, extract_options_of, judge
+from graphlint.checks.facts import FileFacts
+from graphlint.checks.link import module_name
+from graphlint.config import Config, load_config
+
+_UNSAVED_KEPT = 64  # facts of recent unsaved texts, by content: undo and redo walk nothing
+
+
+@dataclass(frozen=True)
+class _Stamp:
+    size: int
+    mtime_ns: int
+    inode: int
+
+    @classmethod
+    def of(cls, path: Path) -> _Stamp | None:
+        try:
+            status = os.stat(path)
+        except OSError:
+            return None
+        return cls(status.st_size, status.st_mtime_ns, status.st_ino)
+
+
+class CheckSession:
+    """One project (the directory of its ``pyproject.toml`` or ``.git``) kept in memory.
+
+    ``select`` / ``ignore`` are the command line's (added to ``[tool.graphlint]`` as in
+    ``graphlint check``); ``jobs`` the processes that parse files not yet in the cache."""
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        select: tuple[str, ...] = (),
+        ignore: tuple[str, ...] = (),
+        use_cache: bool = True,
+        cache_directory: Path | None = None,
+        jobs: int = 0,
+    ) -> None:
+        self.root = root.resolve()
+        self._select, self._ignore = select, ignore
+        self._use_cache, self._cache_directory = use_cache, cache_directory
+        self._jobs = jobs or os.cpu_count() or 1
+        self._config_stamp: _Stamp | None = None
+        self._config: Config | None = None
+        self._files: list[Path] | None = None
+        self._on_disk: dict[Path, tuple[_Stamp, FileFacts]] = {}
+        self._unsaved: OrderedDict[str, FileFacts] = OrderedDict()
+        self._names: dict[Path, FileName] = {}
+        self._catalog: Catalog | None = None
+
+    @property
+    def config(self) -> Config:
+        """``[tool.graphlint]``, read again when ``pyproject.toml`` changed. Raises ``ConfigError``."""
+        stamp = _Stamp.of(self.root / "pyproject.toml")
+        if self._config is None or stamp != self._config_stamp:
+            config = load_config(self.root)
+            if self._config is not None and config != self._config:
+                self._forget_files()  # excludes or entry points changed: other files, other facts
+            self._config, self._config_stamp = config, stamp
+        return self._config
+
+    def refresh(self) -> None:
+        """Files were created, deleted or moved: find the project's files again at the next check."""
+        self._files = None
+        self._names.clear()
+
+    def contains(self, path: Path) -> bool:
+        """Whether ``path`` is a file this session checks (under the root, not excluded)."""
+        path = path.resolve()
+        return path.is_relative_to(self.root) and not is_excluded(path, self.root, self.config.exclude)
+
+    def check(self, targets: Sequence[Path], unsaved: Mapping[Path, str] | None = None) -> CheckResult:
+        """Findings in ``targets`` (paths under the root), the text of ``unsaved`` files standing
+        in for what is on disk. Raises ``ConfigError`` for a malformed ``[tool.graphlint]``."""
+        started = time.perf_counter()
+        config = self.config
+        unsaved = {path.resolve(): text for path, text in (unsaved or {}).items()}
+        named = [t for t in dict.fromkeys(p.resolve() for p in targets) if self.contains(t)]
+        if self._files is None:
+            self._files = [p.resolve() for p in discover([self.root], self.root, config.exclude)]
+        context = set(self._files).difference(named)
+        facts = self._facts([*named, *(p for p in self._files if p in context)], unsaved, config)
+        if self._catalog is None:
+            self._catalog = Catalog(self._cache(config))
+        named = [t for t in named if t in facts]  # neither on disk nor unsaved: nothing to check
+        selection = Selection(config, self._select, self._ignore)
+        findings, internal = judge(named, facts, self.root, selection, self._catalog, naming=self._name)
+        return CheckResult(findings, len(named), time.perf_counter() - started, internal)
+
+    def _facts(self, files: list[Path], unsaved: Mapping[Path, str], config: Config) -> dict[Path, FileFacts]:
+        facts: dict[Path, FileFacts] = {}
+        changed: list[Path] = []
+        stamps: dict[Path, _Stamp] = {}
+        for path in files:
+            if path in unsaved:
+                facts[path] = self._unsaved_facts(unsaved[path], config)
+                continue
+            stamp = _Stamp.of(path)
+            if stamp is None:  # deleted since the files were found
+                continue
+            known = self._on_disk.get(path)
+            if known is not None and known[0] == stamp:
+                facts[path] = known[1]
+            else:
+                changed.append(path)
+                stamps[path] = stamp
+        if changed:
+            loaded = collect_facts(changed, extract_options_of(config), self._cache(config), self._jobs)
+            for path in changed:
+                self._on_disk[path] = (stamps[path], loaded[path])
+                facts[path] = loaded[path]
+        return facts
+
+    def _unsaved_facts(self, text: str, config: Config) -> FileFacts:
+        source = text.encode("utf-8")
+        key = content_key(source)
+        found = self._unsaved.get(key)
+        if found is None and (cache := self._cache(config)) is not None:
+            found = cache.get(key)  # opened and not yet changed: the file's own entry
+        if found is None:
+            try:
+                found = extract_facts(source, extract_options_of(config))
+            except Exception as exc:  # a checker bug must not cost the other files' findings
+                found = FileFacts(error=f"internal error: {type(exc).__name__}: {exc}", internal=True)
+        self._unsaved[key] = found
+        self._unsaved.move_to_end(key)
+        while len(self._unsaved) > _UNSAVED_KEPT:
+            self._unsaved.popitem(last=False)
+        return found
+
+    def _cache(self, config: Config) -> FactsCache | None:
+        if not self._use_cache:
+            return None
+        return FactsCache(cache_dir(self._cache_directory, self.root), extract_options_of(config))
+
+    def _name(self, path: Path) -> FileName:
+        """Reported paths are relative to the root (an editor's server has no meaningful
+        working directory); module names as ``graphlint check`` gives them."""
+        name = self._names.get(path)
+        if name is None:
+            display = path.relative_to(self.root).as_posix() if path.is_relative_to(self.root) else path.as_posix()
+            name = self._names[path] = FileName(display, *module_name(path))
+        return name
+
+    def _forget_files(self) -> None:
+        self.refresh()
+        self._on_disk.clear()
+        self._unsaved.clear()
+        self._catalog = None
