@@ -125,17 +125,22 @@ def find_tool(name: str, venv: Path | None) -> Path | None:
     return Path(found) if found else None
 
 
-def models_tree(pattern: str, jobs: int, tools_venv: Path | None) -> None:
+def copy_models(pattern: str, tree: Path) -> None:
+    """The installed transformers' ``models/<pattern>`` directories, copied into ``tree``.
+    A plain copy: the installed tree sits in a git-ignored venv, which Fixit skips."""
     models = package_dir("transformers") / "models"
     chosen = [models] if pattern == "*" else sorted(p for p in models.glob(pattern) if p.is_dir())
+    for directory in chosen:
+        shutil.copytree(directory, tree if directory == models else tree / directory.name,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+
+
+def models_tree(pattern: str, jobs: int, tools_venv: Path | None) -> None:
     import transformers  # only its version; the sources are what is linted
 
     with tempfile.TemporaryDirectory() as scratch:
-        # A plain copy: the installed tree sits in a git-ignored venv, which Fixit skips.
         tree = Path(scratch) / "models"
-        for directory in chosen:
-            shutil.copytree(directory, tree if directory == models else tree / directory.name,
-                            ignore=shutil.ignore_patterns("__pycache__"))
+        copy_models(pattern, tree)
         paths = [tree]
         files = python_files(paths)
         lines = count_lines(files)

@@ -43,8 +43,16 @@ from graphlint.checks.syntax import children, dotted_name, keyword, positional, 
 LIBCST_CANNOT_PARSE = "valid Python that libcst cannot parse (not analysed):"
 
 
-def extract_facts(source: bytes, options: ExtractOptions = ExtractOptions()) -> FileFacts:
+def extract_facts(
+    source: bytes,
+    options: ExtractOptions = ExtractOptions(),
+    parse: Callable[[str, ast.Module], cst.Module] | None = None,
+) -> FileFacts:
     """Facts of one file. Never raises on bad input: it becomes ``FileFacts.error``.
+
+    ``parse`` turns the text (and its ``ast``) into the libcst module that is walked: libcst's
+    parser by default; ``reparse.StatementParser`` reuses the statements of earlier texts of the
+    same file (an editor's buffer) and raises ``ParserSyntaxError`` as libcst's does.
 
     CPython's own parser reads the file first. It costs a tenth of a libcst parse, its ``ast``
     gives the reported positions (``positions.py``), it says exactly where a syntax error is, and
@@ -71,7 +79,7 @@ def extract_facts(source: bytes, options: ExtractOptions = ExtractOptions()) -> 
     except ValueError as exc:  # null bytes (Python < 3.12)
         return FileFacts(error=f"cannot parse: {exc}")
     try:
-        module = cst.parse_module(text)
+        module = parse(text, tree) if parse is not None else cst.parse_module(text)
     except cst.ParserSyntaxError as exc:  # valid Python that libcst does not read: `(x): int = 1`
         return FileFacts(
             error=f"{LIBCST_CANNOT_PARSE} {exc.message}",

@@ -14,21 +14,27 @@ a buffer at every key stroke, and none of those texts needs to outlive the sessi
 
 from __future__ import annotations
 
+import io
 import os
 import time
+import tokenize
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from graphlint.checks.cache import FactsCache, content_key
 from graphlint.checks.catalog import Catalog
-from graphlint.checks.collect import collect_facts, extract_facts
+from graphlint.checks.collect import collect_facts
 from graphlint.checks.discover import discover, is_excluded
 from graphlint.checks.engine import CheckResult, FileName, Selection, cache_dir, extract_options_of, judge
 from graphlint.checks.facts import FileFacts
 from graphlint.checks.link import module_name
 from graphlint.config import Config, load_config
+
+if TYPE_CHECKING:
+    from graphlint.checks.reparse import StatementParser
 
 _UNSAVED_KEPT = 64  # facts of recent unsaved texts, by content: undo and redo walk nothing
 
@@ -75,6 +81,7 @@ class CheckSession:
         self._unsaved: OrderedDict[str, FileFacts] = OrderedDict()
         self._names: dict[Path, FileName] = {}
         self._catalog: Catalog | None = None
+        self._parser: StatementParser | None = None  # parses unsaved texts, reusing their statements
 
     @property
     def config(self) -> Config:
@@ -140,14 +147,19 @@ class CheckSession:
         return facts
 
     def _unsaved_facts(self, text: str, config: Config) -> FileFacts:
-        source = text.encode("utf-8")
+        source = _encoded(text)
         key = content_key(source)
         found = self._unsaved.get(key)
         if found is None and (cache := self._cache(config)) is not None:
             found = cache.get(key)  # opened and not yet changed: the file's own entry
         if found is None:
+            from graphlint.checks.extract import extract_facts
+            from graphlint.checks.reparse import StatementParser
+
+            if self._parser is None:
+                self._parser = StatementParser()
             try:
-                found = extract_facts(source, extract_options_of(config))
+                found = extract_facts(source, extract_options_of(config), parse=self._parser)
             except Exception as exc:  # a checker bug must not cost the other files' findings
                 found = FileFacts(error=f"internal error: {type(exc).__name__}: {exc}", internal=True)
         self._unsaved[key] = found
@@ -175,3 +187,13 @@ class CheckSession:
         self._on_disk.clear()
         self._unsaved.clear()
         self._catalog = None
+
+
+def _encoded(text: str) -> bytes:
+    """An editor's text as the file's bytes: in the encoding its PEP 263 line declares, if any."""
+    source = text.encode("utf-8")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+        return source if encoding in ("utf-8", "utf-8-sig") else text.encode(encoding)
+    except (SyntaxError, LookupError, UnicodeEncodeError):
+        return source  # the walk reports what is wrong with the declaration

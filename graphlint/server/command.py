@@ -21,8 +21,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "unsafeFixes, select and ignore too."
         ),
     )
-    server.add_argument("--debounce", type=float, default=0.1, metavar="SECONDS",
-                        help="seconds after the last change before unsaved text is checked (default 0.1)")
+    server.add_argument("--debounce", type=float, default=0.05, metavar="SECONDS",
+                        help="seconds after the last change before unsaved text is checked (default 0.05)")
     server.add_argument("--unsafe-fixes", action="store_true", help="offer unsafe fixes as code actions too")
     server.add_argument("--select", action="append", default=[], metavar="CODES",
                         help="report only these codes or prefixes, comma-separated; replaces [tool.graphlint] select")

@@ -41,7 +41,7 @@ FIX_ALL = f"{types.CodeActionKind.SourceFixAll.value}.graphlint"
 class ServerOptions:
     """The command line's, then the client's ``initializationOptions`` (same names, camelCase)."""
 
-    debounce: float = 0.1  # seconds after the last change before an unsaved text is checked
+    debounce: float = 0.05  # seconds after the last change before an unsaved text is checked
     unsafe_fixes: bool = False  # offer unsafe fixes as code actions too
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()

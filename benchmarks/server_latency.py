@@ -1,0 +1,125 @@
+"""Per-edit latency of ``graphlint server`` on a real large tree. Run on purpose, never in CI.
+
+    python benchmarks/server_latency.py                    # the whole transformers models/ tree
+    python benchmarks/server_latency.py --glob 'b*'        # models/b* only
+    python benchmarks/server_latency.py --debounce 0       # the check alone, no debounce wait
+
+Copies the chosen ``transformers/models/`` directories into a scratch project (with a
+``pyproject.toml`` at its top, so the whole copy is one project, as in a repository), fills the
+facts cache with ``graphlint check`` (the cold row), then starts ``graphlint server`` under a real
+LSP client (pygls's, as in ``tests/server``), opens ``--files`` modeling files spread over the
+tree and edits each ``--edits`` times (a full-text change that adds a line inside the file, so
+that every edit is walked again and the whole project linked again). The latency of an edit is
+the time from sending ``didChange`` to receiving the diagnostics published for that version;
+it includes ``--debounce``. Also printed: the time to the first diagnostics after ``didOpen``
+(the first one loads the whole project from the cache) and the server's resident memory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from benchmarks.check_throughput import copy_models, count_lines, python_files, timed_command  # noqa: E402
+from tests.server.client import GRAPHLINT, Editor  # noqa: E402
+
+
+def spread(files: Sequence[Path], count: int) -> list[Path]:
+    """``count`` files evenly spaced through ``files`` (sorted by path): small and large ones."""
+    ordered = sorted(files)
+    step = max(len(ordered) // max(count, 1), 1)
+    return ordered[::step][:count]
+
+
+def edited(text: str, edit: int) -> str:
+    """The text with one more line in its middle, at a line break outside any bracket (a
+    blank line between two top-level statements), so that the file still parses."""
+    lines = text.splitlines(keepends=True)
+    middle = len(lines) // 2
+    for index in range(middle, len(lines)):
+        if lines[index].strip() == "" and index + 1 < len(lines) and not lines[index + 1][:1].isspace():
+            return "".join([*lines[: index + 1], f"EDIT_{edit} = {edit}\n", *lines[index + 1 :]])
+    return text + f"\nEDIT_{edit} = {edit}\n"
+
+
+def rss_mib(pid: int) -> float | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
+async def measure(root: Path, cache: Path, files: list[Path], edits: int, debounce: float, jobs: int) -> None:
+    async with Editor(root, "--cache-dir", str(cache), "--debounce", str(debounce), "-j", str(jobs)) as editor:
+        opened: list[float] = []
+        for path in files:
+            started = time.perf_counter()
+            editor.open(path)
+            await editor.diagnostics(path, version=1, timeout=600)
+            opened.append(time.perf_counter() - started)
+        print(f"open: first {opened[0] * 1000:.0f} ms (loads the project), then median "
+              f"{statistics.median(opened[1:]) * 1000:.0f} ms over {len(opened) - 1} files" if len(opened) > 1 else "")
+        latencies: list[float] = []
+        for path in files:
+            text = path.read_text(encoding="utf-8")
+            for edit in range(1, edits + 1):
+                started = time.perf_counter()
+                version = editor.change(path, edited(text, edit))
+                await editor.diagnostics(path, version=version, timeout=120)
+                latencies.append(time.perf_counter() - started)
+        latencies.sort()
+        pid = editor.client._server.pid if editor.client._server else None  # type: ignore[attr-defined]
+        memory = rss_mib(pid) if pid else None
+        print(f"edits: {len(latencies)}, median {statistics.median(latencies) * 1000:.0f} ms, "
+              f"p90 {latencies[int(len(latencies) * 0.9)] * 1000:.0f} ms, max {latencies[-1] * 1000:.0f} ms, "
+              f"min {latencies[0] * 1000:.0f} ms (debounce {debounce * 1000:.0f} ms included)")
+        if memory is not None:
+            print(f"server resident memory: {memory:.0f} MiB")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--glob", default="*", help="models/ subdirectories (default '*': the whole models/ tree)")
+    parser.add_argument("--files", type=int, default=20, help="modeling files opened and edited (default 20)")
+    parser.add_argument("--edits", type=int, default=5, help="edits per file (default 5)")
+    parser.add_argument("--debounce", type=float, action="append",
+                        help="the server's debounce in seconds, one run each (default: 0.05, its own default, and 0)")
+    parser.add_argument("-j", "--jobs", type=int, default=2, help="processes for the cold fill of the cache (default 2)")
+    parser.add_argument("--cache-dir", type=Path, help="reuse this facts cache (filled if needed) instead of a fresh one")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as scratch:
+        tree = Path(scratch) / "models"
+        copy_models(args.glob, tree)
+        (tree / "pyproject.toml").write_text("[tool.graphlint]\n", encoding="utf-8")
+        files = python_files([tree])
+        print(f"models/{args.glob}: {len(files)} files, {count_lines(files):,} lines; "
+              f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
+        cache = args.cache_dir or Path(scratch) / "cache"
+        wall, cpu, result = timed_command([GRAPHLINT, "check", "--format", "json", "-j", str(args.jobs),
+                                           "--cache-dir", cache, tree])
+        print(f"graphlint check (fills the cache): {wall:.1f} s, {cpu:.1f} cpu-s, exit {result.returncode}")
+        modeling = [f for f in files if f.name.startswith("modeling_")] or files
+        chosen = spread(modeling, args.files)
+        sizes = sorted(count_lines([f]) for f in chosen)
+        print(f"edited files: {len(chosen)}, {sizes[0]}–{sizes[-1]} lines (median {statistics.median(sizes):.0f})")
+        for debounce in args.debounce or [0.05, 0.0]:
+            asyncio.run(measure(tree, cache, chosen, args.edits, debounce, args.jobs))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,83 @@
+"""libcst parses of successive texts of a file that reuse the top-level statements that did not
+change: the parse an editor's buffer needs at each edit (``session.py``).
+
+A libcst parse is most of the cost of walking a file (55–70% on transformers' modeling files),
+and an edit changes one or two top-level statements of it. The text is cut where Python's own
+parser (run first anyway) says each top-level statement starts; each piece is parsed on its own
+unless an earlier text had exactly that piece, and the module is assembled from the pieces'
+statements, with the comments and blank lines between them where a whole-file parse puts them
+(before the next statement), so that the module gives the text back as a whole-file parse does.
+A piece that does not parse on its own (none should: a top-level statement is complete)
+makes the whole text parse the ordinary way, and so does a text libcst refuses or one that mixes
+kinds of line break (each piece would write its own).
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+from collections import OrderedDict
+
+import libcst as cst
+
+_PIECES_KEPT = 20_000  # top-level statements of recent texts (a large modeling file has ~100)
+
+
+class StatementParser:
+    """``parser(text, tree)`` → the libcst module of ``text``; ``tree`` is its ``ast``."""
+
+    def __init__(self, kept: int = _PIECES_KEPT) -> None:
+        self._kept = kept
+        self._pieces: OrderedDict[str, cst.Module] = OrderedDict()
+        self.parsed = 0  # pieces parsed (not reused): what tests and benchmarks look at
+
+    def __call__(self, text: str, tree: ast.Module) -> cst.Module:
+        starts = sorted({_first_line(node) for node in tree.body})
+        if len(starts) < 2:
+            return cst.parse_module(text)
+        lines = io.StringIO(text, newline="").readlines()  # breaks at \r\n, \r and \n, as ast counts
+        bounds = [0, *(start - 1 for start in starts[1:]), len(lines)]
+        try:
+            modules = [self._piece("".join(lines[a:b])) for a, b in zip(bounds, bounds[1:])]
+        except cst.ParserSyntaxError:
+            return cst.parse_module(text)
+        if len({module.default_newline for module in modules}) > 1:
+            return cst.parse_module(text)  # mixed line breaks: a piece's are not the module's
+        body: list[cst.BaseStatement] = []
+        between: tuple[cst.EmptyLine, ...] = ()
+        for module in modules:
+            statements = list(module.body)
+            if not statements:  # a piece of comments only: cannot happen with ast's starts
+                return cst.parse_module(text)
+            if between:
+                first = statements[0]
+                statements[0] = first.with_changes(leading_lines=[*between, *first.leading_lines])
+            body.extend(statements)
+            between = tuple(module.footer)
+        first, last = modules[0], modules[-1]
+        return cst.Module(
+            body=body,
+            header=first.header,
+            footer=last.footer,
+            encoding=first.encoding,
+            default_indent=first.default_indent,
+            default_newline=first.default_newline,
+            has_trailing_newline=last.has_trailing_newline,
+        )
+
+    def _piece(self, text: str) -> cst.Module:
+        module = self._pieces.get(text)
+        if module is None:
+            module = cst.parse_module(text)
+            self.parsed += 1
+            self._pieces[text] = module
+            while len(self._pieces) > self._kept:
+                self._pieces.popitem(last=False)
+        else:
+            self._pieces.move_to_end(text)
+        return module
+
+
+def _first_line(node: ast.stmt) -> int:
+    decorators = getattr(node, "decorator_list", ())
+    return min([node.lineno, *(d.lineno for d in decorators)])
