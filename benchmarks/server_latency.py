@@ -53,6 +53,15 @@ def edited(text: str, edit: int) -> str:
     return text + f"\nEDIT_{edit} = {edit}\n"
 
 
+def cpu_seconds(pid: int | None) -> float:
+    """User + system CPU seconds the process has used (0 where /proc is not there)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
 def rss_mib(pid: int) -> float | None:
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -73,7 +82,9 @@ async def measure(root: Path, cache: Path, files: list[Path], edits: int, deboun
             opened.append(time.perf_counter() - started)
         print(f"open: first {opened[0] * 1000:.0f} ms (loads the project), then median "
               f"{statistics.median(opened[1:]) * 1000:.0f} ms over {len(opened) - 1} files" if len(opened) > 1 else "")
+        pid = editor.client._server.pid if editor.client._server else None  # type: ignore[attr-defined]
         latencies: list[float] = []
+        cpu_before = cpu_seconds(pid)
         for path in files:
             text = path.read_text(encoding="utf-8")
             for edit in range(1, edits + 1):
@@ -81,12 +92,13 @@ async def measure(root: Path, cache: Path, files: list[Path], edits: int, deboun
                 version = editor.change(path, edited(text, edit))
                 await editor.diagnostics(path, version=version, timeout=120)
                 latencies.append(time.perf_counter() - started)
+        cpu = (cpu_seconds(pid) - cpu_before) / len(latencies)
         latencies.sort()
-        pid = editor.client._server.pid if editor.client._server else None  # type: ignore[attr-defined]
         memory = rss_mib(pid) if pid else None
         print(f"edits: {len(latencies)}, median {statistics.median(latencies) * 1000:.0f} ms, "
               f"p90 {latencies[int(len(latencies) * 0.9)] * 1000:.0f} ms, max {latencies[-1] * 1000:.0f} ms, "
-              f"min {latencies[0] * 1000:.0f} ms (debounce {debounce * 1000:.0f} ms included)")
+              f"min {latencies[0] * 1000:.0f} ms (debounce {debounce * 1000:.0f} ms included); "
+              f"server CPU {cpu * 1000:.0f} ms per edit; load average {os.getloadavg()[0]:.1f}")
         if memory is not None:
             print(f"server resident memory: {memory:.0f} MiB")
 

@@ -58,7 +58,10 @@ class CheckSession:
     """One project (the directory of its ``pyproject.toml`` or ``.git``) kept in memory.
 
     ``select`` / ``ignore`` are the command line's (added to ``[tool.graphlint]`` as in
-    ``graphlint check``); ``jobs`` the processes that parse files not yet in the cache."""
+    ``graphlint check``); ``jobs`` the processes that parse files not yet in the cache.
+    ``stat_interval``: seconds during which files on disk are taken as unchanged (``refresh``
+    ends it early); 0 looks at every file at every check. An editor passes a few seconds: it
+    says itself when it saves, and a check at every key stroke need not stat the whole tree."""
 
     def __init__(
         self,
@@ -69,8 +72,11 @@ class CheckSession:
         use_cache: bool = True,
         cache_directory: Path | None = None,
         jobs: int = 0,
+        stat_interval: float = 0.0,
     ) -> None:
         self.root = root.resolve()
+        self._stat_interval = stat_interval
+        self._stated_at = float("-inf")
         self._select, self._ignore = select, ignore
         self._use_cache, self._cache_directory = use_cache, cache_directory
         self._jobs = jobs or os.cpu_count() or 1
@@ -95,8 +101,9 @@ class CheckSession:
         return self._config
 
     def refresh(self) -> None:
-        """Files were created, deleted or moved: find the project's files again at the next check."""
+        """Files were created, changed, deleted or moved: look at them again at the next check."""
         self._files = None
+        self._stated_at = float("-inf")
         self._names.clear()
 
     def contains(self, path: Path) -> bool:
@@ -126,14 +133,21 @@ class CheckSession:
         facts: dict[Path, FileFacts] = {}
         changed: list[Path] = []
         stamps: dict[Path, _Stamp] = {}
+        now = time.monotonic()
+        look = now - self._stated_at >= self._stat_interval
+        if look:
+            self._stated_at = now
         for path in files:
             if path in unsaved:
                 facts[path] = self._unsaved_facts(unsaved[path], config)
                 continue
+            known = self._on_disk.get(path)
+            if known is not None and not look:
+                facts[path] = known[1]
+                continue
             stamp = _Stamp.of(path)
             if stamp is None:  # deleted since the files were found
                 continue
-            known = self._on_disk.get(path)
             if known is not None and known[0] == stamp:
                 facts[path] = known[1]
             else:

@@ -35,6 +35,9 @@ from graphlint.server import convert
 log = logging.getLogger(__name__)
 
 FIX_ALL = f"{types.CodeActionKind.SourceFixAll.value}.graphlint"
+# Files changed outside the editor (a checkout, a generator) are seen this many seconds later
+# at most; saves and the client's file events are seen at once.
+_STAT_INTERVAL = 2.0
 
 
 @dataclass
@@ -97,7 +100,7 @@ class GraphlintServer(LanguageServer):
         if session is None:
             session = self.sessions[root] = CheckSession(
                 root, select=self.options.select, ignore=self.options.ignore, use_cache=self.options.use_cache,
-                cache_directory=self.options.cache_dir, jobs=self.options.jobs,
+                cache_directory=self.options.cache_dir, jobs=self.options.jobs, stat_interval=_STAT_INTERVAL,
             )
         return session
 
