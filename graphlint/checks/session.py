@@ -31,7 +31,8 @@ from graphlint.checks.discover import discover, is_excluded
 from graphlint.checks.engine import CheckResult, FileName, Selection, cache_dir, extract_options_of, judge
 from graphlint.checks.facts import FileFacts
 from graphlint.checks.link import module_name
-from graphlint.config import Config, load_config
+from graphlint.checks.presets import active_presets, knowledge
+from graphlint.config import Config, Knowledge, load_config
 
 if TYPE_CHECKING:
     from graphlint.checks.reparse import StatementParser
@@ -87,6 +88,8 @@ class CheckSession:
         self._unsaved: OrderedDict[str, FileFacts] = OrderedDict()
         self._names: dict[Path, FileName] = {}
         self._catalog: Catalog | None = None
+        self._presets: list[str] = []
+        self._known: Knowledge | None = None  # the project's knowledge and its presets'
         self._parser: StatementParser | None = None  # parses unsaved texts, reusing their statements
 
     @property
@@ -120,16 +123,24 @@ class CheckSession:
         named = [t for t in dict.fromkeys(p.resolve() for p in targets) if self.contains(t)]
         if self._files is None:
             self._files = [p.resolve() for p in discover([self.root], self.root, config.exclude)]
+            presets = active_presets(config, self._files)
+            known = knowledge(config, presets)
+            if known != self._known:  # other entry points: other facts
+                self._on_disk.clear()
+                self._unsaved.clear()
+                self._catalog = None
+            self._presets, self._known = presets, known
+        assert self._known is not None
         context = set(self._files).difference(named)
-        facts = self._facts([*named, *(p for p in self._files if p in context)], unsaved, config)
+        facts = self._facts([*named, *(p for p in self._files if p in context)], unsaved, self._known)
         if self._catalog is None:
-            self._catalog = Catalog(self._cache(config))
+            self._catalog = Catalog(self._cache(self._known))
         named = [t for t in named if t in facts]  # neither on disk nor unsaved: nothing to check
         selection = Selection(config, self._select, self._ignore)
-        findings, internal = judge(named, facts, self.root, selection, self._catalog, naming=self._name)
-        return CheckResult(findings, len(named), time.perf_counter() - started, internal)
+        findings, internal = judge(named, facts, self.root, self._known, selection, self._catalog, naming=self._name)
+        return CheckResult(findings, len(named), time.perf_counter() - started, internal, list(self._presets))
 
-    def _facts(self, files: list[Path], unsaved: Mapping[Path, str], config: Config) -> dict[Path, FileFacts]:
+    def _facts(self, files: list[Path], unsaved: Mapping[Path, str], known: Knowledge) -> dict[Path, FileFacts]:
         facts: dict[Path, FileFacts] = {}
         changed: list[Path] = []
         stamps: dict[Path, _Stamp] = {}
@@ -139,32 +150,32 @@ class CheckSession:
             self._stated_at = now
         for path in files:
             if path in unsaved:
-                facts[path] = self._unsaved_facts(unsaved[path], config)
+                facts[path] = self._unsaved_facts(unsaved[path], known)
                 continue
-            known = self._on_disk.get(path)
-            if known is not None and not look:
-                facts[path] = known[1]
+            kept = self._on_disk.get(path)
+            if kept is not None and not look:
+                facts[path] = kept[1]
                 continue
             stamp = _Stamp.of(path)
             if stamp is None:  # deleted since the files were found
                 continue
-            if known is not None and known[0] == stamp:
-                facts[path] = known[1]
+            if kept is not None and kept[0] == stamp:
+                facts[path] = kept[1]
             else:
                 changed.append(path)
                 stamps[path] = stamp
         if changed:
-            loaded = collect_facts(changed, extract_options_of(config), self._cache(config), self._jobs)
+            loaded = collect_facts(changed, extract_options_of(known), self._cache(known), self._jobs)
             for path in changed:
                 self._on_disk[path] = (stamps[path], loaded[path])
                 facts[path] = loaded[path]
         return facts
 
-    def _unsaved_facts(self, text: str, config: Config) -> FileFacts:
+    def _unsaved_facts(self, text: str, known: Knowledge) -> FileFacts:
         source = _encoded(text)
         key = content_key(source)
         found = self._unsaved.get(key)
-        if found is None and (cache := self._cache(config)) is not None:
+        if found is None and (cache := self._cache(known)) is not None:
             found = cache.get(key)  # opened and not yet changed: the file's own entry
         if found is None:
             from graphlint.checks.extract import extract_facts
@@ -173,7 +184,7 @@ class CheckSession:
             if self._parser is None:
                 self._parser = StatementParser()
             try:
-                found = extract_facts(source, extract_options_of(config), parse=self._parser)
+                found = extract_facts(source, extract_options_of(known), parse=self._parser)
             except Exception as exc:  # a checker bug must not cost the other files' findings
                 found = FileFacts(error=f"internal error: {type(exc).__name__}: {exc}", internal=True)
         self._unsaved[key] = found
@@ -182,10 +193,10 @@ class CheckSession:
             self._unsaved.popitem(last=False)
         return found
 
-    def _cache(self, config: Config) -> FactsCache | None:
+    def _cache(self, known: Knowledge) -> FactsCache | None:
         if not self._use_cache:
             return None
-        return FactsCache(cache_dir(self._cache_directory, self.root), extract_options_of(config))
+        return FactsCache(cache_dir(self._cache_directory, self.root), extract_options_of(known))
 
     def _name(self, path: Path) -> FileName:
         """Reported paths are relative to the root (an editor's server has no meaningful

@@ -1,6 +1,6 @@
 """A run served from the facts cache imports only what judging cached facts needs: not libcst,
-not the walk, not the rule modules (which import libcst), not rich for a JSON report, not a
-process pool, never torch. Measured on the real console script, by the names in its
+not the walk, none of the rule modules but those of rules that judge the linked project (the
+others only serve the walk), not rich for a JSON report, not a process pool, never torch. Measured on the real console script, by the names in its
 ``sys.modules`` when it exits; the cold run beside it is the control that shows the same listing
 does name libcst and the rules when a file has to be parsed."""
 
@@ -14,15 +14,20 @@ from pathlib import Path
 
 import pytest
 
+from graphlint.checks.rules import all_rules
+from graphlint.checks.rules.base import ProjectRule
 from tests.checks_hardening.cli import GRAPHLINT, write_tree
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "samples" / "static"
 
-# Imported only to parse a file, to render text, or to run a pool; none is needed to judge facts.
-PARSING_ONLY = ("libcst", "graphlint.checks.extract", "graphlint.checks.rules", "graphlint.checks.positions",
-                "graphlint.checks.syntax", "multiprocessing", "concurrent.futures")
+# Imported only to parse a file, or to run a pool; none is needed to judge facts.
+PARSING_ONLY = ("libcst", "graphlint.checks.extract", "graphlint.checks.positions", "graphlint.checks.syntax",
+                "multiprocessing", "concurrent.futures")
 NEVER = ("torch", "rich")
+# The rule modules a warm run may import: those of rules that judge the linked project itself.
+JUDGING = {"graphlint.checks.rules", "graphlint.checks.rules.base",
+           *(type(rule).__module__ for rule in all_rules() if isinstance(rule, ProjectRule))}
 
 
 # Runs the console script as itself, and writes the names in ``sys.modules`` when it exits.
@@ -68,6 +73,7 @@ def test_a_warm_run_imports_neither_libcst_nor_the_rules(project: Path, tmp_path
 
     assert {"libcst", "graphlint.checks.extract", "graphlint.checks.rules.sync_in_capture"} <= cold_modules
     assert named(warm_modules, PARSING_ONLY) == set()
+    assert named(warm_modules, ("graphlint.checks.rules",)) <= JUDGING
     assert named(warm_modules, NEVER) == set()
     assert named(cold_modules, NEVER) == set()
     assert warm.returncode == cold.returncode == 1
@@ -98,3 +104,4 @@ def test_a_warm_text_report_imports_rich_but_not_libcst(project: Path, tmp_path:
     modules, run = imported_modules("--cache-dir", cache, ".", cwd=project)
     assert "rich.console" in modules and "GL202" in run.stdout
     assert named(modules, PARSING_ONLY) == set()
+    assert named(modules, ("graphlint.checks.rules",)) <= JUDGING
