@@ -136,7 +136,7 @@ class CheckSession:
         if self._catalog is None:
             self._catalog = Catalog(self._cache(self._known))
         named = [t for t in named if t in facts]  # neither on disk nor unsaved: nothing to check
-        selection = Selection(config, self._select, self._ignore)
+        selection = Selection(config, self._select, self._ignore, self._catalog.codes())
         findings, internal = judge(named, facts, self.root, self._known, selection, self._catalog, naming=self._name)
         return CheckResult(findings, len(named), time.perf_counter() - started, internal, list(self._presets))
 

@@ -24,11 +24,11 @@ from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
 from graphlint import __version__
-from graphlint.checks.docs import explain
 from graphlint.checks.engine import Finding
 from graphlint.checks.fix import fix_source
 from graphlint.checks.rules import rule_by_code
 from graphlint.checks.session import CheckSession
+from graphlint.codes.explain import ExplainError, explain
 from graphlint.config import ConfigError, find_project_root
 from graphlint.server import convert
 
@@ -185,9 +185,10 @@ class GraphlintServer(LanguageServer):
                 text = f"**{finding.code}** `{finding.slug}` ({finding.severity}): {finding.message}\n"
                 if finding.region is not None:
                     text += f"\n{convert.region_text(finding)}\n"
-                documentation = explain(finding.code) if finding.code.startswith("GL") else None
-                if documentation:
-                    text += f"\n---\n\n{documentation}"
+                try:
+                    text += f"\n---\n\n{explain(finding.code)}"  # what `graphlint explain CODE` prints
+                except ExplainError:  # a code with no documentation: the message says it all
+                    pass
                 return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text), range=where)
         return None
 
