@@ -22,7 +22,7 @@ from typing import Literal
 
 import libcst as cst
 
-from graphlint.checks import apis
+from graphlint.checks import apis, dynamo
 from graphlint.checks.facts import (
     MODULE_SCOPE,
     Candidate,
@@ -135,6 +135,8 @@ class _Extractor:
         self.scopes = [self.module_scope]
         self.facts.functions[MODULE_SCOPE] = FunctionFacts(MODULE_SCOPE)
         self.eager = False
+        # Expressions dynamo never evaluates: the right side of ``not is_tracing() and ...``.
+        self.eager_nodes: set[int] = set()
         self.block: int | None = None
         self.in_error_message = False  # inside the message of a ``raise`` or an ``assert``
         self.stores: dict[int, cst.BaseExpression] = {}  # id(subscript target of ``=``) → value
@@ -152,6 +154,8 @@ class _Extractor:
             cst.For: self._on_loop,
             cst.While: self._on_loop,
             cst.If: self._on_if,
+            cst.IfExp: self._on_if_exp,
+            cst.BooleanOperation: self._on_boolean,
             cst.With: self._on_with,
             cst.IndentedBlock: self._on_block,
             cst.Module: self._on_block,
@@ -204,7 +208,7 @@ class _Extractor:
                     message=report.message,
                     anchor=(kind, ordinal),
                     fix=report.rule.fix_safety if report.fix else None,
-                    eager=report.eager,
+                    eager=report.eager or id(report.node) in self.eager_nodes,
                     block=report.block,
                     anywhere=report.anywhere,
                     entry_scope_only=report.entry_scope_only,
@@ -502,23 +506,48 @@ class _Extractor:
         tail = [node.orelse] if node.orelse else []
         return [*head, enter, node.body, leave, *tail]
 
-    def _is_compiling_test(self, test: cst.BaseExpression) -> bool | None:
-        """For ``is_compiling()`` → False, ``not is_compiling()`` → True (negated); else None."""
-        negated = False
+    def _value_when_compiling(self, test: cst.BaseExpression) -> bool | None:
+        """What ``test`` is while dynamo traces, where a compile check decides it (the checks
+        and what they mean are data: ``dynamo.toml``): ``is_compiling()`` True,
+        ``not is_tracing(x) and mask.all()`` False, ``torch.jit.is_tracing()`` False; None when
+        the value depends on something else."""
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-            test, negated = test.expression, True
-        if isinstance(test, cst.Call) and _is_compiling_function(self.qualify(test.func)):
-            return negated
+            inner = self._value_when_compiling(test.expression)
+            return None if inner is None else not inner
+        if isinstance(test, cst.Call):
+            return dynamo.true_when_compiling(self.qualify(test.func))
+        if isinstance(test, cst.BooleanOperation):
+            decisive = isinstance(test.operator, cst.Or)  # the value that ends the chain
+            left = self._value_when_compiling(test.left)
+            right = self._value_when_compiling(test.right)
+            if decisive in (left, right):
+                return decisive
+            return right if left is not None else None
         return None
 
     def _on_if(self, node: cst.CSTNode) -> list[_WalkItem] | None:
         assert isinstance(node, cst.If)
-        negated = self._is_compiling_test(node.test)
-        if negated is None:
+        value = self._value_when_compiling(node.test)
+        if value is None:
             return None
         restore = self._restore()
-        tail = [self._set_eager(self.eager or not negated), node.orelse] if node.orelse else []
-        return [node.test, self._set_eager(self.eager or negated), node.body, *tail, restore]
+        tail = [self._set_eager(self.eager or value), node.orelse] if node.orelse else []
+        return [node.test, self._set_eager(self.eager or not value), node.body, *tail, restore]
+
+    def _on_if_exp(self, node: cst.CSTNode) -> None:
+        assert isinstance(node, cst.IfExp)
+        value = self._value_when_compiling(node.test)
+        if value is not None:
+            self._mark_eager(node.orelse if value else node.body)
+
+    def _on_boolean(self, node: cst.CSTNode) -> None:
+        """``not is_tracing(x) and mask.all()``: while compiling the left side ends the chain."""
+        assert isinstance(node, cst.BooleanOperation)
+        if self._value_when_compiling(node.left) is isinstance(node.operator, cst.Or):
+            self._mark_eager(node.right)
+
+    def _mark_eager(self, expr: cst.BaseExpression) -> None:
+        self.eager_nodes.update(id(inner) for inner in preorder(expr))
 
     def _on_with(self, node: cst.CSTNode) -> list[_WalkItem] | None:
         assert isinstance(node, cst.With)
@@ -561,7 +590,7 @@ class _Extractor:
         """``if is_compiling(): ... return`` (no else): what follows runs only in eager mode."""
         if not isinstance(statement, cst.If) or statement.orelse is not None:
             return False
-        if self._is_compiling_test(statement.test) is not False:
+        if self._value_when_compiling(statement.test) is not True:
             return False
         body = statement.body.body
         last = body[-1] if body else None
@@ -669,7 +698,7 @@ class _Extractor:
         refs = self._callable_refs(node.func)
         calls = self.facts.functions[self.function_scope.qualname].calls
         for ref in refs:
-            calls.append(CallEdge(ref, eager=self.eager, block=self.block))
+            calls.append(CallEdge(ref, eager=self.eager or id(node) in self.eager_nodes, block=self.block))
         return None
 
     def _set_error_message(self, inside: bool) -> Callable[[], None]:
@@ -911,10 +940,6 @@ def _module_compile_call(call: cst.Call) -> bool:
 
 def _is_self_attribute(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"
-
-
-def _is_compiling_function(name: str | None) -> bool:
-    return name is not None and name.rsplit(".", 1)[-1] in apis.IS_COMPILING_NAMES
 
 
 def _is_method_call(expr: cst.BaseExpression, method: str) -> bool:
