@@ -267,7 +267,7 @@ def test_is_compiling_imported_relatively_marks_the_eager_branch(
                 return x.max().item()
             """),
     }
-    _, report = lint_project(tmp_path, files)
+    _, report = lint_project(tmp_path, files, "--select", "GL202")
     assert found(report) == expected
     assert {f["path"] for f in report["findings"]} == {"pkg/models/gpt.py"}
 
