@@ -9,10 +9,12 @@ names 790 models and whether each broke when the corpus swept them). Nothing is 
 without the corpus the script says so and exits 0.
 
 Ground truth, per model, in a subprocess of its own: the model is built from its config
-(``model_builder.py``: two layers, no weights), run eagerly once, then a *fresh* build goes
-through ``torch._dynamo.explain`` and a second fresh build through ``torch.compile`` (eager
-backend) with dynamo's ``graph_breaks`` log collected. Each break becomes (file, line, GB code,
-reason) at its innermost transformers frame; both sources are merged.
+(``model_builder.py``: two layers, no weights) and, fresh (never run before: lazy modules and
+caches would hide breaks), goes through ``torch._dynamo.explain`` while dynamo's
+``graph_breaks`` log is collected. Each break becomes (file, line, GB code, reason, the
+transformers frames of its stack) at its innermost transformers frame; explain's break reasons
+and the log (which also has the breaks explain leaves out: calls to skipped functions) are
+merged.
 
 Static side: one entry file per model (``model = torch.compile(Cls(config))``) is checked with
 ``graphlint check --format json`` together with the whole installed ``transformers`` package.
@@ -50,6 +52,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 TRUTH_TIMEOUT = 600
+CHECK_CACHE = Path(tempfile.gettempdir()) / "graphlint-break-corpus-cache"  # facts of transformers, reused
 JUDGED = HERE / "break_corpus_judged.toml"
 
 # (cause, static?) by GB code; GB0124 (.item()) is split by the source line below.
@@ -109,13 +112,15 @@ def main(argv: list[str] | None = None) -> int:
 # A spread of families the corpus saw break (seq2seq, MoE, hybrid state-space, audio, codecs),
 # then five it saw compile whole.
 DEFAULT_MODELS = [
-    "BartModel", "BigBirdPegasusModel", "BlenderbotSmallModel", "FSMTModel", "LEDModel",
-    "LongT5Model", "M2M100Model", "MT5Model", "MarianModel", "PegasusXModel", "ProphetNetModel",
-    "SwitchTransformersModel", "T5Model", "UMT5Model", "NllbMoeModel", "DbrxModel", "JambaModel",
-    "BambaModel", "FalconH1Model", "GraniteMoeHybridModel", "Qwen3NextModel", "RecurrentGemmaModel",
-    "ReformerModel", "FunnelModel", "LongformerModel", "MraModel", "Data2VecAudioModel",
-    "HubertModel", "SEWModel", "Wav2Vec2Model", "WavLMModel", "WhisperModel", "Speech2TextModel",
-    "MoonshineModel", "EncodecModel", "MimiModel", "LongcatFlashModel", "NemotronHModel",
+    "Qwen3NextModel", "JambaModel", "BambaModel", "FalconH1Model", "GraniteMoeHybridModel",
+    "NemotronHModel", "DbrxModel", "NllbMoeModel", "SwitchTransformersModel", "LongcatFlashModel",
+    "RecurrentGemmaModel", "OlmoHybridModel", "Qwen3_5TextModel", "AriaTextModel", "ReformerModel",
+    "FunnelModel", "LongformerModel", "MraModel", "Wav2Vec2Model", "HubertModel",
+    "Data2VecAudioModel", "SEWModel", "WavLMModel", "UniSpeechModel", "WhisperModel",
+    "Speech2TextModel", "MoonshineModel", "EncodecModel", "MimiModel", "XcodecModel",
+    "LEDModel", "BigBirdPegasusModel", "LongT5Model", "ProphetNetModel", "PegasusXModel",
+    "DeformableDetrModel", "RTDetrModel", "Siglip2VisionModel", "VitsModel", "SpeechT5Model",
+    "BartModel", "MT5Model", "M2M100Model", "FSMTModel", "BlenderbotSmallModel",
     # compiled whole in the corpus
     "BertModel", "GPT2Model", "LlamaModel", "MistralModel", "ViTModel",
 ]
@@ -161,50 +166,57 @@ def truth_of(name: str) -> dict[str, Any]:
 
     from graphlint.tracer.classify.graph_break import graph_break_code, graph_break_of_log, summarise_reason
     from graphlint.tracer.dynamo_reports import collect_dynamo_reports
-    from graphlint.tracer.locate import pick_user_frame
+    from graphlint.tracer.locate import frames_of_stack_trace, pick_user_frame
     from model_builder import build
 
     warnings.simplefilter("ignore")
     logging.getLogger("transformers").setLevel(logging.ERROR)
     package = Path(transformers.__file__).parent
-    user_files = {str(p) for p in package.rglob("*.py")}
+    user_files = {os.path.abspath(p) for p in package.rglob("*.py")}
     start = time.perf_counter()
     try:
-        model, inputs = build(name)
-        with torch.no_grad():
-            model(**inputs)
+        model, inputs = build(name)  # fresh: never run before explain (lazy modules, caches)
     except Exception as exc:  # a model the builder cannot make: reported, not counted
-        return {"error": f"{type(exc).__name__}: {exc}"}
+        return {"error": f"build: {type(exc).__name__}: {exc}"}
     breaks: dict[tuple[str, int], dict[str, Any]] = {}
 
-    def add(file: str | None, line: int | None, code: str | None, reason: str, source: str) -> None:
-        if file is None or line is None:
+    def add(stack: list[tuple[str, int]], code: str | None, reason: str, source: str) -> None:
+        where = pick_user_frame(stack, user_files)
+        if where is None:
             return
-        entry = breaks.setdefault((file, line), {"file": file, "line": line, "codes": [], "reason": reason, "sources": []})
+        file, line = where
+        entry = breaks.setdefault((file, line), {
+            "file": file, "line": line, "codes": [], "reason": reason, "sources": [],
+            "stack": [list(f) for f in stack if f[0] in user_files],
+        })
         if code and code not in entry["codes"]:
             entry["codes"].append(code)
         if source not in entry["sources"]:
             entry["sources"].append(source)
 
     torch._dynamo.reset()
-    fresh, _ = build(name)
-    with torch.no_grad():
-        explained = torch._dynamo.explain(fresh)(**inputs)
+    try:
+        with collect_dynamo_reports() as reports, torch.no_grad():
+            explained = torch._dynamo.explain(model)(**inputs)
+    except Exception as exc:
+        return {"error": f"run: {type(exc).__name__}: {str(exc)[:300]}"}
     for item in explained.break_reasons:
-        frames = [(f.filename, f.lineno) for f in item.user_stack]
-        where = pick_user_frame(frames, user_files)
         text = str(item.reason)
-        if where:
-            add(where[0], where[1], graph_break_code(text), summarise_reason(text), "explain")
-    torch._dynamo.reset()
-    fresh, _ = build(name)
-    with collect_dynamo_reports() as reports, torch.no_grad():
-        torch.compile(fresh, backend="eager")(**inputs)
+        add([(os.path.abspath(f.filename), f.lineno) for f in item.user_stack], graph_break_code(text),
+            summarise_reason(text), "explain")
     for message in reports.graph_breaks:
         gb = graph_break_of_log(message, user_files)
-        add(gb.file, gb.line, gb.code, gb.reason, "log")
+        frames = frames_of_stack_trace(message.split("User code traceback:", 1)[-1])
+        if gb.file is not None and gb.line is not None:
+            frames = [f for f in frames if f[0] in user_files] or [(gb.file, gb.line)]
+            if frames[-1] != (gb.file, gb.line):
+                frames.append((gb.file, gb.line))
+            add(frames, gb.code, gb.reason, "log")
+    def rel(path: str) -> str:
+        return str(Path(path).relative_to(package.parent))
+
     relative = [
-        {**b, "file": str(Path(b["file"]).relative_to(package.parent))} for b in breaks.values()
+        {**b, "file": rel(b["file"]), "stack": [[rel(f), n] for f, n in b["stack"]]} for b in breaks.values()
     ]
     return {
         "class": name,
@@ -225,8 +237,8 @@ def check_model(name: str, module: str, workdir: Path, package_root: Path) -> li
         f"model = torch.compile({name}({name}.config_class()))\n"
     )
     command = [
-        sys.executable, "-m", "graphlint", "check", "--format", "json", "--cache-dir",
-        str(workdir / "cache"), str(entry), str(package_root / "transformers"),
+        sys.executable, "-m", "graphlint", "check", "--format", "json", "-j", "1",
+        "--cache-dir", str(CHECK_CACHE), str(entry), str(package_root / "transformers"),
     ]
     done = subprocess.run(command, capture_output=True, text=True, cwd=package_root)
     report = json.loads(done.stdout)
