@@ -5,7 +5,7 @@ import libcst as cst
 from graphlint.checks import dynamo
 from graphlint.checks.rules._break import BreakRule
 from graphlint.checks.rules.base import SiteContext, snippet
-from graphlint.checks.syntax import positional
+from graphlint.checks.syntax import keyword, positional
 
 
 class TensorValueToPython(BreakRule):
@@ -60,10 +60,10 @@ class TensorValueToPython(BreakRule):
                 codes = tuple(table["conversions"][name])
                 ctx.report(self, node, f"{name}() of a tensor value: dynamo reads it back here (a graph break)", predicts=codes)
         elif name in table["sized"]:
-            sizes = [a.value for a in args]
-            if name == "torch.nn.functional.pad" and len(args) >= 2:
-                pad = args[1].value
-                sizes = [e.value for e in pad.elements] if isinstance(pad, (cst.Tuple, cst.List)) else [pad]
+            sizes = [a.value for a in args[: table["sized"][name]]] if table["sized"][name] else [a.value for a in args]
+            if name == "torch.nn.functional.pad":  # F.pad(input, pad): only the pad is sizes
+                pad = args[1].value if len(args) >= 2 else (keyword(node, "pad").value if keyword(node, "pad") else None)
+                sizes = [e.value for e in pad.elements] if isinstance(pad, (cst.Tuple, cst.List)) else []
             if any(ctx.is_tensor_value(size) for size in sizes):
                 ctx.report(
                     self, node, f"a tensor value as a size of {name}(): dynamo reads it back here (a graph break)",
@@ -97,9 +97,11 @@ class TensorValueToPython(BreakRule):
             import torch.nn.functional as F
 
             @torch.compile
-            def step(x, lengths):
+            def step(x: torch.Tensor, lengths):
                 steps = range(len(lengths))
-                return F.pad(x, (0, x.shape[-1] % 8)), steps
+                pad = [(0, 0)] * x.ndim
+                y = F.pad(x, pad=sum(pad, ()), value=0.0)
+                return F.pad(y, (0, x.shape[-1] % 8)), torch.full((2,), x.max()), steps
         """),
     ]
     INVALID = [
