@@ -66,15 +66,7 @@ REGION_BOUNDARY_DECORATORS = frozenset(
         "torch.library.register_kernel",
     }
 )
-# ``if is_compiling():`` — the other branch is eager code. torch's and transformers' checks are
-# ``torch.compiler.is_compiling``, ``torch.compiler.is_dynamo_compiling``,
-# ``torch._dynamo.is_compiling`` (also in ``external_utils``), ``torch._utils.is_compiling`` and
-# ``transformers.utils.is_torchdynamo_compiling``. A package's own code reaches them by relative
-# imports (transformers' models: ``from ...utils import is_torchdynamo_compiling``) or through a
-# helper of its own by the same name, and a file's facts are extracted, and cached by content,
-# before the linker knows which package the file is in: so a check is known by the function's
-# name, whatever it is reached through.
-IS_COMPILING_NAMES = frozenset({"is_compiling", "is_dynamo_compiling", "is_torchdynamo_compiling"})
+# ``if is_compiling():`` and the other checks that end a region are in ``dynamo.toml``.
 
 # nn containers whose constructor arguments are the submodules.
 MODULE_CONTAINERS = frozenset(

@@ -10,7 +10,9 @@ from graphlint.checks.rules.base import Rule
 
 def _severity(rule: Rule) -> str:
     capture, compiled = rule.severity("capture"), rule.severity("compiled")
-    return capture if capture == compiled else f"{capture} in capture, {compiled} in compiled"
+    text = capture if capture == compiled else f"{capture} in capture, {compiled} in compiled"
+    fullgraph = rule.severity("compiled", fullgraph=True)
+    return text if fullgraph == compiled else f"{text}, {fullgraph} with fullgraph=True"
 
 
 def _where(rule: Rule) -> str:
@@ -37,6 +39,7 @@ def rules_json() -> str:
             "summary": r.summary,
             "fix": r.fix_safety,
             "refs": list(r.refs),
+            "predicts": list(r.predicts),
         }
         for r in all_rules()
     ]
@@ -52,7 +55,8 @@ def explain(code: str) -> str | None:
 
 def _header(rule: Rule) -> str:
     fix = f"fix: {rule.fix_safety} — {rule.fix_title}" if rule.fix_title else "fix: none"
-    return f"severity: {_severity(rule)}; applies in: {_where(rule)}; {fix}"
+    predicts = f"; dynamo: {', '.join(rule.predicts)}" if rule.predicts else ""
+    return f"severity: {_severity(rule)}; applies in: {_where(rule)}; {fix}{predicts}"
 
 
 def rules_markdown() -> str:

@@ -69,6 +69,7 @@ class Finding:
     file: Path = field(repr=False)
     anchor: tuple[str, int] | None = field(repr=False)
     fix: str | None = field(repr=False)
+    predicts: list[str] = field(default_factory=list)  # in the JSON: the GB codes dynamo gives it
 
     def to_json(self) -> dict[str, Any]:
         region = None
@@ -86,6 +87,7 @@ class Finding:
             "message": self.message,
             "region": region,
             "fixable": self.fixable,
+            "predicts": self.predicts,
         }
 
 
@@ -249,7 +251,9 @@ def _finding(project: Project, regions: Regions, file: int, candidate: Candidate
     if region is None and not candidate.anywhere:
         return None
     span = (candidate.line, candidate.column, candidate.end_line, candidate.end_column)
-    return _rule_finding(rule, project.files[file], span, candidate.message, region, candidate.anchor, candidate.fix)
+    return _rule_finding(
+        rule, project.files[file], span, candidate.message, region, candidate.anchor, candidate.fix, candidate.predicts
+    )
 
 
 def _rule_finding(
@@ -260,12 +264,13 @@ def _rule_finding(
     region: RegionHit | None,
     anchor: tuple[str, int] | None = None,
     fix: str | None = None,
+    predicts: list[str] | None = None,
 ) -> Finding:
     line, column, end_line, end_column = span
     return Finding(
         code=rule.code,
         slug=rule.slug,
-        severity=rule.severity(region.kind if region else None),
+        severity=rule.severity(region.kind if region else None, fullgraph=bool(region and region.fullgraph)),
         path=linked.display,
         line=line,
         column=column,
@@ -274,6 +279,7 @@ def _rule_finding(
         message=message,
         region=region,
         fixable=fix is not None,
+        predicts=predicts or list(rule.predicts),
         file=linked.path,
         anchor=anchor,
         fix=fix,

@@ -22,7 +22,7 @@ from typing import Literal
 
 import libcst as cst
 
-from graphlint.checks import apis
+from graphlint.checks import apis, dynamo
 from graphlint.checks.facts import (
     MODULE_SCOPE,
     Candidate,
@@ -103,6 +103,8 @@ class _Scope:
     configs: dict[str, bool] = field(default_factory=dict)  # CompilerConfig var → capture mode
     backends: dict[str, str | None] = field(default_factory=dict)  # npu backend var → config var
     nested: dict[str, str] = field(default_factory=dict)  # nested def name → qualname
+    made: dict[str, str] = field(default_factory=dict)  # name → the callable that made its value
+    values: set[str] = field(default_factory=set)  # names bound to a tensor's reduced value
     loops: int = 0
 
 
@@ -118,6 +120,7 @@ class _Report:
     anywhere: bool
     entry_scope_only: bool
     own_entry: int | None
+    predicts: tuple[str, ...] = ()
 
 
 _SUPPRESSION = re.compile(r"#\s*graphlint:\s*ignore(?:\[(?P<codes>[A-Za-z0-9_,\s-]*)\])?")
@@ -135,6 +138,8 @@ class _Extractor:
         self.scopes = [self.module_scope]
         self.facts.functions[MODULE_SCOPE] = FunctionFacts(MODULE_SCOPE)
         self.eager = False
+        # Expressions dynamo never evaluates: the right side of ``not is_tracing() and ...``.
+        self.eager_nodes: set[int] = set()
         self.block: int | None = None
         self.in_error_message = False  # inside the message of a ``raise`` or an ``assert``
         self.stores: dict[int, cst.BaseExpression] = {}  # id(subscript target of ``=``) → value
@@ -143,6 +148,7 @@ class _Extractor:
         self.ordinals: dict[int, tuple[str, int]] = {}
         self.entry_nodes: dict[int, int] = {}  # id(node) → index of the compile entry it makes
         self.entry_sites: list[cst.CSTNode] = []  # the node of each entry, for its line
+        self.made_attributes: dict[tuple[str, str], str] = {}  # (class, attr) → what made self.attr
         self.reports: list[_Report] = []
         self.handlers: dict[type, Callable[[cst.CSTNode], list[_WalkItem] | None]] = {
             cst.Import: self._on_import,
@@ -152,6 +158,8 @@ class _Extractor:
             cst.For: self._on_loop,
             cst.While: self._on_loop,
             cst.If: self._on_if,
+            cst.IfExp: self._on_if_exp,
+            cst.BooleanOperation: self._on_boolean,
             cst.With: self._on_with,
             cst.IndentedBlock: self._on_block,
             cst.Module: self._on_block,
@@ -204,11 +212,12 @@ class _Extractor:
                     message=report.message,
                     anchor=(kind, ordinal),
                     fix=report.rule.fix_safety if report.fix else None,
-                    eager=report.eager,
+                    eager=report.eager or id(report.node) in self.eager_nodes,
                     block=report.block,
                     anywhere=report.anywhere,
                     entry_scope_only=report.entry_scope_only,
                     own_entry=report.own_entry,
+                    predicts=list(report.predicts),
                 )
             )
         self.facts.suppressions = _suppressions(self.text)
@@ -358,6 +367,39 @@ class _Extractor:
             and _CODE.code_for_node(args[0].value) == "-1"
         )
 
+    def is_tensor_value(self, expr: cst.BaseExpression) -> bool:
+        if isinstance(expr, cst.Call):
+            func = expr.func
+            if isinstance(func, cst.Attribute) and func.attr.value in dynamo.reductions():
+                head = func.value
+                while isinstance(head, (cst.Attribute, cst.Subscript, cst.Call)):
+                    head = head.func if isinstance(head, cst.Call) else head.value
+                if isinstance(head, cst.Name) and head.value in self.facts.imports:
+                    return self.qualify(func) in dynamo.reduction_functions()  # torch.sum(x), not np.sum
+                return not isinstance(head, (cst.SimpleString, cst.List, cst.Tuple, cst.Dict, cst.Set))
+            return False
+        if isinstance(expr, cst.Name):
+            scope = self.function_scope
+            return expr.value in scope.values or expr.value in scope.tensor_params
+        if isinstance(expr, cst.Subscript):  # position_ids[0][0]
+            return self.is_tensor_value(expr.value) if isinstance(expr.value, (cst.Name, cst.Subscript)) else False
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, _ARITHMETIC):
+            return self.is_tensor_value(expr.left) or self.is_tensor_value(expr.right)
+        if isinstance(expr, cst.UnaryOperation) and not isinstance(expr.operator, cst.Not):
+            return self.is_tensor_value(expr.expression)
+        return False
+
+    def made_by(self, expr: cst.BaseExpression) -> str | None:
+        if isinstance(expr, cst.Name):
+            for scope in (self.function_scope, self.module_scope):
+                if expr.value in scope.made:
+                    return scope.made[expr.value]
+            return None
+        class_name = self.function_scope.class_name
+        if _is_self_attribute(expr) and class_name is not None:
+            return self.made_attributes.get((class_name, expr.attr.value))  # type: ignore[attr-defined]
+        return None
+
     def report(
         self,
         rule: Rule,
@@ -368,6 +410,7 @@ class _Extractor:
         anywhere: bool = False,
         entry_scope_only: bool = False,
         own_entry: int | None = None,
+        predicts: tuple[str, ...] = (),
     ) -> None:
         if type(node) not in ANCHOR_KINDS:
             raise TypeError(f"{rule.code} reports a {type(node).__name__}; report one of {list(ANCHOR_KINDS)}")
@@ -383,6 +426,7 @@ class _Extractor:
                 anywhere=anywhere,
                 entry_scope_only=entry_scope_only,
                 own_entry=own_entry,
+                predicts=predicts,
             )
         )
 
@@ -467,7 +511,7 @@ class _Extractor:
             annotation = self.qualify(param.annotation.annotation) if param.annotation else None
             if annotation == "int":
                 scope.dynamic[param.name.value] = "param"
-            elif annotation in ("torch.Tensor", "Tensor"):
+            elif annotation in ("torch.Tensor", "Tensor") or _tensor_annotation(self.qualify, param.annotation):
                 scope.tensor_params.add(param.name.value)
             elif annotation is not None:  # ``model: Decoder``: calling it runs Decoder.forward
                 scope.types[param.name.value] = [["instance", annotation]]
@@ -502,23 +546,48 @@ class _Extractor:
         tail = [node.orelse] if node.orelse else []
         return [*head, enter, node.body, leave, *tail]
 
-    def _is_compiling_test(self, test: cst.BaseExpression) -> bool | None:
-        """For ``is_compiling()`` → False, ``not is_compiling()`` → True (negated); else None."""
-        negated = False
+    def _value_when_compiling(self, test: cst.BaseExpression) -> bool | None:
+        """What ``test`` is while dynamo traces, where a compile check decides it (the checks
+        and what they mean are data: ``dynamo.toml``): ``is_compiling()`` True,
+        ``not is_tracing(x) and mask.all()`` False, ``torch.jit.is_tracing()`` False; None when
+        the value depends on something else."""
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-            test, negated = test.expression, True
-        if isinstance(test, cst.Call) and _is_compiling_function(self.qualify(test.func)):
-            return negated
+            inner = self._value_when_compiling(test.expression)
+            return None if inner is None else not inner
+        if isinstance(test, cst.Call):
+            return dynamo.true_when_compiling(self.qualify(test.func))
+        if isinstance(test, cst.BooleanOperation):
+            decisive = isinstance(test.operator, cst.Or)  # the value that ends the chain
+            left = self._value_when_compiling(test.left)
+            right = self._value_when_compiling(test.right)
+            if decisive in (left, right):
+                return decisive
+            return right if left is not None else None
         return None
 
     def _on_if(self, node: cst.CSTNode) -> list[_WalkItem] | None:
         assert isinstance(node, cst.If)
-        negated = self._is_compiling_test(node.test)
-        if negated is None:
+        value = self._value_when_compiling(node.test)
+        if value is None:
             return None
         restore = self._restore()
-        tail = [self._set_eager(self.eager or not negated), node.orelse] if node.orelse else []
-        return [node.test, self._set_eager(self.eager or negated), node.body, *tail, restore]
+        tail = [self._set_eager(self.eager or value), node.orelse] if node.orelse else []
+        return [node.test, self._set_eager(self.eager or not value), node.body, *tail, restore]
+
+    def _on_if_exp(self, node: cst.CSTNode) -> None:
+        assert isinstance(node, cst.IfExp)
+        value = self._value_when_compiling(node.test)
+        if value is not None:
+            self._mark_eager(node.orelse if value else node.body)
+
+    def _on_boolean(self, node: cst.CSTNode) -> None:
+        """``not is_tracing(x) and mask.all()``: while compiling the left side ends the chain."""
+        assert isinstance(node, cst.BooleanOperation)
+        if self._value_when_compiling(node.left) is isinstance(node.operator, cst.Or):
+            self._mark_eager(node.right)
+
+    def _mark_eager(self, expr: cst.BaseExpression) -> None:
+        self.eager_nodes.update(id(inner) for inner in preorder(expr))
 
     def _on_with(self, node: cst.CSTNode) -> list[_WalkItem] | None:
         assert isinstance(node, cst.With)
@@ -561,7 +630,7 @@ class _Extractor:
         """``if is_compiling(): ... return`` (no else): what follows runs only in eager mode."""
         if not isinstance(statement, cst.If) or statement.orelse is not None:
             return False
-        if self._is_compiling_test(statement.test) is not False:
+        if self._value_when_compiling(statement.test) is not True:
             return False
         body = statement.body.body
         last = body[-1] if body else None
@@ -591,6 +660,8 @@ class _Extractor:
                 if owner == "self" and scope.class_name is not None:
                     members = self._members(scope.class_name)
                     members.setdefault(target.attr.value, []).extend(self._value_refs(value))
+                    if isinstance(value, cst.Call) and (maker := self.qualify(value.func)):
+                        self.made_attributes[scope.class_name, target.attr.value] = maker
                 elif owner in self._config_scope(owner).configs and target.attr.value == "mode":
                     self._config_scope(owner).configs[owner] = string_value(value) in apis.CAPTURE_MODES
         return None
@@ -607,6 +678,15 @@ class _Extractor:
                 names.add(name)
             else:
                 names.discard(name)
+        if self.is_tensor_value(value):
+            scope.values.add(name)
+        else:
+            scope.values.discard(name)
+        maker = self.qualify(value.func) if isinstance(value, cst.Call) else None
+        if maker:
+            scope.made[name] = maker
+        else:
+            scope.made.pop(name, None)
         if isinstance(value, cst.Call):
             callee = self.qualify(value.func)
             if callee in apis.COMPILER_CONFIG_CLASSES:
@@ -656,7 +736,10 @@ class _Extractor:
         targets = self._compile_targets(node)
         if targets is not None:
             options = node.func if isinstance(node.func, cst.Call) else node
-            self._add_entry(node, self._compile_kind(options), traced=True, targets=targets, dynamic=_dynamic(options))
+            self._add_entry(
+                node, self._compile_kind(options), traced=True, targets=targets,
+                dynamic=_flag(options, "dynamic"), fullgraph=_flag(options, "fullgraph"),
+            )
         elif callee in apis.MAKE_GRAPHED_CALLABLES and node.args:
             targets = self._callable_refs(node.args[0].value)
             self._add_entry(node, "capture", traced=False, targets=targets)
@@ -669,7 +752,7 @@ class _Extractor:
         refs = self._callable_refs(node.func)
         calls = self.facts.functions[self.function_scope.qualname].calls
         for ref in refs:
-            calls.append(CallEdge(ref, eager=self.eager, block=self.block))
+            calls.append(CallEdge(ref, eager=self.eager or id(node) in self.eager_nodes, block=self.block))
         return None
 
     def _set_error_message(self, inside: bool) -> Callable[[], None]:
@@ -723,7 +806,10 @@ class _Extractor:
         return _is_self_attribute(value)
 
     # ---- entry points -----------------------------------------------------------------------
-    def _add_entry(self, node: cst.CSTNode, kind: str, *, traced: bool, targets: list[Ref], dynamic: bool | None = None) -> int:
+    def _add_entry(
+        self, node: cst.CSTNode, kind: str, *, traced: bool, targets: list[Ref],
+        dynamic: bool | None = None, fullgraph: bool | None = None,
+    ) -> int:
         self.facts.entries.append(
             EntryFacts(
                 line=0,
@@ -732,6 +818,7 @@ class _Extractor:
                 scope=self.function_scope.qualname,
                 targets=targets,
                 dynamic=dynamic,
+                fullgraph=fullgraph,
             )
         )
         if traced:
@@ -745,7 +832,10 @@ class _Extractor:
         options = expr if isinstance(expr, cst.Call) else None
         if name in apis.COMPILE_FUNCTIONS:
             kind = self._compile_kind(options) if options is not None else "compiled"
-            self._add_entry(decorator, kind, traced=True, targets=targets, dynamic=_dynamic(options))
+            self._add_entry(
+                decorator, kind, traced=True, targets=targets,
+                dynamic=_flag(options, "dynamic"), fullgraph=_flag(options, "fullgraph"),
+            )
         elif name in self.options.capture_entrypoints:
             self._add_entry(decorator, "capture", traced=False, targets=targets)
         elif name in self.options.compile_entrypoints:
@@ -896,8 +986,9 @@ def _callee(expr: cst.BaseExpression) -> cst.BaseExpression:
     return expr.func if isinstance(expr, cst.Call) else expr
 
 
-def _dynamic(call: cst.Call | None) -> bool | None:
-    arg = keyword(call, "dynamic") if call is not None else None
+def _flag(call: cst.Call | None, name: str) -> bool | None:
+    """``torch.compile(..., dynamic=True)``: a keyword given as ``True`` / ``False``."""
+    arg = keyword(call, name) if call is not None else None
     if arg is None or not isinstance(arg.value, cst.Name):
         return None
     return {"True": True, "False": False}.get(arg.value.value)
@@ -913,8 +1004,16 @@ def _is_self_attribute(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"
 
 
-def _is_compiling_function(name: str | None) -> bool:
-    return name is not None and name.rsplit(".", 1)[-1] in apis.IS_COMPILING_NAMES
+def _tensor_annotation(qualify: Callable[[cst.BaseExpression], str | None], annotation: cst.Annotation | None) -> bool:
+    """``torch.LongTensor | None``, ``Optional[torch.Tensor]``: a tensor (or nothing)."""
+    if annotation is None:
+        return False
+    for node in preorder(annotation.annotation):
+        if isinstance(node, (cst.Name, cst.Attribute)):
+            name = qualify(node) or ""
+            if name.startswith("torch.") and name.endswith("Tensor"):
+                return True
+    return False
 
 
 def _is_method_call(expr: cst.BaseExpression, method: str) -> bool:

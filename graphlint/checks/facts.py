@@ -71,6 +71,7 @@ class EntryFacts:
     scope: str  # the function the entry site is in
     targets: list[Ref] = field(default_factory=list)  # empty for blocks: their calls are edges
     dynamic: bool | None = None  # torch.compile(dynamic=...)
+    fullgraph: bool | None = None  # torch.compile(fullgraph=...): a graph break is an error
 
 
 @dataclass
@@ -91,6 +92,7 @@ class Candidate:
     anywhere: bool = False  # reported wherever it is, region or not
     entry_scope_only: bool = False  # only where ``scope`` is itself an entry's target
     own_entry: int | None = None  # GL101: the entry this site creates does not count
+    predicts: list[str] = field(default_factory=list)  # GB codes for this site, if narrower than the rule's
 
 
 @dataclass

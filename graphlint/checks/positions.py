@@ -35,6 +35,7 @@ ANCHOR_KINDS: dict[type[cst.CSTNode], str] = {
     cst.BinaryOperation: "BinaryOperation",
     cst.Decorator: "Decorator",
     cst.FormattedStringExpression: "FormattedStringExpression",
+    cst.WithItem: "WithItem",
 }
 
 _AstSpan = tuple[int, int, int, int]  # line, byte column, end line, end byte column
@@ -57,6 +58,9 @@ def _ast_anchors(tree: ast.AST) -> dict[str, list[_AstSpan]]:
         elif isinstance(node, ast.FormattedValue):
             # Before Python 3.12 a FormattedValue spans the whole f-string; its value does not.
             add("FormattedStringExpression", node.value)
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:  # an ast withitem has no position; its expression has
+                add("WithItem", item.context_expr)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             for decorator in node.decorator_list:
                 add("Decorator", decorator)
@@ -122,6 +126,8 @@ def _locate_with_libcst(
             node = node.decorator
         elif isinstance(node, cst.FormattedStringExpression):
             node = node.expression
+        elif isinstance(node, cst.WithItem):
+            node = node.item
         r = positions[node]
         spans[kind, ordinal] = Span(r.start.line, r.start.column + 1, r.end.line, r.end.column + 1)
     return spans

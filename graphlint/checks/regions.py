@@ -34,6 +34,7 @@ class RegionHit:
     entry_label: str  # "pkg/run.py:40"
     dynamic: bool | None
     chain: tuple[str, ...]
+    fullgraph: bool = False
 
 
 @dataclass
@@ -56,7 +57,7 @@ def mark_regions(project: Project) -> Regions:
             label = f"{linked.display}:{entry.line}"
 
             def hit(chain: tuple[str, ...]) -> RegionHit:
-                return RegionHit(entry_id, entry.kind, entry.traced, label, entry.dynamic, chain)
+                return RegionHit(entry_id, entry.kind, entry.traced, label, entry.dynamic, chain, bool(entry.fullgraph))
 
             if entry.targets:
                 starts = [

@@ -17,7 +17,7 @@ def test_rules_lists_every_rule() -> None:
     assert status == 0
     rows = out.splitlines()
     assert [row.split()[0] for row in rows] == [r.code for r in all_rules()]
-    assert rows[6].split()[:2] == ["GL201", "host-device-copy-in-capture"]
+    assert ["GL201", "host-device-copy-in-capture"] in [row.split()[:2] for row in rows]
     data = json.loads(run_cli("rules", "--format", "json")[1])
     assert {d["code"]: d["fix"] for d in data}["GL101"] == "unsafe"
 

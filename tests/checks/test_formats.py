@@ -34,7 +34,7 @@ def test_json_is_the_design_schema(outputs: dict[str, str]) -> None:
     first = data["findings"][0]
     assert list(first) == [
         "code", "slug", "severity", "path", "line", "column", "end_line", "end_column",
-        "message", "region", "fixable",
+        "message", "region", "fixable", "predicts",
     ]
     assert first == {
         **first,

@@ -236,9 +236,13 @@ def test_region_boundaries_stop_dynamo_but_not_eager_capture(tmp_path: Path) -> 
         ("from .. import utils", "utils.is_torchdynamo_compiling()", {("GL202", 9)}),
         ("from ..utils.import_utils import is_compiling", "is_compiling()", {("GL202", 9)}),
         ("from pkg.utils.import_utils import is_compiling", "is_compiling()", {("GL202", 9)}),
-        ("from ..utils import is_tracing", "is_tracing()", {("GL202", 8), ("GL202", 9)}),
+        ("from ..utils import is_tracing", "is_tracing(x)", {("GL202", 9)}),
+        ("from ..utils import is_training", "is_training()", {("GL202", 8), ("GL202", 9)}),
     ],
-    ids=["from-relative", "from-relative-as", "relative-module", "deeper-module", "own-helper", "other-function"],
+    ids=[
+        "from-relative", "from-relative-as", "relative-module", "deeper-module", "own-helper",
+        "transformers-is-tracing", "other-function",
+    ],
 )
 def test_is_compiling_imported_relatively_marks_the_eager_branch(
     tmp_path: Path, imports: str, test: str, expected: set[tuple[str, int]]
@@ -248,7 +252,8 @@ def test_is_compiling_imported_relatively_marks_the_eager_branch(
     helpers = "import torch\n\ndef is_torchdynamo_compiling():\n    return torch.compiler.is_compiling()\n"
     files = {
         "pkg/__init__.py": "",
-        "pkg/utils/__init__.py": helpers + "\ndef is_tracing():\n    return False\n",
+        "pkg/utils/__init__.py": helpers + "\ndef is_tracing(x=None):\n    return is_torchdynamo_compiling()\n"
+        + "\ndef is_training():\n    return False\n",
         "pkg/utils/import_utils.py": helpers.replace("is_torchdynamo_compiling", "is_compiling"),
         "pkg/models/__init__.py": "",
         "pkg/models/gpt.py": textwrap.dedent(f"""
@@ -262,9 +267,66 @@ def test_is_compiling_imported_relatively_marks_the_eager_branch(
                 return x.max().item()
             """),
     }
-    _, report = lint_project(tmp_path, files)
+    _, report = lint_project(tmp_path, files, "--select", "GL202")
     assert found(report) == expected
     assert {f["path"] for f in report["findings"]} == {"pkg/models/gpt.py"}
+
+
+@pytest.mark.parametrize(
+    ("imports", "test", "expected"),
+    [
+        # transformers' guard: while compiling the mask is never read and the body never runs.
+        ("from transformers.utils import is_tracing", "not is_tracing(x) and (x > 0).all()", set()),
+        ("from ...utils import is_torchdynamo_compiling", "not is_torchdynamo_compiling() and x.any()", set()),
+        ("import torch", "torch.compiler.is_compiling() or x.any()", {("GL202", 8)}),
+        ("import torch", "x.any() and not torch.compiler.is_dynamo_compiling()", {("GL105", 7)}),
+        ("from torch.compiler import is_compiling as compiling", "not (compiling() or x.any())", set()),
+        # True only under torch.jit.trace / torch.fx / torch.export: dynamo reads the mask.
+        ("import torch", "not torch.jit.is_tracing() and x.any()", {("GL105", 7), ("GL202", 8)}),
+        ("from torch.jit import is_tracing", "not is_tracing() and x.any()", {("GL105", 7), ("GL202", 8)}),
+        ("import torch.fx._symbolic_trace as st", "not st.is_fx_tracing() and x.any()", {("GL105", 7), ("GL202", 8)}),
+        ("import torch", "not torch.compiler.is_exporting() and x.any()", {("GL105", 7), ("GL202", 8)}),
+    ],
+    ids=[
+        "transformers-is-tracing-and", "relative-and", "compiling-or", "check-on-the-right",
+        "not-or", "jit-is-tracing", "jit-imported-bare", "fx-tracing", "exporting",
+    ],
+)
+def test_compile_checks_by_meaning_in_compound_conditions(
+    tmp_path: Path, imports: str, test: str, expected: set[tuple[str, int]]
+) -> None:
+    """A check ends the region only where it is True under torch.compile, and a compound test
+    short-circuits: what follows ``not is_tracing(x) and`` is never evaluated while compiling."""
+    files = {
+        "app.py": textwrap.dedent(f"""
+            import torch
+            {imports}
+
+            @torch.compile
+            def step(x):
+                if {test}:
+                    print(x.sum().item())
+                return x
+            """),
+    }
+    _, report = lint_project(tmp_path, files, "--select", "GL105,GL202")
+    assert found(report) == expected
+
+
+def test_compile_check_in_a_conditional_expression(tmp_path: Path) -> None:
+    files = {
+        "app.py": textwrap.dedent("""
+            import torch
+
+            @torch.compile
+            def step(x):
+                y = x * 2 if torch.compiler.is_compiling() else x.sum().item()
+                z = x.max().item() if not torch.compiler.is_compiling() else x
+                return y, z
+            """),
+    }
+    _, report = lint_project(tmp_path, files, "--select", "GL202")
+    assert found(report) == set()
 
 
 NET = """

@@ -15,7 +15,7 @@ class CaptureRule(Rule):
 
     traced_only = False  # eager capture (torch.npu.graph) forbids them just the same
 
-    def severity(self, region: RegionKind | None) -> Severity:
+    def severity(self, region: RegionKind | None, fullgraph: bool = False) -> Severity:
         return "error" if region == "capture" else "warning"
 
 

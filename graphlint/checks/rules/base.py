@@ -75,6 +75,15 @@ class SiteContext(Protocol):
         """Whether ``expr`` is a tensor known to be 1-D (``torch.arange``, ``.flatten()``,
         ``.view(-1)``, or a name assigned one)."""
 
+    def is_tensor_value(self, expr: cst.BaseExpression) -> bool:
+        """Whether ``expr`` is a tensor, reduced or not, whose value Python would have to read:
+        ``x.max()``, ``torch.sum(m)``, a name bound to one (``n = mask.sum()``), a parameter
+        annotated as a tensor, arithmetic and indexing of these."""
+
+    def made_by(self, expr: cst.BaseExpression) -> str | None:
+        """The qualified name of what was called to make the value of a name or ``self.attr``
+        (``lock = threading.Lock()`` → ``threading.Lock``), or None."""
+
     def report(
         self,
         rule: "Rule",
@@ -85,13 +94,15 @@ class SiteContext(Protocol):
         anywhere: bool = False,
         entry_scope_only: bool = False,
         own_entry: int | None = None,
+        predicts: tuple[str, ...] = (),
     ) -> None:
-        """Record a candidate at ``node`` (a Call, Subscript, BinaryOperation, Decorator or
-        FormattedStringExpression: see ``positions.ANCHOR_KINDS``). ``fix``: the rule's fix
+        """Record a candidate at ``node`` (a Call, Subscript, BinaryOperation, Decorator,
+        FormattedStringExpression or WithItem: see ``positions.ANCHOR_KINDS``). ``fix``: the rule's fix
         applies to this node; ``anywhere``: report it even outside every region;
         ``entry_scope_only``: only where the enclosing function is itself an entry's target
         (int parameters are dynamic only there); ``own_entry``: the entry point this site
-        creates, whose own region does not count (nested compile)."""
+        creates, whose own region does not count (nested compile); ``predicts``: the GB codes
+        dynamo gives this very site, where they are narrower than the rule's own."""
 
 
 class Rule:
@@ -106,10 +117,14 @@ class Rule:
     fix_title: ClassVar[str | None] = None
     fix_safety: ClassVar[Literal["safe", "unsafe"] | None] = None
     refs: ClassVar[tuple[str, ...]] = ()
+    # The GBxxxx codes dynamo's graph-break registry gives the construct the rule flags (empty
+    # when it is no graph break): the trace confirms a finding by code as well as by line.
+    predicts: ClassVar[tuple[str, ...]] = ()
     VALID: ClassVar[list[str]] = []
     INVALID: ClassVar[list[str]] = []
 
-    def severity(self, region: "RegionKind | None") -> Severity:
+    def severity(self, region: "RegionKind | None", fullgraph: bool = False) -> Severity:
+        """``fullgraph``: the region's entry asks ``torch.compile(fullgraph=True)``."""
         return self.default_severity
 
     def apply_fix(self, node: cst.CSTNode) -> cst.CSTNode | cst.RemovalSentinel:

@@ -41,6 +41,7 @@ class DataDependentBranch(Rule):
     message = "control flow on a tensor value: dynamo breaks the graph here (or guards on the value)"
     default_severity = "warning"
     refs = ("torchair#212",)
+    predicts = ("GB0170", "GB0035", "GB0124")
 
     def visit_If(self, node: cst.If, ctx: SiteContext) -> None:
         self._check_test(node.test, ctx)

@@ -47,6 +47,7 @@ class DynamicIntToStr(Rule):
     message = "string formatting of a dynamic int (SymInt): dynamo cannot trace str() of it"
     default_severity = "error"
     refs = ("torchair#602",)
+    predicts = ("GB0059",)
 
     def visit_Call(self, node: cst.Call, ctx: SiteContext) -> None:
         if ctx.qualify(node.func) in apis.STRING_CONVERSIONS:

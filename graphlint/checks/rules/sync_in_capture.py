@@ -49,6 +49,7 @@ class SyncInCapture(CaptureRule):
     summary = ".item()/.tolist()/synchronize()/nonzero/mask indexing in a capture region"
     message = "device sync or data-dependent shape inside graph capture"
     refs = ("torchair#236",)
+    predicts = ("GB0124", "GB0109", "GB0033", "GB0036", "GB0037")
 
     def visit_Call(self, node: cst.Call, ctx: SiteContext) -> None:
         func = node.func

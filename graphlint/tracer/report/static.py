@@ -2,8 +2,12 @@
 
 It runs through its stable JSON contract (``graphlint check --format json FILES``) in a
 subprocess started as soon as the target's files are known, so it costs no time beside the
-ladder. A static finding is ``confirmed`` when the trace found something on the same line of
-the same file: the trace saw the code the rule points at actually go wrong.
+ladder. A static finding is ``confirmed`` when the trace found something on its lines (its
+``line`` to ``end_line``) of the same file that agrees with it: the same code, or a graph break
+with a GBxxxx code the finding ``predicts`` (``confirmed_by: "code"``); or, where one side names
+no code to compare (a rule that predicts no break, a break dynamo gave no code), anything on the
+same line (``confirmed_by: "line"``). A break with another code on that line is something else
+going wrong there, and confirms nothing.
 """
 
 from __future__ import annotations
@@ -43,15 +47,37 @@ class StaticCheck:
             return {"findings": [], "error": f"graphlint check gave no report: {type(exc).__name__}: {exc}"}
         if not isinstance(report, dict) or not isinstance(report.get("findings"), list):
             return {"findings": [], "error": "graphlint check gave a report without findings"}
-        traced = {(os.path.abspath(f.file), f.line) for f in trace_findings if f.file and f.line}
+        traced: dict[tuple[str, int], list[str | None]] = {}
+        for f in trace_findings:
+            if f.file and f.line:
+                traced.setdefault((os.path.abspath(f.file), f.line), []).append(f.code)
         marked = []
         for finding in report["findings"]:
-            path, line = finding.get("path"), finding.get("line")
-            confirmed = bool(path) and (os.path.abspath(path), line) in traced
-            marked.append({**finding, "confirmed": confirmed})
+            how = confirmation(finding, traced)
+            marked.append({**finding, "confirmed": how is not None, "confirmed_by": how})
         return {"findings": marked, "error": None}
 
     def cancel(self) -> None:
         if self.process is not None and self.process.poll() is None:
             self.process.kill()
             self.process.communicate()
+
+
+def confirmation(finding: dict[str, Any], traced: dict[tuple[str, int], list[str | None]]) -> str | None:
+    """``"code"``, ``"line"`` or None: how the trace's findings (by absolute file and line, with
+    their codes) confirm one static finding of ``graphlint check``'s JSON."""
+    path, line = finding.get("path"), finding.get("line")
+    if not path or not isinstance(line, int):
+        return None
+    path = os.path.abspath(path)
+    end = finding.get("end_line") if isinstance(finding.get("end_line"), int) else line
+    agreeing = {finding.get("code"), *(finding.get("predicts") or ())}
+    for at in range(line, max(end, line) + 1):
+        if any(code in agreeing for code in traced.get((path, at), ())):
+            return "code"
+    codes = traced.get((path, line))
+    if codes is None:
+        return None
+    if not finding.get("predicts") or None in codes:
+        return "line"
+    return None
