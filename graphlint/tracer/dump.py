@@ -1,11 +1,18 @@
 """``--dump DIR``: each recorded graph's readable code, and depyf's decompiled bytecode.
 
+Beside each graph's readable code, ``<graph>.runnable.py`` holds it as a standalone module
+``Repro`` with ``load_args(reader)`` describing its inputs (shape, dtype, strides; torch's own
+after-AOT repro helpers write both), and ``target.json`` says what the target is and what it was
+called with: what `graphlint repro --from DIR` needs, without rerunning the stages.
+
 depyf cannot decompile every bytecode of newer Pythons and torch releases; a failure is written
 down in the dump (and returned) instead of stopping the trace.
 """
 
 from __future__ import annotations
 
+import inspect
+import json
 from typing import Any
 
 from graphlint.tracer.recording import RecordedGraph
@@ -20,7 +27,73 @@ def dump_graphs(ctx: StageContext, folder: str, graphs: list[RecordedGraph]) -> 
         path = ctx.dump(f"{folder}/{graph.name}.py", text)
         if path is not None:
             written.append(str(path))
+            try:
+                ctx.dump(f"{folder}/{graph.name}.runnable.py", runnable_graph_code(graph.module, graph.example_inputs))
+            except Exception as exc:  # noqa: BLE001 - a graph torch's writer cannot express
+                ctx.dump(f"{folder}/{graph.name}.runnable.FAILED.txt", f"{type(exc).__name__}: {exc}\n")
     return written
+
+
+def runnable_graph_code(module: Any, example_inputs: list[Any]) -> str:
+    """``module`` as source of a class ``Repro`` and a ``load_args(reader)`` that builds inputs of
+    the recorded metadata (random values; torch's ``InputReader`` reads it)."""
+    import copy
+
+    import torch
+    from torch._dynamo.debug_utils import InputWriter, NNModuleToString
+
+    if type(module.graph._codegen) is not torch.fx.graph.CodeGen:
+        module = copy.deepcopy(module)  # AOT's boxed calling convention: plain arguments instead
+        module.graph.set_codegen(torch.fx.graph.CodeGen())
+        module.recompile()
+    writer = InputWriter(None)
+    names = [node.name for node in module.graph.nodes if node.op == "placeholder"]
+    for name, value in zip(names, example_inputs):
+        if isinstance(value, torch.Tensor):
+            writer.tensor(name, value)
+        elif isinstance(value, (int, torch.SymInt)):
+            writer.symint(name, value)
+        else:
+            writer.unsupported(name, value)
+    return "\n".join(["import torch", "from torch import device, tensor", NNModuleToString.convert(module), *writer.lines(), ""])
+
+
+def dump_target(ctx: StageContext) -> None:
+    """``target.json``: the callable (its class or function, and the file defining it) and the
+    metadata of every call's arguments."""
+    if ctx.options.dump_dir is None:
+        return
+    fn = ctx.target.fn
+    defined = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else type(fn)
+    try:
+        file = inspect.getsourcefile(defined)
+    except TypeError:  # a builtin or a class without source
+        file = None
+    description = {
+        "name": ctx.target.name,
+        "user_files": sorted(ctx.target.user_files),
+        "callable": {
+            "kind": "function" if defined is fn else "instance",
+            "qualname": getattr(defined, "__qualname__", None),
+            "file": file,
+        },
+        "calls": [
+            {"args": [_value_metadata(a) for a in args], "kwargs": {k: _value_metadata(v) for k, v in kw.items()}}
+            for args, kw in zip(ctx.target.inputs, ctx.target.kwargs)
+        ],
+    }
+    ctx.dump("target.json", json.dumps(description, indent=2))
+
+
+def _value_metadata(value: Any) -> dict[str, Any]:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return {"tensor": {"shape": list(value.shape), "stride": list(value.stride()), "dtype": str(value.dtype),
+                           "requires_grad": value.requires_grad}}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return {"value": value}
+    return {"unsupported": type(value).__qualname__}
 
 
 def dump_decompiled(ctx: StageContext, fn: Any) -> dict[str, str]:
