@@ -76,13 +76,14 @@ def dump_target(ctx: StageContext) -> None:
             "kind": "function" if defined is fn else "instance",
             "qualname": getattr(defined, "__qualname__", None),
             "file": file,
+            "training": getattr(fn, "training", None),
         },
         "calls": [
             {"args": [_value_metadata(a) for a in args], "kwargs": {k: _value_metadata(v) for k, v in kw.items()}}
             for args, kw in zip(ctx.target.inputs, ctx.target.kwargs)
         ],
     }
-    ctx.dump("target.json", json.dumps(description, indent=2))
+    ctx.dump("target.json", json.dumps(description))
 
 
 def _value_metadata(value: Any) -> dict[str, Any]:
