@@ -34,6 +34,10 @@ def dump_graphs(ctx: StageContext, folder: str, graphs: list[RecordedGraph]) -> 
     return written
 
 
+# What graph code may name besides its ops: devices, tensor constants, infinities (masks).
+GRAPH_CODE_IMPORTS = ("import torch", "from math import inf, nan", "from torch import device, tensor")
+
+
 def runnable_graph_code(module: Any, example_inputs: list[Any]) -> str:
     """``module`` as source of a class ``Repro`` and a ``load_args(reader)`` that builds inputs of
     the recorded metadata (random values; torch's ``InputReader`` reads it)."""
@@ -42,10 +46,12 @@ def runnable_graph_code(module: Any, example_inputs: list[Any]) -> str:
     import torch
     from torch._dynamo.debug_utils import InputWriter, NNModuleToString
 
-    if type(module.graph._codegen) is not torch.fx.graph.CodeGen:
-        module = copy.deepcopy(module)  # AOT's boxed calling convention: plain arguments instead
-        module.graph.set_codegen(torch.fx.graph.CodeGen())
-        module.recompile()
+    module = copy.deepcopy(module)
+    module.graph.set_codegen(torch.fx.graph.CodeGen())  # plain arguments, not AOT's boxed list
+    for node in module.graph.nodes:
+        if node.op == "placeholder":
+            node.type = None  # dynamo annotates with names of its own (_torch_Tensor_)
+    module.recompile()
     writer = InputWriter(None)
     names = [node.name for node in module.graph.nodes if node.op == "placeholder"]
     for name, value in zip(names, example_inputs):
@@ -55,7 +61,7 @@ def runnable_graph_code(module: Any, example_inputs: list[Any]) -> str:
             writer.symint(name, value)
         else:
             writer.unsupported(name, value)
-    return "\n".join(["import torch", "from torch import device, tensor", NNModuleToString.convert(module), *writer.lines(), ""])
+    return "\n".join([*GRAPH_CODE_IMPORTS, NNModuleToString.convert(module), *writer.lines(), ""])
 
 
 def dump_target(ctx: StageContext) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 import torch
 
 from graphlint.tracer.repro.dump import DumpError, TraceDump
-from graphlint.tracer.repro.graphs import as_graph_module, graph_lines, load_graph
+from graphlint.tracer.repro.graphs import GRAPH_CODE_IMPORTS, as_graph_module, graph_lines, load_graph
 from graphlint.tracer.repro.signature import Signature
 from graphlint.tracer.repro.writer import ReproParts
 
@@ -75,7 +75,7 @@ def make(dump: TraceDump, failure: dict[str, Any] | None) -> ReproParts:
         layer="capture",
         what=f"the audited {name}" + (f", cut to the hazard node {node} and what feeds it" if node else ""),
         expected=wanted,
-        imports=["import torch", "from torch import device, tensor"],
+        imports=list(GRAPH_CODE_IMPORTS),
         body=graph_lines(as_graph_module(module), inputs),
         check=(
             "from graphlint.tracer.repro.capture import reproduce\n"

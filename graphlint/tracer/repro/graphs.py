@@ -13,9 +13,9 @@ from typing import Any
 
 import torch
 
-from graphlint.tracer.dump import runnable_graph_code
+from graphlint.tracer.dump import GRAPH_CODE_IMPORTS, runnable_graph_code
 
-__all__ = ["graph_inputs", "load_graph", "runnable_graph_code", "shrink_graph"]
+__all__ = ["GRAPH_CODE_IMPORTS", "graph_inputs", "load_graph", "runnable_graph_code", "shrink_graph"]
 
 
 def graph_inputs(load_args: Callable[[Any], None], seed: int = 0) -> list[Any]:
@@ -56,5 +56,5 @@ def shrink_graph(
 
 def graph_lines(gm: torch.fx.GraphModule, inputs: Sequence[Any]) -> str:
     """The graph and its input metadata as code, for the repro file."""
-    code = runnable_graph_code(gm, list(inputs)).replace("import torch\nfrom torch import device, tensor\n", "")
+    code = runnable_graph_code(gm, list(inputs)).replace("\n".join(GRAPH_CODE_IMPORTS) + "\n", "")
     return re.sub(r"\n{3,}", "\n\n", code)

@@ -32,7 +32,7 @@ def finish(expected: dict[str, Any] | None, observed: Signature | None) -> int:
     """Print what happened and return the exit status of the repro."""
     wanted = Signature(**expected) if expected else None
     if observed is None:
-        print(f"gone: {wanted or 'no failure'} does not happen any more")
+        print(f"gone: {wanted} does not happen any more" if wanted else "clean: the layer runs without a failure")
         return GONE
     if wanted is None or observed == wanted:
         print(f"reproduced: {observed}")

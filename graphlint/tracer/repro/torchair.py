@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -14,7 +15,7 @@ from typing import Any
 import torch
 
 from graphlint.tracer.repro.dump import DumpError, TraceDump
-from graphlint.tracer.repro.graphs import graph_lines, load_graph, shrink_graph
+from graphlint.tracer.repro.graphs import GRAPH_CODE_IMPORTS, graph_lines, load_graph, shrink_graph
 from graphlint.tracer.repro.signature import Signature
 from graphlint.tracer.repro.writer import ReproParts
 
@@ -32,8 +33,11 @@ def torchair_backend() -> Iterator[tuple[Any, str]]:
     source = locate_torch_npu(None)
     if source is None:
         raise SystemExit("no torchair: install torch_npu, or run `graphlint torchair fetch` for the offline one")
-    with offline_torchair(source) as torchair:
-        yield torchair, "cpu"
+    with warnings.catch_warnings():
+        # offline, torchair warns once per converter of an NPU-only op it cannot register
+        warnings.filterwarnings("ignore", message="Failed to import torchair")
+        with offline_torchair(source) as torchair:
+            yield torchair, "cpu"
 
 
 def translation_signature(
@@ -83,7 +87,7 @@ def make(dump: TraceDump, failure: dict[str, Any] | None) -> ReproParts:
         layer="torchair",
         what=f"torchair translation of {graph} (post-AOT FX graph)",
         expected=expected,
-        imports=["import torch", "from torch import device, tensor"],
+        imports=list(GRAPH_CODE_IMPORTS),
         body=graph_lines(module, inputs) + f"\nTORCHAIR_SETTINGS = {settings!r}  # changed in CompilerConfig()",
         check=(
             "from graphlint.tracer.repro.graphs import graph_inputs\n"
