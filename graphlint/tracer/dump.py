@@ -61,7 +61,28 @@ def runnable_graph_code(module: Any, example_inputs: list[Any]) -> str:
             writer.symint(name, value)
         else:
             writer.unsupported(name, value)
-    return "\n".join([*GRAPH_CODE_IMPORTS, NNModuleToString.convert(module), *writer.lines(), ""])
+    registering = [f"import {name}  # registers {ops}" for name, ops in _custom_op_modules(module).items()]
+    return "\n".join([*GRAPH_CODE_IMPORTS, *registering, NNModuleToString.convert(module), *writer.lines(), ""])
+
+
+def _custom_op_modules(module: Any) -> dict[str, str]:
+    """The modules that define the graph's custom ops (``torch.ops.transformers.grouped_mm_fallback``
+    exists once ``transformers.integrations.moe`` is imported): module → the ops it registers."""
+    import importlib
+
+    import torch
+
+    definitions = getattr(importlib.import_module("torch._library.custom_ops"), "OPDEFS", {})
+    found: dict[str, set[str]] = {}
+    for node in module.graph.nodes:
+        target = node.target
+        if node.op != "call_function" or not isinstance(target, torch._ops.OpOverload):
+            continue
+        definition = definitions.get(f"{target.namespace}::{target._opname}")
+        defining = getattr(getattr(definition, "_init_fn", None), "__module__", None)
+        if defining and defining != "__main__":
+            found.setdefault(defining, set()).add(f"{target.namespace}.{target._opname}")
+    return {name: ", ".join(sorted(ops)) for name, ops in sorted(found.items())}
 
 
 def dump_target(ctx: StageContext) -> None:

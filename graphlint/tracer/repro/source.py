@@ -177,22 +177,21 @@ def _statements(module: cst.Module) -> list[cst.CSTNode]:
     return visitor.found
 
 
-def shrink(code: str, still_fails: Callable[[str], bool], passes: int = 3) -> str:
-    """``code`` with every statement removed whose removal keeps ``still_fails`` true."""
+def shrink(code: str, still_fails: Callable[[str], bool], passes: int = 2) -> str:
+    """``code`` with every statement removed whose removal keeps ``still_fails`` true. Outer
+    statements are tried first, so an unneeded method goes in one try, not one per line."""
     module = cst.parse_module(code)
     for _ in range(passes):
-        changed = False
-        # Later statements first: removing the i-th leaves the ones before it where they were.
-        for index in reversed(range(len(_statements(module)))):
-            statements = _statements(module)
-            if index >= len(statements):
-                continue
+        changed, index = False, 0
+        while index < len(statements := _statements(module)):
             try:
                 candidate = module.visit(_Without(statements[index]))
             except Exception:  # noqa: BLE001 - a removal libcst cannot express: keep the statement
-                continue
+                candidate = module
             if candidate.code != module.code and still_fails(candidate.code):
-                module, changed = candidate, True
+                module, changed = candidate, True  # the next statement now has this index
+            else:
+                index += 1
         if not changed:
             break
     return module.code

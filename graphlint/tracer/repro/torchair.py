@@ -15,7 +15,7 @@ from typing import Any
 import torch
 
 from graphlint.tracer.repro.dump import DumpError, TraceDump
-from graphlint.tracer.repro.graphs import GRAPH_CODE_IMPORTS, graph_lines, load_graph, shrink_graph
+from graphlint.tracer.repro.graphs import GRAPH_CODE_IMPORTS, as_graph_module, graph_lines, load_graph, shrink_graph
 from graphlint.tracer.repro.signature import Signature
 from graphlint.tracer.repro.writer import ReproParts
 
@@ -88,7 +88,7 @@ def make(dump: TraceDump, failure: dict[str, Any] | None) -> ReproParts:
         what=f"torchair translation of {graph} (post-AOT FX graph)",
         expected=expected,
         imports=list(GRAPH_CODE_IMPORTS),
-        body=graph_lines(module, inputs) + f"\nTORCHAIR_SETTINGS = {settings!r}  # changed in CompilerConfig()",
+        body=graph_lines(as_graph_module(module), inputs) + f"\nTORCHAIR_SETTINGS = {settings!r}  # changed in CompilerConfig()",
         check=(
             "from graphlint.tracer.repro.graphs import graph_inputs\n"
             "from graphlint.tracer.repro.torchair import reproduce\n"
