@@ -10,7 +10,10 @@ import importlib
 import importlib.util
 import sys
 import tempfile
+from typing import Any
 from pathlib import Path
+
+from graphlint.options import add_target, add_torchair
 
 # Layer → the module that makes its repro (``make(dump, failure) -> ReproParts``).
 LAYER_MODULES: dict[str, str] = {
@@ -34,14 +37,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "the same way. It exits 1 while the failure is there and 0 once it is gone (a bisect script)."
         ),
     )
-    repro.add_argument("target", help="the traced Python file, or module:factory")
-    repro.add_argument("-o", "--output", type=Path, default=Path("repro.py"), help="the file to write (default: repro.py)")
+    add_target(repro)
+    repro.add_argument(
+        "-o", "--output", type=Path, metavar="FILE", default=Path("repro.py"), help="the file to write (default: repro.py)"
+    )
     repro.add_argument("--layer", choices=tuple(LAYER_MODULES), help="the layer to reproduce (default: the verdict's)")
     repro.add_argument(
         "--from", dest="from_dump", type=Path, metavar="DUMP",
         help="the --dump folder of an earlier `graphlint trace TARGET`: its stages are not run again",
     )
-    repro.add_argument("--torchair", metavar="PATH", help="torch_npu wheel or folder for the offline torchair stage")
+    add_torchair(repro)
     repro.set_defaults(handler=run_repro)
 
 
@@ -52,7 +57,6 @@ def run_repro(args: argparse.Namespace) -> int:
         print(MISSING_TORCH.format(command="repro"), file=sys.stderr)
         return 2
     from graphlint.tracer.repro.dump import DumpError, TraceDump, trace_into
-    from graphlint.tracer.repro.writer import render
     from graphlint.tracer.target import TargetError
 
     try:
@@ -67,7 +71,7 @@ def run_repro(args: argparse.Namespace) -> int:
         return 2
 
 
-def _write(dump: "TraceDump", args: argparse.Namespace) -> int:  # noqa: F821 - imported in run_repro
+def _write(dump: Any, args: argparse.Namespace) -> int:
     from graphlint.tracer.repro.writer import render
 
     layer = args.layer or (dump.report.get("verdict") or {}).get("layer")
