@@ -94,7 +94,7 @@ def dump_target(ctx: StageContext) -> None:
     defined = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else type(fn)
     try:
         file = inspect.getsourcefile(defined)
-    except TypeError:  # a builtin or a class without source
+    except (TypeError, OSError):  # a builtin, or a class without a source file
         file = None
     description = {
         "name": ctx.target.name,

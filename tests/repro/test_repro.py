@@ -2,6 +2,9 @@
 repro runs in a fresh folder with only graphlint importable, exits 1 with the failure's
 signature, is at most 200 lines, names its versions, and exits 0 once the one-line fix the
 sample's doc names is applied (to the repro, or to a copy of the sample and the repro made again).
+
+``targets/qwen3_moe.py`` is the issue's tiny Qwen3-MoE; offline torchair still stops on it with a
+stand-in error (TA003) that another change fixes, so its torchair gap is ``targets/expert_load.py``.
 """
 
 from __future__ import annotations

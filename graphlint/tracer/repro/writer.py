@@ -3,7 +3,7 @@ code, and the check that turns what it sees into the exit status (``signature.fi
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from graphlint.tracer.repro.signature import Signature
@@ -29,7 +29,6 @@ class ReproParts:
     body: str  # definitions and inputs
     check: str  # statements that bind ``observed`` (a Signature or None)
     note: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def render(parts: ReproParts, report: dict[str, Any], failure: dict[str, Any] | None) -> str:
