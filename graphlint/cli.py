@@ -23,6 +23,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "graphlint.tracer.copies.command",  # copies
     "graphlint.tracer.torchair.command",  # torchair fetch, ops
     "graphlint.server.command",  # server
+    "graphlint.tracer.repro.command",  # repro
 )
 
 

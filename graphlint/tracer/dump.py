@@ -1,11 +1,18 @@
 """``--dump DIR``: each recorded graph's readable code, and depyf's decompiled bytecode.
 
+Beside each graph's readable code, ``<graph>.runnable.py`` holds it as a standalone module
+``Repro`` with ``load_args(reader)`` describing its inputs (shape, dtype, strides; torch's own
+after-AOT repro helpers write both), and ``target.json`` says what the target is and what it was
+called with: what `graphlint repro --from DIR` needs, without rerunning the stages.
+
 depyf cannot decompile every bytecode of newer Pythons and torch releases; a failure is written
 down in the dump (and returned) instead of stopping the trace.
 """
 
 from __future__ import annotations
 
+import inspect
+import json
 from typing import Any
 
 from graphlint.tracer.recording import RecordedGraph
@@ -20,7 +27,101 @@ def dump_graphs(ctx: StageContext, folder: str, graphs: list[RecordedGraph]) -> 
         path = ctx.dump(f"{folder}/{graph.name}.py", text)
         if path is not None:
             written.append(str(path))
+            try:
+                ctx.dump(f"{folder}/{graph.name}.runnable.py", runnable_graph_code(graph.module, graph.example_inputs))
+            except Exception as exc:  # noqa: BLE001 - a graph torch's writer cannot express
+                ctx.dump(f"{folder}/{graph.name}.runnable.FAILED.txt", f"{type(exc).__name__}: {exc}\n")
     return written
+
+
+# What graph code may name besides its ops: devices, tensor constants, infinities (masks).
+GRAPH_CODE_IMPORTS = ("import torch", "from math import inf, nan", "from torch import device, tensor")
+
+
+def runnable_graph_code(module: Any, example_inputs: list[Any]) -> str:
+    """``module`` as source of a class ``Repro`` and a ``load_args(reader)`` that builds inputs of
+    the recorded metadata (random values; torch's ``InputReader`` reads it)."""
+    import copy
+
+    import torch
+    from torch._dynamo.debug_utils import InputWriter, NNModuleToString
+
+    module = copy.deepcopy(module)
+    module.graph.set_codegen(torch.fx.graph.CodeGen())  # plain arguments, not AOT's boxed list
+    for node in module.graph.nodes:
+        if node.op == "placeholder":
+            node.type = None  # dynamo annotates with names of its own (_torch_Tensor_)
+    module.recompile()
+    writer = InputWriter(None)
+    names = [node.name for node in module.graph.nodes if node.op == "placeholder"]
+    for name, value in zip(names, example_inputs):
+        if isinstance(value, torch.Tensor):
+            writer.tensor(name, value)
+        elif isinstance(value, (int, torch.SymInt)):
+            writer.symint(name, value)
+        else:
+            writer.unsupported(name, value)
+    registering = [f"import {name}  # registers {ops}" for name, ops in _custom_op_modules(module).items()]
+    return "\n".join([*GRAPH_CODE_IMPORTS, *registering, NNModuleToString.convert(module), *writer.lines(), ""])
+
+
+def _custom_op_modules(module: Any) -> dict[str, str]:
+    """The modules that define the graph's custom ops (``torch.ops.transformers.grouped_mm_fallback``
+    exists once ``transformers.integrations.moe`` is imported): module → the ops it registers."""
+    import importlib
+
+    import torch
+
+    definitions = getattr(importlib.import_module("torch._library.custom_ops"), "OPDEFS", {})
+    found: dict[str, set[str]] = {}
+    for node in module.graph.nodes:
+        target = node.target
+        if node.op != "call_function" or not isinstance(target, torch._ops.OpOverload):
+            continue
+        definition = definitions.get(f"{target.namespace}::{target._opname}")
+        defining = getattr(getattr(definition, "_init_fn", None), "__module__", None)
+        if defining and defining != "__main__":
+            found.setdefault(defining, set()).add(f"{target.namespace}.{target._opname}")
+    return {name: ", ".join(sorted(ops)) for name, ops in sorted(found.items())}
+
+
+def dump_target(ctx: StageContext) -> None:
+    """``target.json``: the callable (its class or function, and the file defining it) and the
+    metadata of every call's arguments."""
+    if ctx.options.dump_dir is None:
+        return
+    fn = ctx.target.fn
+    defined = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else type(fn)
+    try:
+        file = inspect.getsourcefile(defined)
+    except (TypeError, OSError):  # a builtin, or a class without a source file
+        file = None
+    description = {
+        "name": ctx.target.name,
+        "user_files": sorted(ctx.target.user_files),
+        "callable": {
+            "kind": "function" if defined is fn else "instance",
+            "qualname": getattr(defined, "__qualname__", None),
+            "file": file,
+            "training": getattr(fn, "training", None),
+        },
+        "calls": [
+            {"args": [_value_metadata(a) for a in args], "kwargs": {k: _value_metadata(v) for k, v in kw.items()}}
+            for args, kw in zip(ctx.target.inputs, ctx.target.kwargs)
+        ],
+    }
+    ctx.dump("target.json", json.dumps(description))
+
+
+def _value_metadata(value: Any) -> dict[str, Any]:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return {"tensor": {"shape": list(value.shape), "stride": list(value.stride()), "dtype": str(value.dtype),
+                           "requires_grad": value.requires_grad}}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return {"value": value}
+    return {"unsupported": type(value).__qualname__}
 
 
 def dump_decompiled(ctx: StageContext, fn: Any) -> dict[str, str]:

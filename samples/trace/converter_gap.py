@@ -2,8 +2,8 @@
 # expect-check: none
 """A scatter written with ``torch.index_put``: eager, dynamo and AOTAutograd are all fine, but
 torchair's converter for ``aten.index_put`` raises NotImplementedError, so on an NPU the
-GE-graph-mode job fails at translation. (Same model with ``index_put_`` on a cloned buffer, or
-``scatter``, translates.)
+GE-graph-mode job fails at translation (so does ``index_put_`` on a clone: functionalization makes
+it ``index_put``). Fix: ``updated = hidden.scatter(0, slots[:, None].expand(-1, 8), values)``.
 
     graphlint trace samples/trace/converter_gap.py --torchair <torch_npu wheel>
 """

@@ -14,7 +14,7 @@ class Head(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         y = self.proj(x)
         # A bias of the wrong width: eager raises here, so no compile setting can help;
-        # graphlint names layer "model" and this line.
+        # graphlint names layer "model" and this line. Fix: torch.zeros(8).
         scale = y.softmax(-1)
         return scale + self.bias
 

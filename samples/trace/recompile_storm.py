@@ -1,6 +1,6 @@
 # A recompile storm (pytorch#1497): the number of refinement steps is a Python int that
-# changes every call; the loop needs its exact value, so every new value fails a guard and
-# recompiles, until dynamo's recompile_limit (8) is hit and the function falls back to eager.
+# changes every call; the loop needs its exact value, so every new value fails a guard and recompiles,
+# until recompile_limit (8) is hit and it runs eagerly. Fix: torch._dynamo.config.recompile_limit = 16
 # expect-trace: verdict=dynamo GB0039@16
 # expect-check: none
 import torch

@@ -15,8 +15,8 @@ class TaggedLayer(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         batch = x.shape[0]
-        # A cache key built from a size, like npugraph_ex's scope name from aic_num: once the
-        # batch size is dynamic this is str(SymInt), which dynamo cannot trace.
+        # A cache key from a size (npugraph_ex's scope name from aic_num): with a dynamic batch this is
+        # str(SymInt), which dynamo cannot trace. Fix: torch._dynamo.config.automatic_dynamic_shapes = False
         y = self.proj(x)
         key = "batch_" + str(batch)
         return y * len(key)

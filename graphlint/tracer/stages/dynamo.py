@@ -14,7 +14,7 @@ from graphlint.tracer.calls import eager_outputs
 from graphlint.tracer.classify.codes import trace_code
 from graphlint.tracer.classify.graph_break import graph_break_code, graph_break_of_log
 from graphlint.tracer.classify.recompile import limit_hit_of_log, recompile_of_log
-from graphlint.tracer.dump import dump_decompiled, dump_graphs
+from graphlint.tracer.dump import dump_decompiled, dump_graphs, dump_target
 from graphlint.tracer.dynamo_reports import DynamoReports, collect_dynamo_reports
 from graphlint.tracer.findings import Finding, StageResult
 from graphlint.tracer.recording import GraphRecorder
@@ -32,6 +32,7 @@ class DynamoStage(Stage):
         with collect_dynamo_reports() as reports:
             outputs, findings = self.call_compiled(ctx, recorder.eager)
         decompiled = dump_decompiled(ctx, ctx.target.fn)
+        dump_target(ctx)
         ctx.shared["dynamo_graphs"] = recorder.graphs
         breaks = self._graph_breaks(reports, ctx.target.user_files)
         recompiles, recompile_count = self._recompiles(reports, ctx.target.user_files)

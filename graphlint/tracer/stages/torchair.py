@@ -16,6 +16,7 @@ counts go to ``artifacts["ge_graphs"]`` / ``artifacts["copies_ge"]`` for the cop
 
 from __future__ import annotations
 
+import json
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -69,6 +70,7 @@ class TorchairStage(Stage):
         findings += outcome.findings + self.accuracy(reference, outcome.outputs)
         findings = [annotate(f, ctx.options.lang) for f in findings]
         artifacts = {"torchair": f"{mode} {source.version or ''}".strip(), "source": source.describe()}
+        ctx.dump("torchair/config.json", json.dumps({"mode": mode, "settings": _settings_of(mode)}))
         artifacts.update(outcome.artifacts)
         return self.result(
             start, findings, mode=mode, graphs=outcome.graphs, artifacts=artifacts, inconclusive=outcome.inconclusive
@@ -173,6 +175,13 @@ def _version_mismatch(source: TorchNpuSource, torch_version: str) -> Finding:
         "its converters may not match this torch's ops (fetch the pairing wheel with "
         f"`graphlint torchair fetch --version {torch_version.split('+')[0]}`)",
     )
+
+
+def _settings_of(mode: str) -> dict[str, Any]:
+    """What this mode changed in torchair's default ``CompilerConfig``."""
+    from graphlint.tracer.torchair.runner import OFFLINE_SETTINGS
+
+    return OFFLINE_SETTINGS if mode == "offline" else {}
 
 
 def _aot_graphs(ctx: StageContext) -> list[Any]:

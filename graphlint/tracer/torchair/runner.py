@@ -95,11 +95,25 @@ class TranslationResult:
     stand_ins_assumed: list[str] = field(default_factory=list)  # answers that depend on the CANN
 
 
-def offline_compiler_config(torchair: types.ModuleType) -> Any:
+# What the offline run changes in torchair's default ``CompilerConfig`` (see the module's doc);
+# ``--dump`` writes it to ``torchair/config.json`` so that a repro runs with the same.
+OFFLINE_SETTINGS: dict[str, Any] = {"experimental_config.pattern_fusion_pass": False, "debug.run_eagerly": True}
+
+
+def compiler_config(torchair: types.ModuleType, settings: dict[str, Any]) -> Any:
+    """torchair's default ``CompilerConfig`` with ``settings`` (dotted attribute paths) applied."""
     config = torchair.CompilerConfig()
-    config.experimental_config.pattern_fusion_pass = False
-    config.debug.run_eagerly = True
+    for path, value in settings.items():
+        *parents, name = path.split(".")
+        holder = config
+        for parent in parents:
+            holder = getattr(holder, parent)
+        setattr(holder, name, value)
     return config
+
+
+def offline_compiler_config(torchair: types.ModuleType) -> Any:
+    return compiler_config(torchair, OFFLINE_SETTINGS)
 
 
 def translate(

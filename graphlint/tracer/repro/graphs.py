@@ -1,0 +1,60 @@
+"""FX graphs in a repro: loaded from a dump's runnable code, shrunk with torch's FX minifier,
+and written back as code (``graphlint.tracer.dump.runnable_graph_code``)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import re
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+
+from graphlint.tracer.dump import GRAPH_CODE_IMPORTS, runnable_graph_code
+
+__all__ = ["GRAPH_CODE_IMPORTS", "graph_inputs", "load_graph", "runnable_graph_code", "shrink_graph"]
+
+
+def graph_inputs(load_args: Callable[[Any], None], seed: int = 0) -> list[Any]:
+    """Inputs of the recorded metadata with random values (torch's ``InputReader``)."""
+    from torch._dynamo.debug_utils import InputReader
+
+    torch.manual_seed(seed)
+    logging.getLogger("torch._dynamo.debug_utils").setLevel(logging.ERROR)  # "no save_dir": intended
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="could not load None")
+        reader = InputReader()
+        load_args(reader)
+    return reader.args
+
+
+def load_graph(code: str) -> tuple[torch.nn.Module, list[Any]]:
+    """The ``Repro`` module and inputs of a runnable graph's code."""
+    namespace: dict[str, Any] = {}
+    exec(compile(code, "<graph>", "exec"), namespace)  # noqa: S102 - code graphlint wrote from a traced graph
+    return namespace["Repro"](), graph_inputs(namespace["load_args"])
+
+
+def as_graph_module(module: torch.nn.Module) -> torch.fx.GraphModule:
+    return module if isinstance(module, torch.fx.GraphModule) else torch.fx.symbolic_trace(module)
+
+
+def shrink_graph(
+    module: torch.nn.Module, inputs: Sequence[Any], fails: Callable[[torch.fx.GraphModule, Sequence[Any]], bool]
+) -> tuple[torch.fx.GraphModule, list[Any]]:
+    """The fewest nodes for which ``fails`` still holds (torch's ``fx_minifier``: truncating the
+    suffix, delta debugging, consolidating inputs). ``fails`` must hold for ``module`` itself."""
+    from torch._functorch.fx_minifier import minifier
+
+    with contextlib.redirect_stderr(io.StringIO()):  # the minifier narrates every step
+        gm, inps = minifier(as_graph_module(module), list(inputs), fails, dump_state=lambda *_: None)
+    return gm, list(inps)
+
+
+def graph_lines(gm: torch.fx.GraphModule, inputs: Sequence[Any]) -> str:
+    """The graph and its input metadata as code, for the repro file."""
+    code = runnable_graph_code(gm, list(inputs)).replace("\n".join(GRAPH_CODE_IMPORTS) + "\n", "")
+    return re.sub(r"\n{3,}", "\n\n", code)

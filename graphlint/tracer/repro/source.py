@@ -1,0 +1,197 @@
+"""Cut the user's code that a repro needs out of their files, and shrink it (libcst).
+
+``cut`` keeps, from the file defining the target, the definitions (functions, classes, module
+names) the target reaches by name, transitively, with the imports they use; a name imported from
+another of the user's files is followed into that file and its definition taken from there, so
+the result needs none of the project's files. Module-level settings of imported libraries
+(``torch._dynamo.config.recompile_limit = 16``) are kept too: they change what dynamo does.
+``shrink`` removes statements one at a time while a check still sees the same failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import libcst as cst
+
+
+@dataclass
+class _TopLevel:
+    """A file's module-level statements by the names they bind."""
+
+    module: cst.Module
+    definitions: dict[str, int] = field(default_factory=dict)  # name → statement index
+    imports: dict[str, int] = field(default_factory=dict)
+    settings: list[int] = field(default_factory=list)  # ``lib.attr = value`` on an imported module
+
+
+@dataclass
+class Cut:
+    imports: list[str] = field(default_factory=list)  # statements, in order of first use
+    definitions: list[str] = field(default_factory=list)
+
+    def code(self) -> str:
+        return "\n".join(self.imports) + "\n\n\n" + "\n".join(self.definitions)
+
+
+class _Names(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
+
+
+def names_used(node: cst.CSTNode) -> set[str]:
+    visitor = _Names()
+    node.visit(visitor)
+    return visitor.names
+
+
+def _root_name(node: cst.BaseExpression) -> str | None:
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
+def _bound_by_import(statement: cst.BaseSmallStatement) -> list[str]:
+    if isinstance(statement, cst.ImportFrom) and isinstance(statement.names, cst.ImportStar):
+        return []
+    names = []
+    for alias in statement.names:  # type: ignore[union-attr]
+        if alias.asname is not None:
+            names.append(cst.ensure_type(alias.asname.name, cst.Name).value)
+        else:
+            names.append(_root_name(alias.name) or "")
+    return names
+
+
+def _top_level(module: cst.Module) -> _TopLevel:
+    table = _TopLevel(module)
+    for index, statement in enumerate(module.body):
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            table.definitions[statement.name.value] = index
+            continue
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, (cst.Import, cst.ImportFrom)):
+                for name in _bound_by_import(small):
+                    table.imports[name] = index
+            elif isinstance(small, (cst.Assign, cst.AnnAssign)):
+                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+                for target in targets:
+                    if isinstance(target, cst.Name):
+                        table.definitions[target.value] = index
+                    elif isinstance(target, cst.Attribute) and _root_name(target) in table.imports:
+                        table.settings.append(index)
+    return table
+
+
+def _user_module_file(importer: Path, statement: cst.ImportFrom, user_files: set[str]) -> Path | None:
+    """The user's file a ``from X import name`` reads, or None for a library."""
+    dots = len(statement.relative)
+    dotted = cst.Module([]).code_for_node(statement.module) if statement.module is not None else ""
+    bases = [importer.parent.parents[dots - 2] if dots > 1 else importer.parent] if dots else [importer.parent, *importer.parents]
+    for base in bases:
+        stem = base.joinpath(*dotted.split(".")) if dotted else base
+        for candidate in (stem.with_suffix(".py"), stem / "__init__.py"):
+            if str(candidate.resolve()) in user_files:
+                return candidate
+    return None
+
+
+def cut(file: Path, roots: list[str], user_files: set[str]) -> Cut:
+    """The definitions ``roots`` reach in ``file`` (and the user's files it imports from)."""
+    result = Cut()
+    _cut_file(file, roots, user_files, result, set())
+    return result
+
+
+def _cut_file(file: Path, roots: list[str], user_files: set[str], result: Cut, seen: set[tuple[str, str]]) -> None:
+    table = _top_level(cst.parse_module(file.read_text(encoding="utf-8")))
+    body = table.module.body
+    kept: set[int] = set()
+    pending = list(roots)
+    for index in table.settings:
+        kept.add(index)
+        pending.extend(names_used(body[index]))
+    while pending:
+        name = pending.pop()
+        if (str(file), name) in seen:
+            continue
+        seen.add((str(file), name))
+        if name in table.definitions:
+            index = table.definitions[name]
+            if index not in kept:
+                kept.add(index)
+                pending.extend(names_used(body[index]))
+        elif name in table.imports:
+            statement = body[table.imports[name]]
+            small = cst.ensure_type(statement, cst.SimpleStatementLine).body[0]
+            source = _user_module_file(file, small, user_files) if isinstance(small, cst.ImportFrom) else None
+            if source is None:
+                code = table.module.code_for_node(statement).strip()
+                if code not in result.imports:
+                    result.imports.append(code)
+                continue
+            for alias in small.names:  # type: ignore[union-attr]
+                bound = cst.ensure_type(alias.asname.name, cst.Name).value if alias.asname else alias.name.value
+                if bound == name:
+                    _cut_file(source, [alias.name.value], user_files, result, seen)
+                    if bound != alias.name.value:
+                        result.definitions.append(f"{bound} = {alias.name.value}\n")
+    for index in sorted(kept):
+        result.definitions.append(table.module.code_for_node(body[index]))
+
+
+class _Statements(cst.CSTVisitor):
+    """Every statement, in source order (a compound statement before those it holds)."""
+
+    def __init__(self) -> None:
+        self.found: list[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.BaseStatement):
+            self.found.append(node)
+        return True
+
+
+class _Without(cst.CSTTransformer):
+    def __init__(self, statement: cst.CSTNode) -> None:
+        self.statement = statement
+
+    def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):  # type: ignore[no-untyped-def]
+        if original is self.statement:
+            return cst.RemoveFromParent()
+        if isinstance(updated, cst.IndentedBlock) and not updated.body:
+            return updated.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
+        return updated
+
+
+def _statements(module: cst.Module) -> list[cst.CSTNode]:
+    visitor = _Statements()
+    module.visit(visitor)
+    return visitor.found
+
+
+def shrink(code: str, still_fails: Callable[[str], bool], passes: int = 2) -> str:
+    """``code`` with every statement removed whose removal keeps ``still_fails`` true. Outer
+    statements are tried first, so an unneeded method goes in one try, not one per line."""
+    module = cst.parse_module(code)
+    for _ in range(passes):
+        changed, index = False, 0
+        while index < len(statements := _statements(module)):
+            try:
+                candidate = module.visit(_Without(statements[index]))
+            except Exception:  # noqa: BLE001 - a removal libcst cannot express: keep the statement
+                candidate = module
+            if candidate.code != module.code and still_fails(candidate.code):
+                module, changed = candidate, True  # the next statement now has this index
+            else:
+                index += 1
+        if not changed:
+            break
+    return module.code

@@ -1,0 +1,129 @@
+"""`graphlint repro` on every failing golden trace sample and on a tiny MoE's torchair gap: the
+repro runs in a fresh folder with only graphlint importable, exits 1 with the failure's
+signature, is at most 200 lines, names its versions, and exits 0 once the one-line fix the
+sample's doc names is applied (to the repro, or to a copy of the sample and the repro made again).
+
+``targets/qwen3_moe.py`` is the issue's tiny Qwen3-MoE; offline torchair still stops on it with a
+stand-in error (TA003) that another change fixes, so its torchair gap is ``targets/expert_load.py``.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import torch
+
+from tests.expectations import read_expectations
+from tests.repro.conftest import REPO, graphlint
+
+SAMPLES = REPO / "samples" / "trace"
+TARGETS = Path(__file__).resolve().parent / "targets"
+
+
+@dataclass(frozen=True)
+class Case:
+    target: Path
+    layer: str
+    signature: str  # what the repro prints after "reproduced: "
+    old: str  # the one-line fix the target's doc names: this text …
+    new: str  # … becomes this
+    fix_in: str  # "repro": the line is in the repro, edited there; "target": fixed and made again
+    doc: str  # the words of the target's doc that name the fix
+
+    @property
+    def id(self) -> str:
+        return f"{self.layer}-{self.target.stem}"
+
+
+CASES = [
+    Case(SAMPLES / "model_error.py", "model", "model RuntimeError at forward",
+         "torch.zeros(6)", "torch.zeros(8)", "repro", "Fix: torch.zeros(8)"),
+    Case(SAMPLES / "data_dependent_branch.py", "dynamo", "dynamo Unsupported at GB0170",
+         "        if too_large:\n            y = y.clamp(-10, 10)\n",
+         "        y = torch.where(y.abs().amax() > 10, y.clamp(-10, 10), y)\n", "target",
+         "y = torch.where(y.abs().amax() > 10, y.clamp(-10, 10), y)"),
+    Case(SAMPLES / "recompile_storm.py", "dynamo", "dynamo FailOnRecompileLimitHit at GB0039",
+         "import torch\n", "import torch\ntorch._dynamo.config.recompile_limit = 16\n", "repro",
+         "Fix: torch._dynamo.config.recompile_limit = 16"),
+    Case(SAMPLES / "str_on_symint.py", "dynamo", "dynamo Unsupported at GB0059",
+         "import torch\n", "import torch\ntorch._dynamo.config.automatic_dynamic_shapes = False\n", "repro",
+         "Fix: torch._dynamo.config.automatic_dynamic_shapes = False"),
+    Case(SAMPLES / "converter_gap.py", "torchair", "torchair NotImplementedError at aten.index_put.default",
+         "updated = torch.index_put(hidden, (slots,), values)",
+         "updated = hidden.scatter(0, slots[:, None].expand(-1, 8), values)",
+         "target", "updated = hidden.scatter(0, slots[:, None].expand(-1, 8), values)"),
+    Case(TARGETS / "expert_load.py", "torchair", "torchair RuntimeError at aten.histc.default",
+         "load = torch.histc(chosen.float(), bins=EXPERTS, min=0, max=EXPERTS - 1)",
+         "load = (chosen.flatten()[:, None] == torch.arange(EXPERTS)).sum(0).float()", "target",
+         "load = (chosen.flatten()[:, None] == torch.arange(EXPERTS)).sum(0).float()"),
+    Case(SAMPLES / "capture_unsafe_copy.py", "capture", "capture GL201 at aten._to_copy",
+         "return h - means.to(h.device)", "return h - h.mean(dim=0)", "target", "h - h.mean(dim=0)"),
+]
+
+
+def test_every_failing_golden_sample_has_a_case() -> None:
+    failing = {p for p in SAMPLES.glob("*.py") if read_expectations(p).trace_verdict not in (None, "none")}
+    assert failing == {c.target for c in CASES if c.target.parent == SAMPLES}
+    for case in CASES:  # each case is the sample's verdict, and its fix is in the sample's doc
+        assert read_expectations(case.target).trace_verdict == case.layer
+        text = case.target.read_text(encoding="utf-8")
+        assert case.old in text and case.doc in text
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_repro_exits_1_with_the_signature(case: Case, made_repro, run_repro) -> None:
+    # The verdict picks the layer once (capture: the last stage, so the whole ladder runs); the
+    # other cases name it, and only the stages it needs run.
+    repro = made_repro(case.target) if case.layer == "capture" else made_repro(case.target, "--layer", case.layer)
+    text = repro.read_text(encoding="utf-8")
+    assert text.count("\n") <= 200
+    assert f"torch {torch.__version__}" in text and "graphlint " in text  # the versions it was made with
+    assert case.target.stem not in text.split('"""', 2)[2]  # nothing of the project is imported
+    ran = run_repro(repro)
+    assert ran.returncode == 1, ran.stdout + ran.stderr[-3000:]
+    assert f"reproduced: {case.signature}" in ran.stdout
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_repro_exits_0_after_the_fix(case: Case, made_repro, run_repro, tmp_path: Path) -> None:
+    if case.fix_in == "repro":
+        repro = tmp_path / "repro.py"
+        text = made_repro(case.target, "--layer", case.layer).read_text(encoding="utf-8")
+        assert case.old in text
+        repro.write_text(text.replace(case.old, case.new, 1), encoding="utf-8")
+    else:
+        fixed = tmp_path / case.target.name
+        text = case.target.read_text(encoding="utf-8")
+        fixed.write_text(text.replace(case.old, case.new, 1), encoding="utf-8")
+        repro = made_repro(fixed, "--layer", case.layer)
+    ran = run_repro(repro)
+    assert ran.returncode == 0, ran.stdout + ran.stderr[-3000:]
+    assert "gone:" in ran.stdout or "clean:" in ran.stdout
+
+
+def test_from_a_dump_the_trace_is_not_run_again(tmp_path: Path, run_repro) -> None:
+    """``--from DIR``: the repro is made from the dump alone; the target is gone by then."""
+    target = tmp_path / "converter_gap.py"
+    shutil.copy(SAMPLES / "converter_gap.py", target)
+    dump = tmp_path / "dump"
+    traced = graphlint("trace", str(target), "--stages", "eager,dynamo,aot,torchair", "--dump", str(dump))
+    assert traced.returncode == 1, traced.stderr[-3000:]
+    target.unlink()
+    out = tmp_path / "repro.py"
+    made = graphlint("repro", str(target), "--from", str(dump), "-o", str(out))
+    assert made.returncode == 0, made.stderr[-3000:]
+    ran = run_repro(out)
+    assert ran.returncode == 1 and "reproduced: torchair NotImplementedError at aten.index_put.default" in ran.stdout
+
+
+def test_a_dump_folder_that_is_not_one_is_a_usage_error(tmp_path: Path) -> None:
+    made = graphlint("repro", "model.py", "--from", str(tmp_path))
+    assert made.returncode == 2 and "not the --dump folder of a trace" in made.stderr
+
+
+def test_an_unknown_layer_is_a_usage_error() -> None:
+    made = graphlint("repro", "model.py", "--layer", "inductor")
+    assert made.returncode == 2 and "invalid choice" in made.stderr
