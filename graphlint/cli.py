@@ -18,6 +18,7 @@ from graphlint import __version__
 # Order is the order of `graphlint --help`.
 COMMAND_MODULES: tuple[str, ...] = (
     "graphlint.checks.command",  # check, rules, explain
+    "graphlint.checks.graph_command",  # callgraph, regions
     "graphlint.tracer.command",  # trace, env
     "graphlint.tracer.copies.command",  # copies
     "graphlint.tracer.torchair.command",  # torchair fetch, ops

@@ -26,11 +26,14 @@ from typing import Any
 
 from graphlint.checks.cache import CACHE_DIR_ENV, CACHE_DIR_NAME, FactsCache
 from graphlint.checks.collect import collect_facts
+from graphlint.checks.coverage import Coverage, summarize
 from graphlint.checks.discover import discover
 from graphlint.checks.extract import ExtractOptions
 from graphlint.checks.facts import Candidate, FileFacts
-from graphlint.checks.link import FunctionKey, LinkedFile, Project, absolute_name, module_name
 from graphlint.checks.presets import active_presets, knowledge
+from graphlint.checks.link import LinkedFile, Project
+from graphlint.checks.modules import ModuleNames, imported_heads, module_name
+from graphlint.checks.valueflow import FunctionKey, absolute_name
 from graphlint.checks.regions import EntryId, RegionHit, Regions, mark_regions
 from graphlint.checks.roots import add_root_entries
 from graphlint.checks.rules import all_rules
@@ -49,6 +52,7 @@ class CheckOptions:
     jobs: int = 0  # 0: all cores
     use_cache: bool = True
     cache_dir: Path | None = None
+    extra_paths: tuple[Path, ...] = ()  # --extra-path: read-only context, added to extra-paths
 
 
 @dataclass
@@ -95,11 +99,46 @@ class CheckResult:
     seconds: float
     internal_errors: int = 0
     presets: list[str] = field(default_factory=list)  # the framework presets the run used
+    coverage: Coverage | None = None
+
+
+@dataclass
+class LinkedProject:
+    """The paths' files linked with their context: what every command that reads regions needs."""
+
+    root: Path
+    config: Config
+    targets: int  # the first ``targets`` files of ``project`` are the ones named on the command line
+    project: Project
+    regions: Regions
+    presets: list[str] = field(default_factory=list)  # the framework presets the run used
 
 
 def run_check(options: CheckOptions) -> CheckResult:
     """Raises ``ConfigError`` for a malformed ``[tool.graphlint]``."""
     started = time.perf_counter()
+    linked_project = link_paths(options)
+    root, config, project, regions = linked_project.root, linked_project.config, linked_project.project, linked_project.regions
+    selection = _Selection(config, options)
+    findings: list[Finding] = []
+    internal = 0
+    for index in range(linked_project.targets):
+        linked = project.files[index]
+        if linked.facts.error is not None:
+            internal += linked.facts.internal
+            findings.extend(selection.keep(linked, [_parse_error(linked)], root))
+            continue
+        found = [_finding(project, regions, index, c) for c in linked.facts.candidates]
+        found.extend(_project_findings(project, regions, index))
+        findings.extend(selection.keep(linked, [f for f in found if f is not None], root))
+    findings.sort(key=lambda f: (f.path, f.line, f.column, f.code))
+    coverage = summarize(project, regions)
+    elapsed = time.perf_counter() - started
+    return CheckResult(findings, linked_project.targets, elapsed, internal, linked_project.presets, coverage)
+
+
+def link_paths(options: CheckOptions) -> LinkedProject:
+    """Paths → facts → one linked project and its regions. Raises ``ConfigError``."""
     paths = options.paths or [Path(".")]
     root = find_project_root(paths[0])
     config = load_config(root)
@@ -121,23 +160,21 @@ def run_check(options: CheckOptions) -> CheckResult:
         facts = load(targets)
     named = set(targets)
     context = [path for path in facts if path not in named]
-    project = Project([_linked(path, facts[path]) for path in [*targets, *context]], dispatch=known.dispatch)  # targets first
+    # Code outside the project that runs it (a host framework for a plugin): read-only context,
+    # linked for its regions and never reported. Each directory is an import root.
+    extra = [root / p for p in config.extra_paths] + list(options.extra_paths)
+    libraries = [f for f in discover([d for d in extra if d.is_dir()], root) if f not in facts]
+    facts.update(load(libraries))
+    names = ModuleNames(
+        [root / src for src in config.src] + extra,
+        imported_heads(name for f in facts.values() for name in f.imports.values()),
+        top=root,
+    )
+    files = [_linked(path, facts[path], names) for path in [*targets, *context]]  # targets first
+    files += [_linked(path, facts[path], names, library=True) for path in libraries]
+    project = Project(files, dispatch=known.dispatch)
     add_root_entries(project, known)
-    regions = mark_regions(project)
-    selection = _Selection(config, options)
-    findings: list[Finding] = []
-    internal = 0
-    for index in range(len(targets)):
-        linked = project.files[index]
-        if linked.facts.error is not None:
-            internal += linked.facts.internal
-            findings.extend(selection.keep(linked, [_parse_error(linked)], root))
-            continue
-        found = [_finding(project, regions, index, c) for c in linked.facts.candidates]
-        found.extend(_project_findings(project, regions, index))
-        findings.extend(selection.keep(linked, [f for f in found if f is not None], root))
-    findings.sort(key=lambda f: (f.path, f.line, f.column, f.code))
-    return CheckResult(findings, len(targets), time.perf_counter() - started, internal, presets)
+    return LinkedProject(root, config, len(targets), project, mark_regions(project), presets)
 
 
 def _with_project_context(
@@ -202,9 +239,9 @@ def _cache_dir(options: CheckOptions, root: Path) -> Path:
     return Path(env) if env else root / CACHE_DIR_NAME
 
 
-def _linked(path: Path, facts: FileFacts) -> LinkedFile:
-    module, is_package = module_name(path)
-    return LinkedFile(path=path, display=display_path(path), module=module, is_package=is_package, facts=facts)
+def _linked(path: Path, facts: FileFacts, names: ModuleNames, library: bool = False) -> LinkedFile:
+    module, is_package = names.name(path)
+    return LinkedFile(path, display_path(path), module, is_package, facts, library=library)
 
 
 def display_path(path: Path) -> str:
@@ -281,9 +318,8 @@ def _region(project: Project, regions: Regions, file: int, candidate: Candidate,
         own = EntryId(file, candidate.own_entry)
         hits = [
             hit
-            for ref in regions.entries[own].targets
-            for callee in project.resolve(file, ref)
-            for hit in regions.hits(callee.function)
+            for function in project.entry_functions(file, candidate.own_entry)
+            for hit in regions.hits(function)
             if hit.entry != own and hit.traced and len(hit.chain) > 1
         ]
     else:

@@ -10,7 +10,6 @@ capture blocks and the names that hold dynamic ints or boolean masks.
 from __future__ import annotations
 
 import ast
-import builtins
 import io
 import re
 import tokenize
@@ -26,17 +25,17 @@ from graphlint.checks import apis
 from graphlint.checks.facts import (
     MODULE_SCOPE,
     Candidate,
-    CallEdge,
-    ClassFacts,
     EntryFacts,
     FileFacts,
+    Expr,
+    FlowFacts,
     FunctionFacts,
-    Ref,
 )
+from graphlint.checks.assignments import flow_facts
 from graphlint.checks.positions import ANCHOR_KINDS, locate
 from graphlint.checks.rules import all_rules
 from graphlint.checks.rules.base import Rule, SiteContext
-from graphlint.checks.syntax import children, dotted_name, keyword, positional, preorder, string_value
+from graphlint.checks.syntax import children, dotted_name, keyword, positional, string_value
 
 
 @dataclass(frozen=True)
@@ -94,7 +93,6 @@ class _Scope:
     kind: Literal["module", "class", "function"]
     qualname: str
     class_name: str | None = None  # the class whose ``self`` is in scope
-    types: dict[str, list[Ref]] = field(default_factory=dict)  # local name → what calling it calls
     dynamic: dict[str, Literal["shape", "param"]] = field(default_factory=dict)
     masks: set[str] = field(default_factory=set)
     devices: dict[str, str] = field(default_factory=dict)  # tensor name → the device it was made on
@@ -102,8 +100,8 @@ class _Scope:
     tensor_params: set[str] = field(default_factory=set)
     configs: dict[str, bool] = field(default_factory=dict)  # CompilerConfig var → capture mode
     backends: dict[str, str | None] = field(default_factory=dict)  # npu backend var → config var
-    nested: dict[str, str] = field(default_factory=dict)  # nested def name → qualname
     loops: int = 0
+    lambdas: int = 0  # lambdas met so far: the n-th is ``<lambdan>``, as ``assignments.py`` names it
 
 
 @dataclass
@@ -158,9 +156,9 @@ class _Extractor:
             cst.Assign: self._on_assign,
             cst.AnnAssign: self._on_assign,
             cst.Call: self._on_call,
-            cst.Return: self._on_return,
             cst.Raise: self._on_raise,
             cst.Assert: self._on_assert,
+            cst.Lambda: self._on_lambda,
         }
         self.hooks = _rule_hooks()
 
@@ -186,6 +184,10 @@ class _Extractor:
         return self.facts
 
     def _finish(self, module: cst.Module) -> None:
+        self.facts.flow = flow_facts(self.tree)
+        if len(self.facts.flow.calls) != self.counts["Call"]:  # calls cannot be matched by ordinal
+            self.facts.flow = FlowFacts(error="the calls of this file could not be numbered")
+            self.facts.eager_calls, self.facts.block_calls = [], {}
         anchors = [(*self.ordinals[id(r.node)], r.node) for r in self.reports]
         sites = [(*self.ordinals[id(node)], node) for node in self.entry_sites]
         spans = locate(self.text, module, self.counts, anchors + sites, tree=self.tree)
@@ -213,7 +215,7 @@ class _Extractor:
             )
         self.facts.suppressions = _suppressions(self.text)
         for qualname, line in _definition_lines(self.tree).items():
-            definition = self.facts.functions.get(qualname) or self.facts.classes.get(qualname)
+            definition = self.facts.functions.get(qualname)
             if definition is not None:
                 definition.line = line
 
@@ -441,10 +443,8 @@ class _Extractor:
     def _on_class(self, node: cst.CSTNode) -> list[_WalkItem]:
         assert isinstance(node, cst.ClassDef)
         qualname = self._qualname(node.name.value)
-        bases = [b for b in (self.qualify(arg.value) for arg in node.bases if arg.keyword is None) if b]
-        self.facts.classes[qualname] = ClassFacts(qualname, bases=bases)
         for decorator in node.decorators:
-            self._decorator_entry(decorator, [["instance", qualname]])
+            self._decorator_entry(decorator, [["def", qualname]])
         scope = _Scope("class", qualname, class_name=qualname)
         return [*node.decorators, *node.bases, *node.keywords, self._push(scope), node.body, self.scopes.pop]
 
@@ -452,8 +452,6 @@ class _Extractor:
         assert isinstance(node, cst.FunctionDef)
         outer = self.scope
         qualname = self._qualname(node.name.value)
-        if outer.kind == "function":
-            outer.nested[node.name.value] = qualname
         # A second def of one name (property setters, TYPE_CHECKING branches) adds to the first.
         facts = self.facts.functions.setdefault(qualname, FunctionFacts(qualname))
         scope = _Scope("function", qualname, class_name=outer.class_name if outer.kind == "class" else None)
@@ -466,17 +464,27 @@ class _Extractor:
                 scope.dynamic[param.name.value] = "param"
             elif annotation in ("torch.Tensor", "Tensor"):
                 scope.tensor_params.add(param.name.value)
-            elif annotation is not None:  # ``model: Decoder``: calling it runs Decoder.forward
-                scope.types[param.name.value] = [["instance", annotation]]
         for decorator in node.decorators:
             name = self.qualify(_callee(decorator.decorator))
             if name in apis.REGION_BOUNDARY_DECORATORS:
                 facts.boundary = True
-            self._decorator_entry(decorator, [["local", qualname]])
+            self._decorator_entry(decorator, [["def", qualname]])
         returns = [node.returns] if node.returns else []
         restore = self._restore()
         enter = [self._push(scope), self._set_eager(False), self._set_block(None)]
         return [*node.decorators, *enter, node.params, *returns, node.body, self.scopes.pop, restore]
+
+    def _on_lambda(self, node: cst.CSTNode) -> list[_WalkItem]:
+        """A lambda is a function of its own: ``outer.<lambda1>``, numbered in source order."""
+        assert isinstance(node, cst.Lambda)
+        outer = self.scope
+        outer.lambdas += 1
+        qualname = self._qualname(f"<lambda{outer.lambdas}>")
+        self.facts.functions.setdefault(qualname, FunctionFacts(qualname))
+        scope = _Scope("function", qualname, class_name=self.function_scope.class_name)
+        restore = self._restore()
+        enter = [self._push(scope), self._set_eager(False), self._set_block(None)]
+        return [node.params, *enter, node.body, self.scopes.pop, restore]
 
     def _push(self, scope: _Scope) -> Callable[[], None]:
         return lambda: self.scopes.append(scope)
@@ -485,7 +493,6 @@ class _Extractor:
         assert isinstance(node, (cst.For, cst.While))
         scope = self.function_scope
         if isinstance(node, cst.For):
-            self._bind_loop_target(node.target, node.iter)
             head: list[_WalkItem] = [node.target, node.iter]
         else:
             head = [node.test]
@@ -522,7 +529,7 @@ class _Extractor:
         for item in node.items:
             call = item.item
             if isinstance(call, cst.Call) and self.qualify(call.func) in apis.CAPTURE_CONTEXTS:
-                index = self._add_entry(call, "capture", traced=False, targets=[])
+                index = self._add_entry(call, "capture", traced=False, targets=[], via="block")
                 restore = self._restore()
                 return [*node.items, self._set_block(index), node.body, restore]
         return None
@@ -543,7 +550,7 @@ class _Extractor:
             if method == apis.CAPTURE_BEGIN_METHOD and end_capture is None:
                 call = statement.body[0].value  # type: ignore[union-attr]
                 end_capture = self._set_block(self.block)
-                index = self._add_entry(call, "capture", traced=False, targets=[])
+                index = self._add_entry(call, "capture", traced=False, targets=[], via="block")
                 plan.append(self._set_block(index))
             elif self._returns_when_compiling(statement) and not made_eager:
                 made_eager = True
@@ -585,10 +592,7 @@ class _Extractor:
                         scope.dynamic[element.value.value] = "shape"
             elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
                 owner = target.value.value
-                if owner == "self" and scope.class_name is not None:
-                    members = self._members(scope.class_name)
-                    members.setdefault(target.attr.value, []).extend(self._value_refs(value))
-                elif owner in self._config_scope(owner).configs and target.attr.value == "mode":
+                if owner in self._config_scope(owner).configs and target.attr.value == "mode":
                     self._config_scope(owner).configs[owner] = string_value(value) in apis.CAPTURE_MODES
         return None
 
@@ -620,25 +624,6 @@ class _Extractor:
                 config = keyword(value, "compiler_config")
                 config_name = config.value.value if config and isinstance(config.value, cst.Name) else None
                 scope.backends[name] = config_name
-                return
-        refs = self._value_refs(value)
-        if refs:
-            scope.types[name] = refs
-            if scope.kind == "module":
-                self.facts.bindings[name] = refs
-        else:
-            scope.types.pop(name, None)
-
-    def _bind_loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
-        """``for layer in self.layers`` / ``for i, layer in enumerate(self.layers)``."""
-        if isinstance(iterable, cst.Call) and self.qualify(iterable.func) == "enumerate" and iterable.args:
-            iterable = iterable.args[0].value
-            if isinstance(target, cst.Tuple) and len(target.elements) == 2:
-                target = target.elements[1].value
-        if isinstance(target, cst.Name):
-            refs = self._callable_refs(iterable)
-            if refs:
-                self.function_scope.types[target.value] = refs
 
     def _is_shape_tuple(self, value: cst.BaseExpression) -> bool:
         if isinstance(value, cst.Attribute) and value.attr.value in apis.SHAPE_ATTRIBUTES:
@@ -647,33 +632,30 @@ class _Extractor:
             return self._is_shape_tuple(value.value)
         return _is_method_call(value, "size") and not value.args  # type: ignore[union-attr]
 
-    def _members(self, class_name: str) -> dict[str, list[Ref]]:
-        return self.facts.classes[class_name].members
-
     def _config_scope(self, name: str) -> _Scope:
         scope = self.function_scope
         return scope if name in scope.configs else self.module_scope
 
     def _on_call(self, node: cst.CSTNode) -> None:
         assert isinstance(node, cst.Call)
+        ordinal = self.ordinals[id(node)][1]
         callee = self.qualify(node.func)
-        targets = self._compile_targets(node)
+        targets = self._compile_targets(node, ordinal)
         if targets is not None:
             options = node.func if isinstance(node.func, cst.Call) else node
-            self._add_entry(node, self._compile_kind(options), traced=True, targets=targets, dynamic=_dynamic(options))
-        elif callee in apis.MAKE_GRAPHED_CALLABLES and node.args:
-            targets = self._callable_refs(node.args[0].value)
-            self._add_entry(node, "capture", traced=False, targets=targets)
-        elif callee in self.options.capture_entrypoints and node.args:
-            self._add_entry(node, "capture", traced=False, targets=self._callable_refs(node.args[0].value))
-        elif callee in self.options.compile_entrypoints and node.args:
-            entry = self._add_entry(node, "compiled", traced=True, targets=self._callable_refs(node.args[0].value))
+            self._add_entry(node, self._compile_kind(options), traced=True, targets=targets, dynamic=_dynamic(options), via="call")
+        elif node.args and callee in apis.MAKE_GRAPHED_CALLABLES:
+            self._add_entry(node, "capture", traced=False, targets=[["arg", ordinal]], via="call")
+        elif node.args and callee in self.options.capture_entrypoints:
+            self._add_entry(node, "capture", traced=False, targets=[["arg", ordinal]], via="config")
+        elif node.args and callee in self.options.compile_entrypoints:
+            entry = self._add_entry(node, "compiled", traced=True, targets=[["arg", ordinal]], via="config")
             if callee in self.options.nesting_safe_entrypoints:
                 self.nesting_safe.add(entry)
-        refs = self._callable_refs(node.func)
-        calls = self.facts.functions[self.function_scope.qualname].calls
-        for ref in refs:
-            calls.append(CallEdge(ref, eager=self.eager, block=self.block))
+        if self.eager:
+            self.facts.eager_calls.append(ordinal)
+        if self.block is not None:
+            self.facts.block_calls[ordinal] = self.block
         return None
 
     def _set_error_message(self, inside: bool) -> Callable[[], None]:
@@ -694,40 +676,10 @@ class _Extractor:
         message = [self._set_error_message(True), node.msg, self._set_error_message(self.in_error_message)]
         return [node.test, *(message if node.msg is not None else [])]
 
-    def _on_return(self, node: cst.CSTNode) -> None:
-        assert isinstance(node, cst.Return)
-        scope = self.function_scope
-        if scope.kind != "function" or node.value is None or not self._may_return_a_module(node.value):
-            return None
-        returns = self.facts.functions[scope.qualname].returns
-        returns.extend(ref for ref in self._value_refs(node.value) if ref not in returns)
-        return None
-
-    def _may_return_a_module(self, value: cst.BaseExpression) -> bool:
-        """Whether a returned value may be a model a factory builds: an instance of a class (or
-        of another factory) named through the file's own definitions or imports, a container of
-        them, a compiled callable, a local bound to one, or a member of ``self``. Other returns,
-        the tensors most functions return (``x.view(...)``, ``torch.cat(...)``), are not recorded:
-        each would be one more ref in the cached facts of every function."""
-        if isinstance(value, cst.Call):
-            if self._compile_targets(value) is not None:
-                return True
-            func = value.func
-            if _is_self_attribute(func):  # self.build_model(...)
-                return True
-            head = func
-            while isinstance(head, cst.Attribute):
-                head = head.value
-            if not isinstance(head, cst.Name) or (head is not func and head.value not in self.facts.imports):
-                return False  # x.view(...), f()(...): a method of a value, or a value called
-            name = self.qualify(func) or ""
-            return name in apis.MODULE_CONTAINERS or not (name.startswith("torch.") or name in _BUILTIN_NAMES)
-        if isinstance(value, cst.Name):
-            return any(value.value in scope.types for scope in (self.function_scope, self.module_scope))
-        return _is_self_attribute(value)
-
     # ---- entry points -----------------------------------------------------------------------
-    def _add_entry(self, node: cst.CSTNode, kind: str, *, traced: bool, targets: list[Ref], dynamic: bool | None = None) -> int:
+    def _add_entry(
+        self, node: cst.CSTNode, kind: str, *, traced: bool, targets: list[Expr], dynamic: bool | None = None, via: str
+    ) -> int:
         self.facts.entries.append(
             EntryFacts(
                 line=0,
@@ -736,6 +688,7 @@ class _Extractor:
                 scope=self.function_scope.qualname,
                 targets=targets,
                 dynamic=dynamic,
+                via=via,  # type: ignore[arg-type]
             )
         )
         if traced:
@@ -743,21 +696,21 @@ class _Extractor:
         self.entry_sites.append(node)
         return len(self.entry_sites) - 1
 
-    def _decorator_entry(self, decorator: cst.Decorator, targets: list[Ref]) -> None:
+    def _decorator_entry(self, decorator: cst.Decorator, targets: list[Expr]) -> None:
         expr = decorator.decorator
         name = self.qualify(_callee(expr))
         options = expr if isinstance(expr, cst.Call) else None
         if name in apis.COMPILE_FUNCTIONS:
             kind = self._compile_kind(options) if options is not None else "compiled"
-            self._add_entry(decorator, kind, traced=True, targets=targets, dynamic=_dynamic(options))
+            self._add_entry(decorator, kind, traced=True, targets=targets, dynamic=_dynamic(options), via="decorator")
         elif name in self.options.capture_entrypoints:
-            self._add_entry(decorator, "capture", traced=False, targets=targets)
+            self._add_entry(decorator, "capture", traced=False, targets=targets, via="config")
         elif name in self.options.compile_entrypoints:
-            entry = self._add_entry(decorator, "compiled", traced=True, targets=targets)
+            entry = self._add_entry(decorator, "compiled", traced=True, targets=targets, via="config")
             if name in self.options.nesting_safe_entrypoints:
                 self.nesting_safe.add(entry)
 
-    def _compile_targets(self, call: cst.Call) -> list[Ref] | None:
+    def _compile_targets(self, call: cst.Call, ordinal: int) -> list[Expr] | None:
         """What ``call`` hands to dynamo when it is a compile call (None when it is not):
         ``torch.compile(f)``, ``torch._dynamo.optimize(backend)(f)``, ``model.compile()``."""
         func = call.func
@@ -765,17 +718,19 @@ class _Extractor:
         if isinstance(func, cst.Call):  # optimize(backend)(f), torch.compile(mode=...)(f)
             inner = self.qualify(func.func)
             if inner in apis.COMPILE_FACTORIES or (inner in apis.COMPILE_FUNCTIONS and not positional(func)):
-                return self._callable_refs(args[0].value) if args else []
+                return [["arg", ordinal]] if args else []
             return None
         callee = self.qualify(func)
         if callee in apis.COMPILE_FACTORIES:
             return None  # the backend-taking half of optimize(backend)(f)
         if callee in apis.COMPILE_FUNCTIONS:
             # Without a positional target, ``torch.compile(mode=...)`` makes a decorator.
-            return self._callable_refs(args[0].value) if args else None
+            return [["arg", ordinal]] if args else None
         if isinstance(func, cst.Attribute) and func.attr.value == "compile" and _module_compile_call(call):
-            modules = [r for r in self._callable_refs(func.value) if r[0] in ("instance", "member", "member-result")]
-            return modules or None
+            # ``nn.Module.compile(**options)``; a module imported by name is not a model.
+            receiver = dotted_name(func.value)
+            if receiver is None or receiver.split(".", 1)[0] not in self.facts.imports:
+                return [["receiver", ordinal]]
         return None
 
     def _compile_kind(self, options: cst.Call) -> Literal["compiled", "capture"]:
@@ -812,75 +767,6 @@ class _Extractor:
             return self._config_scope(config.value).configs.get(config.value, False)
         return False
 
-    # ---- what calling an expression calls ---------------------------------------------------
-    def _callable_refs(self, expr: cst.BaseExpression) -> list[Ref]:
-        scope = self.function_scope
-        if isinstance(expr, cst.Name):
-            for candidate in (scope, self.module_scope):
-                if expr.value in candidate.types:
-                    return candidate.types[expr.value]
-            for outer in reversed(self.scopes):
-                if expr.value in outer.nested:
-                    return [["local", outer.nested[expr.value]]]
-            if expr.value == "self" and scope.class_name is not None:
-                return [["instance", scope.class_name]]
-            name = self.qualify(expr)
-            return [["call", name]] if name else []
-        if isinstance(expr, cst.Attribute):
-            owner = expr.value
-            if isinstance(owner, cst.Name):
-                if owner.value == "self" and scope.class_name is not None:
-                    return [["member", scope.class_name, expr.attr.value]]
-                owner_refs = scope.types.get(owner.value) or self.module_scope.types.get(owner.value) or []
-                members = [["member", r[1], expr.attr.value] for r in owner_refs if r[0] == "instance"]
-                if members:
-                    return members
-            name = self.qualify(expr)
-            return [["call", name]] if name and not name.startswith(apis.OPAQUE_PREFIXES) else []
-        if isinstance(expr, cst.Subscript):  # self.layers[0](x)
-            return self._callable_refs(expr.value)
-        if isinstance(expr, cst.Call):  # Model(...)(x), torch.compile(f)(x)
-            targets = self._compile_targets(expr)
-            if targets is not None:
-                return targets
-            return self._result_refs(expr)
-        return []
-
-    def _result_refs(self, call: cst.Call) -> list[Ref]:
-        """What calling the object ``call`` returns would call: an instance of the class it
-        constructs (or what the factory function it calls returns), or what ``self.method()``
-        returns."""
-        func = call.func
-        if _is_self_attribute(func) and self.function_scope.class_name is not None:
-            return [["member-result", self.function_scope.class_name, func.attr.value]]  # type: ignore[attr-defined]
-        name = self.qualify(func)
-        return [["instance", name]] if name else []
-
-    def _value_refs(self, value: cst.BaseExpression) -> list[Ref]:
-        """What calling the object that ``value`` evaluates to would call."""
-        if isinstance(value, cst.Call):
-            targets = self._compile_targets(value)
-            if targets is not None:
-                return targets
-            name = self.qualify(value.func)
-            if name in apis.MODULE_CONTAINERS:
-                refs: list[Ref] = []
-                for node in preorder(value):
-                    if isinstance(node, cst.Call) and node is not value:
-                        inner = self.qualify(node.func)
-                        if inner and inner not in apis.MODULE_CONTAINERS:
-                            refs.append(["instance", inner])
-                return refs
-            return self._result_refs(value)
-        if isinstance(value, (cst.List, cst.Tuple)):  # EntryClass = [LlamaForCausalLM, ...]
-            return [ref for element in value.elements for ref in self._value_refs(element.value)]
-        if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)):
-            refs = self._callable_refs(value)
-            return [r for r in refs if r[0] != "call" or not (r[1].startswith("torch.") or r[1] == "torch")]
-        return []
-
-
-_BUILTIN_NAMES = frozenset(dir(builtins))
 _CODE = cst.Module(body=[])  # renders an expression's source text
 
 
@@ -911,10 +797,6 @@ def _module_compile_call(call: cst.Call) -> bool:
     """Whether ``x.compile(...)`` can be ``nn.Module.compile``: it takes only torch.compile's
     keywords (an FX backend's ``compile(graph, inputs)`` or a DSL's ``compile(src)`` does not)."""
     return all(arg.keyword is not None and arg.keyword.value in apis.MODULE_COMPILE_KEYWORDS for arg in call.args)
-
-
-def _is_self_attribute(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"
 
 
 def _is_compiling_function(name: str | None) -> bool:

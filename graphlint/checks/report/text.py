@@ -8,6 +8,7 @@ from typing import TextIO
 from rich.console import Console
 from rich.markup import escape
 
+from graphlint.checks.coverage import coverage_line
 from graphlint.checks.engine import CheckResult, Finding
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
@@ -32,6 +33,8 @@ def write(result: CheckResult, out: TextIO) -> None:
         console.print(f"[green]No findings[/] in {result.files} file(s) ({result.seconds:.2f}s)")
     if result.presets:
         console.print(f"presets: {', '.join(result.presets)} (framework knowledge; [tool.graphlint] presets = [...] to choose)")
+    if result.coverage is not None:
+        console.print(escape(coverage_line(result.coverage)))
 
 
 def _finding(console: Console, f: Finding, sources: dict[str, list[str]]) -> None:
