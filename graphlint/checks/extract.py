@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 import io
-import re
 import tokenize
 import warnings
 from collections.abc import Callable
@@ -25,13 +24,13 @@ from graphlint.checks import apis
 from graphlint.checks.facts import (
     MODULE_SCOPE,
     Candidate,
-    EntryFacts,
     FileFacts,
-    Expr,
     FlowFacts,
     FunctionFacts,
 )
 from graphlint.checks.assignments import flow_facts
+from graphlint.checks.entry_points import EntryPoints, decorated_callee, dynamic_option
+from graphlint.checks.suppressions import suppressions
 from graphlint.checks.positions import ANCHOR_KINDS, locate
 from graphlint.checks.rules import all_rules
 from graphlint.checks.rules.base import Rule, SiteContext
@@ -118,12 +117,11 @@ class _Report:
     own_entry: int | None
 
 
-_SUPPRESSION = re.compile(r"#\s*graphlint:\s*ignore(?:\[(?P<codes>[A-Za-z0-9_,\s-]*)\])?")
 _ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo, cst.Divide, cst.Power)
 _WalkItem = cst.CSTNode | Callable[[], None]
 
 
-class _Extractor:
+class _Extractor(EntryPoints):
     def __init__(self, text: str, tree: ast.Module, options: ExtractOptions) -> None:
         self.text = text
         self.tree = tree
@@ -213,7 +211,7 @@ class _Extractor:
                     own_entry=report.own_entry,
                 )
             )
-        self.facts.suppressions = _suppressions(self.text)
+        self.facts.suppressions = suppressions(self.text)
         for qualname, line in _definition_lines(self.tree).items():
             definition = self.facts.functions.get(qualname)
             if definition is not None:
@@ -465,7 +463,7 @@ class _Extractor:
             elif annotation in ("torch.Tensor", "Tensor"):
                 scope.tensor_params.add(param.name.value)
         for decorator in node.decorators:
-            name = self.qualify(_callee(decorator.decorator))
+            name = self.qualify(decorated_callee(decorator.decorator))
             if name in apis.REGION_BOUNDARY_DECORATORS:
                 facts.boundary = True
             self._decorator_entry(decorator, [["def", qualname]])
@@ -643,7 +641,7 @@ class _Extractor:
         targets = self._compile_targets(node, ordinal)
         if targets is not None:
             options = node.func if isinstance(node.func, cst.Call) else node
-            self._add_entry(node, self._compile_kind(options), traced=True, targets=targets, dynamic=_dynamic(options), via="call")
+            self._add_entry(node, self._compile_kind(options), traced=True, targets=targets, dynamic=dynamic_option(options), via="call")
         elif node.args and callee in apis.MAKE_GRAPHED_CALLABLES:
             self._add_entry(node, "capture", traced=False, targets=[["arg", ordinal]], via="call")
         elif node.args and callee in self.options.capture_entrypoints:
@@ -676,97 +674,6 @@ class _Extractor:
         message = [self._set_error_message(True), node.msg, self._set_error_message(self.in_error_message)]
         return [node.test, *(message if node.msg is not None else [])]
 
-    # ---- entry points -----------------------------------------------------------------------
-    def _add_entry(
-        self, node: cst.CSTNode, kind: str, *, traced: bool, targets: list[Expr], dynamic: bool | None = None, via: str
-    ) -> int:
-        self.facts.entries.append(
-            EntryFacts(
-                line=0,
-                kind=kind,  # type: ignore[arg-type]
-                traced=traced,
-                scope=self.function_scope.qualname,
-                targets=targets,
-                dynamic=dynamic,
-                via=via,  # type: ignore[arg-type]
-            )
-        )
-        if traced:
-            self.entry_nodes[id(node)] = len(self.entry_sites)
-        self.entry_sites.append(node)
-        return len(self.entry_sites) - 1
-
-    def _decorator_entry(self, decorator: cst.Decorator, targets: list[Expr]) -> None:
-        expr = decorator.decorator
-        name = self.qualify(_callee(expr))
-        options = expr if isinstance(expr, cst.Call) else None
-        if name in apis.COMPILE_FUNCTIONS:
-            kind = self._compile_kind(options) if options is not None else "compiled"
-            self._add_entry(decorator, kind, traced=True, targets=targets, dynamic=_dynamic(options), via="decorator")
-        elif name in self.options.capture_entrypoints:
-            self._add_entry(decorator, "capture", traced=False, targets=targets, via="config")
-        elif name in self.options.compile_entrypoints:
-            entry = self._add_entry(decorator, "compiled", traced=True, targets=targets, via="config")
-            if name in self.options.nesting_safe_entrypoints:
-                self.nesting_safe.add(entry)
-
-    def _compile_targets(self, call: cst.Call, ordinal: int) -> list[Expr] | None:
-        """What ``call`` hands to dynamo when it is a compile call (None when it is not):
-        ``torch.compile(f)``, ``torch._dynamo.optimize(backend)(f)``, ``model.compile()``."""
-        func = call.func
-        args = positional(call)
-        if isinstance(func, cst.Call):  # optimize(backend)(f), torch.compile(mode=...)(f)
-            inner = self.qualify(func.func)
-            if inner in apis.COMPILE_FACTORIES or (inner in apis.COMPILE_FUNCTIONS and not positional(func)):
-                return [["arg", ordinal]] if args else []
-            return None
-        callee = self.qualify(func)
-        if callee in apis.COMPILE_FACTORIES:
-            return None  # the backend-taking half of optimize(backend)(f)
-        if callee in apis.COMPILE_FUNCTIONS:
-            # Without a positional target, ``torch.compile(mode=...)`` makes a decorator.
-            return [["arg", ordinal]] if args else None
-        if isinstance(func, cst.Attribute) and func.attr.value == "compile" and _module_compile_call(call):
-            # ``nn.Module.compile(**options)``; a module imported by name is not a model.
-            receiver = dotted_name(func.value)
-            if receiver is None or receiver.split(".", 1)[0] not in self.facts.imports:
-                return [["receiver", ordinal]]
-        return None
-
-    def _compile_kind(self, options: cst.Call) -> Literal["compiled", "capture"]:
-        """Whether the compile options ask for graph capture (mode, backend, torchair config)."""
-        if self.qualify(options.func) in apis.COMPILE_FACTORIES:  # optimize(backend)
-            backend_arg = positional(options)[0] if positional(options) else keyword(options, "backend")
-            return "capture" if backend_arg and self._backend_captures(backend_arg.value) else "compiled"
-        mode = keyword(options, "mode")
-        if mode is not None and string_value(mode.value) in apis.CAPTURE_MODES:
-            return "capture"
-        backend = keyword(options, "backend")
-        if backend is not None and self._backend_captures(backend.value):
-            return "capture"
-        config = keyword(options, "config")  # torchair.inference.cache_compile(fn, config=cfg)
-        return "capture" if config is not None and self._config_captures(config.value) else "compiled"
-
-    def _backend_captures(self, backend: cst.BaseExpression | None) -> bool:
-        if backend is None:
-            return False
-        if string_value(backend) in apis.CAPTURE_BACKENDS:
-            return True
-        if isinstance(backend, cst.Call) and self.qualify(backend.func) in apis.NPU_BACKEND_FACTORIES:
-            config = keyword(backend, "compiler_config")
-            return config is not None and self._config_captures(config.value)
-        if isinstance(backend, cst.Name):
-            for scope in (self.function_scope, self.module_scope):
-                if backend.value in scope.backends:
-                    config_name = scope.backends[backend.value]
-                    return config_name is not None and self._config_captures(cst.Name(config_name))
-        return False
-
-    def _config_captures(self, config: cst.BaseExpression) -> bool:
-        if isinstance(config, cst.Name):
-            return self._config_scope(config.value).configs.get(config.value, False)
-        return False
-
 _CODE = cst.Module(body=[])  # renders an expression's source text
 
 
@@ -780,23 +687,6 @@ def _rule_hooks() -> dict[type, list[Callable[[cst.CSTNode, SiteContext], None]]
                 node_type = getattr(cst, name[len("visit_") :])
                 hooks.setdefault(node_type, []).append(getattr(rule, name))
     return hooks
-
-
-def _callee(expr: cst.BaseExpression) -> cst.BaseExpression:
-    return expr.func if isinstance(expr, cst.Call) else expr
-
-
-def _dynamic(call: cst.Call | None) -> bool | None:
-    arg = keyword(call, "dynamic") if call is not None else None
-    if arg is None or not isinstance(arg.value, cst.Name):
-        return None
-    return {"True": True, "False": False}.get(arg.value.value)
-
-
-def _module_compile_call(call: cst.Call) -> bool:
-    """Whether ``x.compile(...)`` can be ``nn.Module.compile``: it takes only torch.compile's
-    keywords (an FX backend's ``compile(graph, inputs)`` or a DSL's ``compile(src)`` does not)."""
-    return all(arg.keyword is not None and arg.keyword.value in apis.MODULE_COMPILE_KEYWORDS for arg in call.args)
 
 
 def _is_compiling_function(name: str | None) -> bool:
@@ -837,22 +727,3 @@ def _definition_lines(tree: ast.Module) -> dict[str, int]:
             elif isinstance(child, ast.stmt):
                 stack.append((child, prefix))
     return lines
-
-
-def _suppressions(text: str) -> dict[int, list[str]]:
-    """``# graphlint: ignore[GL201, GL202]`` (or bare) comments, by line."""
-    if "graphlint:" not in text:
-        return {}
-    found: dict[int, list[str]] = {}
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
-    except (tokenize.TokenError, SyntaxError):
-        return {}
-    for token in tokens:
-        if token.type != tokenize.COMMENT:
-            continue
-        match = _SUPPRESSION.search(token.string)
-        if match:
-            codes = match["codes"]
-            found[token.start[0]] = [c.strip().upper() for c in codes.split(",") if c.strip()] if codes else []
-    return found
