@@ -23,20 +23,29 @@ if TYPE_CHECKING:
 TABLE_NAME = "rules"
 _NO_REGION = ""  # the key of the severity outside every region (rules reported anywhere)
 _REGION_KINDS = ("compiled", "capture")
+_FULLGRAPH = "/fullgraph"  # suffix of the key for a region whose entry asks fullgraph=True
+
+
+def _severity_key(region: str | None, fullgraph: bool) -> str:
+    return (region or _NO_REGION) + (_FULLGRAPH if fullgraph else "")
+
+
+_SEVERITY_KEYS = frozenset(_severity_key(k, f) for k in (None, *_REGION_KINDS) for f in (False, True))
 
 
 @dataclass(frozen=True)
 class RuleInfo:
     code: str
     slug: str
-    severities: Mapping[str, str]  # region kind ("" for none) → severity
+    severities: Mapping[str, str]  # region kind ("" for none), "/fullgraph" when asked → severity
     regions: frozenset[str]
     traced_only: bool
     module: str  # where the rule class is
     judges_project: bool  # a ``ProjectRule``: run on the linked project, so its module is imported
+    predicts: tuple[str, ...] = ()  # the GB codes of the construct (``Rule.predicts``)
 
-    def severity(self, region: str | None) -> str:
-        return self.severities[region or _NO_REGION]
+    def severity(self, region: str | None, fullgraph: bool = False) -> str:
+        return self.severities[_severity_key(region, fullgraph)]
 
     @classmethod
     def of(cls, rule: Rule) -> RuleInfo:
@@ -46,11 +55,16 @@ class RuleInfo:
         return cls(
             code=rule.code,
             slug=rule.slug,
-            severities={kind or _NO_REGION: rule.severity(kind) for kind in kinds},
+            severities={
+                _severity_key(kind, fullgraph): rule.severity(kind, fullgraph=fullgraph)
+                for kind in kinds
+                for fullgraph in (False, True)
+            },
             regions=frozenset(rule.regions),
             traced_only=rule.traced_only,
             module=type(rule).__module__,
             judges_project=isinstance(rule, ProjectRule),
+            predicts=tuple(rule.predicts),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -61,16 +75,18 @@ class RuleInfo:
             "traced_only": self.traced_only,
             "module": self.module,
             "judges_project": self.judges_project,
+            "predicts": list(self.predicts),
         }
 
     @classmethod
     def from_json(cls, code: str, data: dict[str, Any]) -> RuleInfo:
         severities = {str(k): str(v) for k, v in data["severities"].items()}
         flags = (data["traced_only"], data["judges_project"])
-        if set(severities) != {_NO_REGION, *_REGION_KINDS} or not all(isinstance(f, bool) for f in flags):
+        predicts = tuple(map(str, data["predicts"]))
+        if set(severities) != _SEVERITY_KEYS or not all(isinstance(f, bool) for f in flags):
             raise ValueError("incomplete rule entry")
         return cls(code, str(data["slug"]), severities, frozenset(map(str, data["regions"])), data["traced_only"],
-                   str(data["module"]), data["judges_project"])
+                   str(data["module"]), data["judges_project"], predicts)
 
 
 class Catalog:

@@ -172,11 +172,17 @@ SGLANG_MODEL = """
 
 def test_sglang_entry_classes_are_captured_in_a_namespace_package(tmp_path: Path) -> None:
     files = {"python/sglang/__init__.py": "", "python/sglang/srt/models/llama.py": SGLANG_MODEL}
-    _, report = _project(tmp_path, files)
+    _, report = _project(tmp_path, files, pyproject='[tool.graphlint]\npresets = ["sglang"]\n')
     assert report["summary"]["presets"] == ["sglang"]
     assert [(f["code"], f["line"], f["severity"], f["region"]["kind"]) for f in report["findings"]] == [
         ("GL202", 11, "error", "capture")  # the read through a mask; the scalar store is not one
     ]
+
+
+def test_the_sglang_preset_is_opt_in_until_its_findings_are_precise(tmp_path: Path) -> None:
+    files = {"python/sglang/__init__.py": "", "python/sglang/srt/models/llama.py": SGLANG_MODEL}
+    status, report = _project(tmp_path, files)
+    assert (status, report["summary"]["presets"], report["findings"]) == (0, [], [])
 
 
 def test_presets_can_be_chosen_and_a_wrong_name_is_a_usage_error(tmp_path: Path) -> None:

@@ -1,8 +1,9 @@
 """Framework presets: what vLLM, vllm-ascend, sglang, … compile, capture and dispatch, as data.
 
 One TOML file per framework in this directory (``vllm.toml``): the knowledge keys of
-``[tool.graphlint]`` (``config.Knowledge``), plus ``summary`` and ``detect``, the top-level
-modules whose import turns the preset on. This module is the one piece of code that reads them.
+``[tool.graphlint]`` (``config.Knowledge``), plus ``summary``, ``detect`` (the top-level
+modules whose import turns the preset on) and ``auto`` (false: only ``presets = [...]`` turns it
+on, for a preset whose findings are not yet precise enough to show unasked). This module is the one piece of code that reads them.
 A project gets the presets of the frameworks it imports, unless ``presets = [...]`` in
 ``[tool.graphlint]`` names the ones to use (``presets = []``: none).
 """
@@ -25,7 +26,7 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 _HERE = Path(__file__).parent
-_PRESET_KEYS = frozenset({"summary", "detect"})
+_PRESET_KEYS = frozenset({"summary", "detect", "auto"})
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,7 @@ class Preset:
     summary: str
     detect: tuple[str, ...]  # top-level modules; importing one enables the preset
     knowledge: Knowledge
+    auto: bool = True  # whether importing the framework turns it on (else only `presets = [...]`)
 
 
 @cache
@@ -42,7 +44,9 @@ def all_presets() -> dict[str, Preset]:
     for path in sorted(_HERE.glob("*.toml")):
         table = tomllib.loads(path.read_text(encoding="utf-8"))
         knowledge = parse_knowledge({k: v for k, v in table.items() if k not in _PRESET_KEYS}, str(path))
-        presets[path.stem] = Preset(path.stem, table.get("summary", ""), tuple(table.get("detect", ())), knowledge)
+        presets[path.stem] = Preset(
+            path.stem, table.get("summary", ""), tuple(table.get("detect", ())), knowledge, bool(table.get("auto", True))
+        )
     return presets
 
 
@@ -55,7 +59,7 @@ def active_presets(config: Config, files: Iterable[Path]) -> list[str]:
         if unknown:
             raise ConfigError(f"[tool.graphlint] presets: no preset {unknown}; known: {sorted(presets)}")
         return list(dict.fromkeys(config.presets))
-    wanted = {module: name for name, preset in presets.items() for module in preset.detect}
+    wanted = {module: name for name, preset in presets.items() if preset.auto for module in preset.detect}
     if not wanted:
         return []
     pattern = re.compile(_IMPORT % b"|".join(re.escape(m.encode()) for m in sorted(wanted)), re.MULTILINE)
