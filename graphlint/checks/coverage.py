@@ -39,6 +39,7 @@ class Coverage:
     entries: dict[str, int] = field(default_factory=dict)  # kind → entry points
     functions: dict[str, int] = field(default_factory=dict)  # kind → distinct functions reached
     capture_unresolved: int = 0  # distinct unresolved calls inside capture regions
+    notice: str | None = None  # the value flow was cut short by its bounds (``CallGraph.notice``)
 
 
 def entry_reports(project: Project, regions: Regions) -> list[EntryReport]:
@@ -98,6 +99,7 @@ def summarize(project: Project, regions: Regions) -> Coverage:
             unresolved.update((u["path"], u["line"], u["call"]) for u in report.unresolved)
     coverage.functions = {kind: len(names) for kind, names in functions.items()}
     coverage.capture_unresolved = len(unresolved)
+    coverage.notice = project.graph.notice()
     return coverage
 
 
@@ -106,7 +108,8 @@ def coverage_line(coverage: Coverage) -> str:
     kinds = ("compiled", "capture")
     entries = ", ".join(f"{coverage.entries.get(k, 0)} {k}" for k in kinds)
     functions = ", ".join(f"{coverage.functions.get(k, 0)} {k}" for k in kinds)
-    return (
+    line = (
         f"Regions: {entries} entry point(s); functions reached: {functions}; "
         f"{coverage.capture_unresolved} unresolved call(s) in capture regions (see `graphlint regions`)"
     )
+    return line if coverage.notice is None else f"{line}; {coverage.notice}"

@@ -64,10 +64,14 @@ def _link(args: argparse.Namespace, command: str) -> Any:
         extra_paths=tuple(args.extra_path),
     )
     try:
-        return link_paths(options)
+        linked = link_paths(options)
     except ConfigError as exc:
         print(f"graphlint {command}: {exc}", file=sys.stderr)
         return None
+    notice = linked.project.graph.notice()
+    if notice is not None:
+        print(f"graphlint {command}: {notice}", file=sys.stderr)
+    return linked
 
 
 def run_callgraph_command(args: argparse.Namespace) -> int:
@@ -94,7 +98,8 @@ def run_regions_command(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     reports = entry_reports(linked.project, linked.regions)
     if args.format == "json":
-        sys.stdout.write(json.dumps({"version": 1, "entries": [r.to_json() for r in reports]}, indent=2) + "\n")
+        document = {"version": 1, "entries": [r.to_json() for r in reports], "notice": linked.project.graph.notice()}
+        sys.stdout.write(json.dumps(document, indent=2) + "\n")
         return EXIT_OK
     for report in reports:
         print(f"{report.path}:{report.line}: {report.kind} ({report.via}): {len(report.functions)} function(s), "

@@ -70,6 +70,10 @@ class Project:
     def entry_functions(self, file: int, entry: int) -> list[FunctionKey]:
         return self.graph.entry_targets.get((file, entry), [])
 
+    def entry_outside_names(self, file: int, entry: int) -> list[str]:
+        """The outside names an entry hands over (``torch.compile(create_block_mask)``)."""
+        return self.graph.entry_outside.get((file, entry), [])
+
     def dotted(self, key: FunctionKey) -> str:
         """``pkg.mod.Class.method``; a module's own code is the module's name."""
         module = self.files[key.file].module

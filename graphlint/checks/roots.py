@@ -61,7 +61,8 @@ def _bound_classes(facts: FileFacts, name: str) -> list[str]:
         value = pending.pop()
         if value[0] == "u":
             pending.extend(value[1:])
-        elif value[0] == "d" and facts.flow.defs.get(value[1]) is not None and facts.flow.defs[value[1]].kind == "class":
+        elif value[0] in ("d", "v") and facts.flow.defs.get(value[1]) is not None and facts.flow.defs[value[1]].kind == "class":
+            # ``["v", name]``: a module-level name, which is the qualname of a top-level class
             found.append(value[1])
     return sorted(set(found))
 

@@ -17,6 +17,7 @@ the answer is nothing: an unresolved call is better than a wrong one.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -30,6 +31,15 @@ Obj = tuple  # ("F"|"C"|"I", file, qualname), ("B", function, receiver), ("S", f
 #             ("M", module), ("X", dotted), ("P", file, ordinal)
 EXTERNAL_VALUE: Obj = ("X", "")  # what a call outside the project returns
 _MAX_DEPTH = 16
+# Bounds that keep the fixed point a matter of seconds on any tree (sglang's srt, transformers'
+# models/). A node holding more than VALUE_CAP values is *saturated*: it takes no more, and the
+# calls through it count as unresolved (what it already holds are still values it can have, so
+# no link is wrong; the region may be incomplete). Outside names are collapsed into one outside
+# value past OUTSIDE_CAP in a node: they resolve to no project function either way. Past
+# WORK_BUDGET values delivered the solve stops, and the run says so (``CallGraph.stopped``).
+VALUE_CAP = 256
+OUTSIDE_CAP = 16
+WORK_BUDGET = 3_000_000
 
 
 @dataclass(frozen=True)
@@ -67,11 +77,32 @@ class CallGraph:
     # (file, scope) → what runs there without a call site: decorators, ``raise Error``, iteration
     implicit_calls: dict[tuple[int, str], set[Target]]
     entry_targets: dict[tuple[int, int], list[FunctionKey]]  # (file, entry index) → functions
+    # (file, entry index) → outside names it hands over (a library's function compiled as is)
+    entry_outside: dict[tuple[int, int], list[str]] = field(default_factory=dict)
+    stopped: int | None = None  # the steps after which the work budget stopped the solve
+    saturated: int = 0  # nodes that reached VALUE_CAP values and took no more
+
+    def notice(self) -> str | None:
+        """What a run must say when the bounds cut the solve short (None when they did not)."""
+        if self.stopped is not None:
+            return f"value flow stopped after {self.stopped:,} steps; regions may be incomplete"
+        if self.saturated:
+            return f"value flow: {self.saturated:,} value set(s) past {VALUE_CAP} values left unresolved; regions may be incomplete"
+        return None
 
 
 def solve(files: list[LinkedModule], dispatch: dict[str, tuple[str, ...]] | None = None) -> CallGraph:
     """``dispatch``: class (dotted name, globs) → methods an instance call runs besides ``forward``."""
-    return _Solver(files, dispatch or {}).run()
+    # The graph is millions of small sets and tuples and makes no cycles the cyclic collector
+    # must find: its passes over the growing heap were a third of the solve on transformers'
+    # models/ (2,544 files).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _Solver(files, dispatch or {}).run()
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def absolute_name(name: str, module: str, is_package: bool) -> str:
@@ -122,6 +153,9 @@ class _Solver:
         self.called: set[tuple[Any, Obj]] = set()
         self.callee_nodes: dict[tuple[int, int], int] = {}
         self.graph = CallGraph({}, set(), {}, {})
+        self.saturated: set[int] = set()
+        self.steps = 0
+        self.stopped = False
         self._mro: dict[Obj, list[Obj]] = {}
         self._static: dict[tuple[int, str], list[Obj]] = {}
 
@@ -133,10 +167,28 @@ class _Solver:
         return len(self.values) - 1
 
     def add(self, node: int, objects: Iterable[Obj]) -> None:
-        new = set(objects) - self.values[node]
-        if new:
-            self.values[node] |= new
-            self.pending.append((node, new))
+        if self.stopped or node in self.saturated:
+            return
+        held = self.values[node]
+        new = set(objects) - held
+        if not new:
+            return
+        if len(held) + len(new) > OUTSIDE_CAP:  # many outside names: one outside value
+            outside = {o for o in new if o[0] == "X" and o[1]}
+            if outside and sum(1 for o in held if o[0] == "X") + len(outside) > OUTSIDE_CAP:
+                new = (new - outside) | ({EXTERNAL_VALUE} - held)
+                if not new:
+                    return
+        if len(held) + len(new) > VALUE_CAP:
+            self.saturated.add(node)
+            return
+        self.steps += len(new)
+        if self.steps > WORK_BUDGET:
+            self.stopped = True
+            self.pending.clear()
+            return
+        held |= new
+        self.pending.append((node, new))
 
     def edge(self, source: int | None, target: int) -> None:
         if source is None or source == target or target in self.successors[source]:
@@ -151,11 +203,12 @@ class _Solver:
             react(list(self.values[node]))
 
     def propagate(self) -> None:
-        while self.pending:
+        while self.pending and not self.stopped:
             node, new = self.pending.pop()
             for successor in list(self.successors[node]):
                 self.add(successor, new)
             for react in list(self.watchers[node]):
+                self.steps += 1
                 react(new)
 
     def constant(self, obj: Obj) -> int:
@@ -216,15 +269,20 @@ class _Solver:
                 value = self.compile(file, self.files[file].facts.flow.decorations[index].value)
                 self.edge(value, self.decorated_result(file, index))
             self.propagate()
-            if not undecided or all(self.values[self.decorated_result(f, i)] for f, i in undecided):
+            if self.stopped or not undecided or all(self.values[self.decorated_result(f, i)] for f, i in undecided):
                 break
-        self.graph.resolved = {key for key, node in self.callee_nodes.items() if self.values[node]}
+        self.graph.resolved = {
+            key for key, node in self.callee_nodes.items() if self.values[node] and node not in self.saturated
+        }
+        self.graph.stopped = self.steps if self.stopped else None
+        self.graph.saturated = len(self.saturated)
         for file, linked in enumerate(self.files):
             for index in range(len(linked.facts.entries)):
                 targets = self.graph.callees.pop(("entry", file, index), {})  # type: ignore[call-overload]
                 self.graph.entry_targets[file, index] = [
                     t for t, kind in targets.items() if isinstance(t, FunctionKey) and kind == "call"
                 ]
+                self.graph.entry_outside[file, index] = [t for t in targets if isinstance(t, str)]
         return self.graph
 
     def assign(self, file: int, target: Expr, value: int | None) -> None:

@@ -148,7 +148,9 @@ def _unresolved(project: Project, file: int, entry: EntryFacts, index: int) -> l
     resolves to a function; else, for a block, its calls written as a name or an attribute of
     ``self`` (``self.runnable``, a parameter) whose callee holds no value at all."""
     if entry.targets:
-        if project.entry_functions(file, index):
+        # A library's own function compiled for capture (torch's create_block_mask) is not the
+        # project's to show: only a value of the project that resolves to nothing is.
+        if project.entry_functions(file, index) or project.entry_outside_names(file, index):
             return []
         return ["what it is handed"]
     found: list[str] = []
@@ -158,6 +160,8 @@ def _unresolved(project: Project, file: int, entry: EntryFacts, index: int) -> l
         if block_calls.get(ordinal) != index or site is None or not site.named or project.resolved(file, ordinal):
             continue
         spelled = f"`{site.text}(...)`"
+        if site.text.startswith("self.") and "." in entry.scope:  # the wrapper it is a member of
+            spelled += f" on {entry.scope.rsplit('.', 1)[0]}"
         if spelled not in found:
             found.append(spelled)
     return found
