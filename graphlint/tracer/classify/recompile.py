@@ -3,7 +3,8 @@
 "Recompiling function F in FILE:LINE / triggered by the following guard failure(s): / - 0/3:
 n == 4  # for _ in range(n):  # file.py:8 in f / - User stack trace: ..." on the ``recompiles``
 artifact logger; "torch._dynamo hit config.recompile_limit (8) / function: 'f' (FILE:LINE) /
-last reason: ..." as a warning of ``torch._dynamo.convert_frame``.
+last reason: ..." as a warning of ``torch._dynamo.convert_frame`` (torch 2.6 names the limit
+``cache_size_limit``, and ``accumulated_cache_size_limit``, in the same message).
 """
 
 from __future__ import annotations
@@ -57,12 +58,17 @@ def recompile_of_log(message: str, user_files: set[str]) -> Recompile | None:
 
 @dataclass
 class RecompileLimitHit:
-    limit_kind: str  # "recompile_limit" or "accumulated_recompile_limit"
+    limit_kind: str  # "recompile_limit", "accumulated_recompile_limit" (torch 2.6: "cache_size_limit" …)
     limit: int
     function: str
     guard: str
     function_file: str
     function_line: int
+
+
+def is_limit_hit(message: str) -> bool:
+    """Whether a dynamo log message reports a recompile-limit hit (any torch's name for the limit)."""
+    return _LIMIT.search(message) is not None
 
 
 def limit_hit_of_log(message: str) -> RecompileLimitHit | None:
