@@ -145,3 +145,21 @@ def test_graph_break_log_of_torch_2_6_is_read() -> None:
     )
     gb = graph_break_of_log(message, THIS_FILE)
     assert (gb.code, gb.meaning, gb.reason, gb.line) == ("GB0170", "data-dependent-branch", "Data-dependent jump", 7)
+
+
+def test_recompile_of_torch_2_6_is_placed_by_the_guard_source_comment() -> None:
+    # torch 2.6's recompiles message: no user stack trace, only the guard's source comment,
+    # its path shortened to the last parts
+    message = (
+        f"Recompiling function forward in {__file__}:15\n"
+        "    triggered by the following guard failure(s):\n"
+        "    - 0/1: L['steps'] == 2  # for _ in range(steps):  # tests/tracer/test_classify.py:16 in forward "
+        "(_dynamo/variables/tensor.py:1201 in evaluate_expr)\n"
+        "    - 0/0: L['steps'] == 1                                             \n"
+    )
+    recompile = recompile_of_log(message, THIS_FILE)
+    assert recompile is not None
+    assert (recompile.guard, recompile.file, recompile.line) == ("L['steps'] == 2", __file__, 16)
+    # a comment that names no user file: the recompiled function's own line
+    other_file = recompile_of_log(message, {"/elsewhere/model.py"})
+    assert other_file is not None and other_file.line == 15

@@ -68,6 +68,9 @@ def meta_kernels(kernels: dict[str, Callable[..., Any]]) -> Iterator[None]:
         yield
     finally:
         library._destroy()
+        # The library's finalizer takes its entries out of torch's record once more when it is
+        # collected: it must find none, or torch's own kernels would lose theirs.
+        library._op_impls.clear()
         python_kernels |= displaced
 
 

@@ -23,6 +23,9 @@ _LIMIT = re.compile(
 )
 
 
+# The source comment a guard carries: "# for _ in range(n):  # wt/pkg/model.py:16 in forward",
+# its path shortened by torch to its last parts.
+_GUARD_SOURCE = re.compile(r"#\s*(?P<path>[^\s#]+\.py):(?P<line>\d+) in \w+")
 _RESUME_FUNCTION = re.compile(r"^torch_dynamo_resume_in_(?P<name>\w+?)_at_(?P<line>\d+)$")
 
 
@@ -46,7 +49,8 @@ def recompile_of_log(message: str, user_files: set[str]) -> Recompile | None:
         return None
     body = message.split("guard failure(s):", 1)[-1]
     guard = _GUARD.search(body)
-    frames = frames_of_stack_trace(body) or [(function["file"], int(function["line"]))]
+    frames = frames_of_stack_trace(body) or _guard_source(guard["guard"] if guard else "", body, user_files)
+    frames = frames or [(function["file"], int(function["line"]))]
     where = pick_user_frame(frames, user_files)
     return Recompile(
         function=readable_function(function["name"]),
@@ -54,6 +58,17 @@ def recompile_of_log(message: str, user_files: set[str]) -> Recompile | None:
         file=where[0] if where else None,
         line=where[1] if where else None,
     )
+
+
+def _guard_source(guard: str, body: str, user_files: set[str]) -> list[tuple[str, int]]:
+    """The user line of the first guard, from its source comment, where the report has no stack
+    trace of its own (torch 2.6): the shortened path is matched to the end of a user file."""
+    first_guard_line = next((line for line in body.splitlines() if guard and guard in line), "")
+    m = _GUARD_SOURCE.search(first_guard_line)
+    if m is None:
+        return []
+    suffix = "/" + m["path"].lstrip("/")
+    return [(file, int(m["line"])) for file in sorted(user_files) if file.endswith(suffix)][:1]
 
 
 @dataclass
