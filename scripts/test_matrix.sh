@@ -10,9 +10,11 @@
 # live under $MATRIX_HOME (outside the clone), so a second run downloads nothing.
 #
 #   scripts/test_matrix.sh torch==2.6.0        MATRIX_HOME=... PYTEST_WORKERS=0 PYTHON=python3.11
+#   scripts/test_matrix.sh torch==2.8.0 tests/tracer/test_classify.py    (other tests, same venv)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-TORCH=${1:?usage: scripts/test_matrix.sh TORCH_REQUIREMENT (e.g. torch==2.6.0)}
+TORCH=${1:?usage: scripts/test_matrix.sh TORCH_REQUIREMENT [TESTS...] (e.g. torch==2.6.0)}
+shift
 PYTHON=${PYTHON:-python3}
 MATRIX_HOME=${MATRIX_HOME:-$HOME/.cache/graphlint-ci}
 PYTEST_WORKERS=${PYTEST_WORKERS:-auto}
@@ -25,6 +27,7 @@ TESTS=(
   tests/tracer/test_env.py
   tests/torchair/test_stage.py
 )
+if [ $# -gt 0 ]; then TESTS=("$@"); fi
 name=$(printf '%s' "$TORCH" | tr -c 'A-Za-z0-9.\n' '-')
 venv="$MATRIX_HOME/venvs/$name"
 export PIP_CACHE_DIR="$MATRIX_HOME/pip"

@@ -161,6 +161,13 @@ def test_recompile_of_torch_2_6_is_placed_by_the_guard_source_comment() -> None:
     recompile = recompile_of_log(message, THIS_FILE)
     assert recompile is not None
     assert (recompile.guard, recompile.file, recompile.line) == ("L['steps'] == 2", __file__, 16)
+    # torch 2.6 may list first the guard of the first compile, which has no comment
+    first_compile_first = message.replace("- 0/1: L['steps'] == 2", "- 0/9: L['steps'] == 2").replace(
+        "    triggered by the following guard failure(s):\n",
+        "    triggered by the following guard failure(s):\n    - 0/0: L['steps'] == 1    \n",
+    )
+    recompile = recompile_of_log(first_compile_first, THIS_FILE)
+    assert recompile is not None and (recompile.guard, recompile.line) == ("L['steps'] == 1", 16)
     # a comment that names no user file: the recompiled function's own line
     other_file = recompile_of_log(message, {"/elsewhere/model.py"})
     assert other_file is not None and other_file.line == 15

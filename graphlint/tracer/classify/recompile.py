@@ -61,14 +61,21 @@ def recompile_of_log(message: str, user_files: set[str]) -> Recompile | None:
 
 
 def _guard_source(guard: str, body: str, user_files: set[str]) -> list[tuple[str, int]]:
-    """The user line of the first guard, from its source comment, where the report has no stack
-    trace of its own (torch 2.6): the shortened path is matched to the end of a user file."""
-    first_guard_line = next((line for line in body.splitlines() if guard and guard in line), "")
-    m = _GUARD_SOURCE.search(first_guard_line)
-    if m is None:
-        return []
-    suffix = "/" + m["path"].lstrip("/")
-    return [(file, int(m["line"])) for file in sorted(user_files) if file.endswith(suffix)][:1]
+    """The user line of the failing guards, from their source comments, where the report has no
+    stack trace of its own (torch 2.6): the first guard's comment, else the first other guard's
+    that names a user file (2.6 may list first a guard of the first compile, which has none).
+    Torch shortens the comment's path; it is matched to the end of a user file."""
+    lines = body.splitlines()
+    first = [line for line in lines if guard and guard in line]
+    for line in first + lines:
+        m = _GUARD_SOURCE.search(line)
+        if m is None:
+            continue
+        suffix = "/" + m["path"].lstrip("/")
+        files = [file for file in sorted(user_files) if file.endswith(suffix)]
+        if files:
+            return [(files[0], int(m["line"]))]
+    return []
 
 
 @dataclass
