@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The tracer on another torch: `make test-matrix TORCH=torch==2.6.0` (any pip requirement).
 #
-# Builds (once) a venv with that torch under $MATRIX_HOME, installs graphlint from this working
-# tree into it (editable, so the venv serves every clone), fetches the torch_npu wheel that
+# Builds (once) a venv with that torch and graphlint's dependencies under $MATRIX_HOME, runs
+# graphlint from this working tree (so the venv serves every clone), fetches the torch_npu wheel that
 # pairs with that torch (`graphlint torchair fetch`: the newest release of its X.Y.Z, else of
 # its X.Y; read, never installed) and runs the tracer's version-sensitive tests: the golden
 # trace samples, the capture samples, the classifiers, the inconclusive paths, the audit's Meta
@@ -34,16 +34,20 @@ export PIP_CACHE_DIR="$MATRIX_HOME/pip"
 export GRAPHLINT_HOME="$MATRIX_HOME/graphlint"
 started=$(date +%s)
 
-if [ ! -x "$venv/bin/python" ] || [ ! -e "$venv/.torch-installed" ]; then
-  rm -rf "$venv"
+# The venv is made once per torch and refreshed when pyproject.toml (graphlint's dependencies)
+# changes; graphlint itself runs from this tree (PYTHONPATH), so a new clone installs nothing.
+stamp="$TORCH $(sha256sum pyproject.toml | cut -c1-16)"
+if [ ! -x "$venv/bin/python" ]; then
   "$PYTHON" -m venv "$venv"
   "$venv/bin/python" -m pip install -q --upgrade pip
-  "$venv/bin/python" -m pip install -q "$TORCH"
-  touch "$venv/.torch-installed"
 fi
-"$venv/bin/python" -m pip install -q -e ".[trace,test]"
+if [ "$(cat "$venv/.graphlint-matrix" 2>/dev/null)" != "$stamp" ]; then
+  "$venv/bin/python" -m pip install -q "$TORCH" -e ".[trace,test]"
+  echo "$stamp" > "$venv/.graphlint-matrix"
+fi
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 echo "test-matrix: $("$venv/bin/python" -c 'import torch; print("torch", torch.__version__)') in $venv ($(( $(date +%s) - started )) s to set up)"
-"$venv/bin/graphlint" torchair fetch
-"$venv/bin/graphlint" env | grep -E '^(torch|torchair|pairing)'
+"$venv/bin/python" -m graphlint torchair fetch
+"$venv/bin/python" -m graphlint env | grep -E '^(torch|torchair|pairing)'
 "$venv/bin/python" -m pytest -n "$PYTEST_WORKERS" --maxprocesses 4 --dist worksteal -p no:cacheprovider "${TESTS[@]}"
 echo "test-matrix: $TORCH done in $(( $(date +%s) - started )) s"
