@@ -33,7 +33,9 @@ def finding_of_exception(
     kind, code, meaning = default_kind, trace_code(default_kind), None
     gb_type = getattr(cause, "gb_type", None)
     limit_hit = type(cause).__name__ == "FailOnRecompileLimitHit"
-    if gb_type is not None or limit_hit or type(cause).__name__ == "Unsupported":
+    # torch 2.6 raises UserError, a subclass of Unsupported, for a data-dependent branch
+    unsupported = any(base.__name__ == "Unsupported" for base in type(cause).__mro__)
+    if gb_type is not None or limit_hit or unsupported:
         code, meaning = classify_graph_break(text, gb_type)
         kind = "recompile-limit" if limit_hit or meaning == "recompile-limit" else "graph-break"
         text = summarise_reason(text)
