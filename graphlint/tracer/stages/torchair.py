@@ -157,7 +157,7 @@ class _Outcome:
     artifacts: dict[str, Any]
     outputs: list[Any] | None  # one per input, to compare with eager
     graphs: int | None = None
-    inconclusive: str | None = None  # why torchair's verdict is unknown (a stand-in could not answer, or torchair would not import)
+    inconclusive: str | None = None  # why torchair could not judge (a stand-in could not answer; no import)
 
 
 def _stand_in_reason(result: Any) -> str | None:
