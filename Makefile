@@ -3,6 +3,8 @@
 #   make test               set up .venv and run the whole test suite
 #   make test TORCH=torch==2.13.0   (what CI does: a CPU build from local disk)
 #   make test PYTEST_WORKERS=0      (all in one pytest process, not one worker per core)
+#   make test-matrix TORCH=torch==2.6.0   the tracer's tests on another torch (any pip requirement),
+#                                   in a venv cached under MATRIX_HOME with the torch_npu that pairs
 PYTHON ?= python3
 TORCH ?= torch
 PYTEST_WORKERS ?= auto
@@ -11,7 +13,10 @@ BIN := $(VENV)/bin
 # Where tests and `graphlint torchair fetch` keep the torch_npu wheel (read, never installed).
 export GRAPHLINT_HOME ?= $(CURDIR)/.cache/graphlint
 
-.PHONY: venv install install-test demo test bench clean
+# Outside the clone, so that CI's fresh clones reuse the venvs and downloads.
+MATRIX_HOME ?= $(HOME)/.cache/graphlint-ci
+
+.PHONY: venv install install-test demo test test-matrix bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +44,9 @@ demo: install
 test: install-test
 	$(BIN)/graphlint torchair fetch  # the torch_npu wheel the torchair tests read (never installed)
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --maxprocesses 4 --dist worksteal tests
+
+test-matrix:
+	MATRIX_HOME=$(MATRIX_HOME) PYTEST_WORKERS=$(PYTEST_WORKERS) PYTHON=$(PYTHON) scripts/test_matrix.sh "$(TORCH)"
 
 bench: install-test
 	$(BIN)/python benchmarks/check_throughput.py

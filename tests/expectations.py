@@ -9,15 +9,22 @@
 
 A line may repeat a key; its entries are added up. Tests use these so that a sample and the
 assertion about it live in one place.
+
+Where a sample's true behaviour differs between torch releases, a line may name the release
+lines it holds on, ``# expect-trace[torch 2.14]: verdict=dynamo GB6053@21``: on those, the key's
+lines so qualified replace its unqualified ones (the same holds for any ``# key: body`` line read
+with ``header_lines``, e.g. ``# trace-only[torch 2.6 2.8]: ...``).
 """
 
 from __future__ import annotations
 
+import importlib.metadata
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-_LINE = re.compile(r"^#\s*expect-(?P<key>check|trace|copies|ranks):\s*(?P<body>.*)$")
+_HEADER = re.compile(r"^#\s*(?P<key>[a-z][\w-]*)(?:\[torch (?P<releases>[0-9. ]+)\])?:\s*(?P<body>.*)$")
+_KEYS = ("expect-check", "expect-trace", "expect-copies", "expect-ranks")
 _CODE_AT_LINE = re.compile(r"^(?P<code>[A-Z]+[0-9]+)@(?P<line>\d+)$")
 
 
@@ -30,13 +37,33 @@ class Expectations:
     ranks: dict[str, set[int]] = field(default_factory=dict)  # finding code → the ranks it names
 
 
+def torch_release_line() -> str:
+    """The running torch's X.Y, e.g. "2.6"."""
+    return ".".join(importlib.metadata.version("torch").split(".")[:2])
+
+
+def header_lines(path: Path, keys: tuple[str, ...]) -> list[tuple[str, str]]:
+    """(key, body) of each ``# key: body`` comment line of ``path`` that holds on the running
+    torch: a key's lines qualified with its release line where it has any, else its plain ones."""
+    release = torch_release_line()
+    plain: list[tuple[str, str]] = []
+    qualified: list[tuple[str, str]] = []
+    for raw in path.read_text(encoding="utf-8").splitlines():
+        m = _HEADER.match(raw.strip())
+        if not m or m["key"] not in keys:
+            continue
+        if m["releases"] is None:
+            plain.append((m["key"], m["body"]))
+        elif release in m["releases"].split():
+            qualified.append((m["key"], m["body"]))
+    replaced = {key for key, _ in qualified}
+    return [(k, b) for k, b in plain if k not in replaced] + qualified
+
+
 def read_expectations(path: Path) -> Expectations:
     exp = Expectations()
-    for raw in path.read_text(encoding="utf-8").splitlines():
-        m = _LINE.match(raw.strip())
-        if not m:
-            continue
-        key, words = m["key"], m["body"].split()
+    for header, body in header_lines(path, _KEYS):
+        key, words = header.removeprefix("expect-"), body.split()
         if key == "check":
             exp.check = exp.check or set()
             for word in words:

@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from graphlint.tracer.classify.recompile import is_limit_hit
+
 _DYNAMO_LOGGER = "torch._dynamo"
 
 
@@ -33,7 +35,7 @@ class _Collector(logging.Handler):
             self.reports.graph_breaks.append(message)
         elif record.name.endswith("__recompiles"):
             self.reports.recompiles.append(message)
-        elif "hit config." in message and "recompile_limit" in message:
+        elif is_limit_hit(message):
             self.reports.limit_hits.append(message)
 
 

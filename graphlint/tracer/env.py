@@ -22,6 +22,10 @@ _CANN_DEFAULT_HOME = Path("/usr/local/Ascend/ascend-toolkit/latest")
 _CANN_VERSION_FILES = ("version.cfg", "*/ascend_toolkit_install.info", "compiler/version.info", "runtime/version.info")
 _VERSION_LINE = re.compile(r"^(?:toolkit_installed_version|version|Version)\s*=\s*\[?(?:[\w-]+:)?(?P<v>[\w.\-]+)", re.MULTILINE)
 _RELEASE = re.compile(r"^(\d+)\.(\d+)")
+# The torch release lines graphlint's tracer is run on (`make test-matrix`, docs/versions.md):
+# the oldest and the newest. Which behaviour differs between them is feature-detected where it
+# lives; this range only says what graphlint vouches for.
+TESTED_TORCH_LINES = ((2, 6), (2, 14))
 
 
 def package_version(name: str) -> str | None:
@@ -81,8 +85,31 @@ def environment_facts(torchair_path: str | None = None) -> dict[str, Any]:
         "device": device_kind(),
         "platform": platform.platform(),
     }
+    facts["pairing"] = pairing(facts, source.version if source is not None else None)
     facts["warnings"] = version_warnings(facts)
     return facts
+
+
+def pairing(facts: dict[str, Any], torchair_version: str | None = None) -> str:
+    """One line: the torch / torch_npu / CANN combination and whether graphlint supports it.
+    ``torchair_version`` is the torch_npu whose torchair graphlint runs (installed or offline)."""
+    torch = facts.get("torch")
+    torch_npu = facts.get("torch_npu") or torchair_version
+    cann = facts.get("cann")
+    named = (
+        f"torch {torch or '-'} · torch_npu {torch_npu or '-'}"
+        f"{'' if facts.get('torch_npu') or not torch_npu else ' (offline)'} · CANN {cann or '-'}"
+    )
+    line, (oldest, newest) = _release(torch or ""), TESTED_TORCH_LINES
+    tested = f"graphlint is tested on torch {'.'.join(map(str, oldest))} to {'.'.join(map(str, newest))}"
+    if line is None:
+        return f"{named}: not supported (no torch installed; the tracer needs torch)"
+    if not oldest <= line <= newest:
+        return f"{named}: not supported ({tested})"
+    if torch_npu and _release(torch_npu) != line:
+        return f"{named}: not supported (torch_npu {torch_npu} is built for another torch release line)"
+    cann_note = "" if cann else "; without CANN, torchair and capture run offline"
+    return f"{named}: supported ({tested}{cann_note})"
 
 
 def version_warnings(facts: dict[str, Any]) -> list[str]:

@@ -1,6 +1,11 @@
 # expect-check: none
-# expect-trace: verdict=capture GL202@27
-# trace-only: GL202@27 the sync is inside torch.repeat_interleave; the static rules cannot see it
+# expect-trace: verdict=capture GL202@32
+# trace-only: GL202@32 the sync is inside torch.repeat_interleave; the static rules cannot see it
+# torch_npu 2.6.0.post5 and 2.8.0.post5 (the torch_npu of torch 2.6 and 2.8) have no NPU kernel
+# for repeat_interleave.Tensor (2.7.1 and 2.10 on have it): there it also falls back to the CPU.
+# expect-trace[torch 2.6 2.8]: verdict=capture GL202@32 GL204@32
+# trace-only[torch 2.6 2.8]: GL202@32 the sync is inside torch.repeat_interleave; the static rules cannot see it
+# trace-only[torch 2.6 2.8]: GL204@32 which ops have NPU kernels is known only from torch_npu's kernel list
 """A sync hidden inside a library call: the static checker and the trace differ here.
 
 `torch.repeat_interleave(hidden, counts, dim=0)` with a tensor of counts allocates an output whose

@@ -30,3 +30,8 @@ def graphlint_target():
     torch.manual_seed(0)
     layer = TaggedLayer().eval()
     return {"fn": layer, "inputs": [(torch.randn(4, 16),), (torch.randn(6, 16),), (torch.randn(8, 16),)]}
+
+
+# torch 2.14 files str() of a SymInt under GB6053 ("tp_repr_impl not implemented"), not GB0059;
+# the hint (torchair#602) follows the break's meaning, not its code.
+# expect-trace[torch 2.14]: verdict=dynamo GB6053@21

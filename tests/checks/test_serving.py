@@ -106,11 +106,18 @@ VLLM_ASCEND_OP = """
 
 def test_vllm_ascend_forward_oot_of_its_ops_runs_under_capture(tmp_path: Path) -> None:
     files = {"vllm_ascend/__init__.py": "", "vllm_ascend/ops/__init__.py": "", "vllm_ascend/ops/layernorm.py": VLLM_ASCEND_OP}
-    _, report = _project(tmp_path, files)
+    _, report = _project(tmp_path, files, pyproject='[tool.graphlint]\npresets = ["vllm", "vllm_ascend"]\n')
     assert report["summary"]["presets"] == ["vllm", "vllm_ascend"]
     (finding,) = report["findings"]
     assert (finding["code"], finding["line"], finding["severity"]) == ("GL203", 8, "error")
     assert finding["region"]["chain"] == ["AscendRMSNorm.forward_oot"]
+
+
+def test_the_vllm_ascend_preset_is_opt_in_until_value_flow_links_its_wrapper(tmp_path: Path) -> None:
+    files = {"vllm_ascend/__init__.py": "", "vllm_ascend/ops/__init__.py": "", "vllm_ascend/ops/layernorm.py": VLLM_ASCEND_OP}
+    _, report = _project(tmp_path, files)
+    assert report["summary"]["presets"] == ["vllm"]
+    assert all(f["code"] == "GL001" or f["region"] is None for f in report["findings"])
 
 
 def test_customop_dispatch_reaches_forward_oot_from_a_compiled_model(tmp_path: Path) -> None:

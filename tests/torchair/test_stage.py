@@ -146,6 +146,24 @@ def test_static_fallback_when_torchair_will_not_import(
     assert "another torch" in result.artifacts["offline_import_error"]
 
 
+def test_static_fallback_that_predicts_no_failure_is_inconclusive_and_says_why(
+    torch_npu_wheel: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """torchair's sources import numpy: without it the stage could only look ops up, and says so."""
+    from graphlint.tracer.torchair import offline
+
+    def without_numpy(source: Any) -> Any:
+        import importlib
+
+        return importlib.import_module("numpy_is_not_installed")  # the ModuleNotFoundError a missing numpy raises
+
+    monkeypatch.setattr(offline, "offline_torchair", without_numpy)
+    result = run_stage(target_of(models.Clean(), torch.randn(4, 8)), torch_npu_wheel)
+    assert (result.status, result.mode) == ("inconclusive", "offline-static"), result.findings
+    assert "ModuleNotFoundError: No module named 'numpy_is_not_installed'" in result.reason
+    assert "converter registry" in result.reason
+
+
 def test_torchair_for_another_torch_is_predicted_statically(torch_npu_wheel: Path, tmp_path: Path) -> None:
     """A torch_npu folder from another release, whose torchair does not import here: the
     version warning, then predictions from its (here: empty) converter registry."""

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from graphlint.tracer.env import cann_version, environment_facts, version_warnings
+from graphlint.tracer.env import cann_version, environment_facts, pairing, version_warnings
 from tests.tracer.conftest import run_cli
 
 
@@ -15,7 +15,7 @@ def test_env_json_names_every_fact() -> None:
     status, out, _ = run_cli("env", "--format", "json")
     facts = json.loads(out)
     assert status == 0
-    assert {"python", "torch", "torch_npu", "torchair", "cann", "transformers", "device", "warnings"} <= facts.keys()
+    assert {"python", "torch", "torch_npu", "torchair", "cann", "transformers", "device", "pairing", "warnings"} <= facts.keys()
     assert facts["torch"].startswith("2.") and facts["device"] in ("cpu", "cuda", "npu")
 
 
@@ -64,3 +64,28 @@ def test_a_torchair_given_on_the_command_line_is_the_one_reported(
     _, report_out, _ = run_cli("trace", "samples/trace/clean.py", "--stages", "eager", "--format", "json",
                                "--torchair", str(torch_npu_wheel))
     assert json.loads(report_out)["environment"]["torchair"] == json.loads(out)["torchair"]
+
+
+@pytest.mark.parametrize(
+    ("facts", "torchair", "line"),
+    [
+        ({"torch": "2.6.0", "torch_npu": "2.6.0.post5", "cann": "8.1.RC1"}, None,
+         "torch 2.6.0 · torch_npu 2.6.0.post5 · CANN 8.1.RC1: supported (graphlint is tested on torch 2.6 to 2.14)"),
+        ({"torch": "2.14.1", "torch_npu": None, "cann": None}, "2.14.0",
+         "torch 2.14.1 · torch_npu 2.14.0 (offline) · CANN -: supported (graphlint is tested on torch 2.6 to 2.14; "
+         "without CANN, torchair and capture run offline)"),
+        ({"torch": "2.5.1", "torch_npu": "2.5.1", "cann": "8.0.0"}, None,
+         "torch 2.5.1 · torch_npu 2.5.1 · CANN 8.0.0: not supported (graphlint is tested on torch 2.6 to 2.14)"),
+        ({"torch": "2.13.0+cpu", "torch_npu": "2.8.0.post5", "cann": "8.2.RC1"}, None,
+         "torch 2.13.0+cpu · torch_npu 2.8.0.post5 · CANN 8.2.RC1: not supported (torch_npu 2.8.0.post5 is built "
+         "for another torch release line)"),
+    ],
+)
+def test_env_names_the_pairing_and_whether_graphlint_supports_it(facts: dict, torchair: str | None, line: str) -> None:
+    assert pairing(facts, torchair) == line
+
+
+def test_env_text_has_the_pairing_of_this_machine() -> None:
+    _, out, _ = run_cli("env")
+    (line,) = [line for line in out.splitlines() if line.startswith("pairing")]
+    assert "torch " in line and ": supported (" in line  # this machine runs a tested torch

@@ -49,3 +49,11 @@ def test_static_findings_not_seen_by_the_trace_stay_unconfirmed(trace_json, torc
     traced = {(f["file"], f["line"]) for f in report["findings"]}
     for finding in report["static"]["findings"]:
         assert finding["confirmed"] == ((os.path.relpath(finding["path"]), finding["line"]) in traced)
+
+
+def test_the_hint_follows_what_a_break_means_whatever_code_this_torch_gives_it(trace_json, torch_npu_wheel) -> None:
+    sample = REPO / "samples" / "trace" / "str_on_symint.py"
+    _, report = trace_json(os.path.relpath(sample))
+    (str_break,) = [f for f in report["findings"] if f["kind"] == "graph-break" and f["line"] == 21]
+    assert str_break["details"]["meaning"] == "str-on-symint"  # GB0059 up to torch 2.13, GB6053 in 2.14
+    assert str_break["refs"] == ["torchair#602"] and "str()" in str_break["hint"]

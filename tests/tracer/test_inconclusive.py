@@ -13,7 +13,7 @@ from graphlint.tracer.stages.base import StageContext, TraceOptions
 from graphlint.tracer.stages.capture import MODE_VARIABLE, CaptureStage
 from graphlint.tracer.stages.eager import EagerStage
 from graphlint.tracer.target import load_target
-from tests.tracer.conftest import TARGETS, TraceRun, run_cli
+from tests.tracer.conftest import REPO, TARGETS, TraceRun, run_cli
 
 NOTHING_TO_CAPTURE = TARGETS / "nothing_to_capture.py"
 AUDIT_STOPS_EARLY = TARGETS / "audit_stops_early.py"
@@ -61,3 +61,17 @@ def test_the_text_report_never_says_passed_for_an_inconclusive_run() -> None:
     status, out, _ = run_cli("trace", str(NOTHING_TO_CAPTURE), "--stages", "eager,capture")
     assert status == 0
     assert "verdict: inconclusive" in out and "all stages passed" not in out
+
+
+def test_an_audit_whose_stand_in_kernels_this_torch_refuses_is_inconclusive(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The path torch 2.6–2.8 took before the Meta kernels were registered the way each accepts."""
+    import torch
+
+    def refuse(self, op_name, fn, dispatch_key="", **kwargs):
+        raise RuntimeError(f"This is not allowed since there's already a kernel registered from python overriding {op_name}")
+
+    monkeypatch.setattr(torch.library.Library, "impl", refuse)
+    result = capture_result(REPO / "samples" / "capture" / "item_sync.py", monkeypatch)
+    assert (result.status, result.graphs, result.findings) == ("inconclusive", 0, [])
+    assert result.reason.startswith("the audit could not run on this torch: could not register the audit's Meta kernel")
+    assert "already a kernel registered from python" in result.reason

@@ -50,13 +50,14 @@ class AuditResult:
     meta_inputs_faked: list[str] = field(default_factory=list)  # ops audited by the per-node fallback
     custom_ops_audited: list[str] = field(default_factory=list)  # custom ops audited from inside
     custom_ops_opaque: dict[str, str] = field(default_factory=dict)  # custom op → why not
+    patch_error: str | None = None  # why the stand-in device could not be set up on this torch
 
 
 def audit_target(target: TraceTarget, torchair: str | None = None, lang: str = "en") -> AuditResult:
     """Audit ``target``; ``torchair`` is ``--torchair PATH`` (where to find torch_npu's kernels)."""
     result = AuditResult()
     run = run_on_audit_device(target)
-    result.graphs = run.graphs
+    result.graphs, result.patch_error = run.graphs, run.patch_error
     result.meta_inputs_faked = run.meta_inputs_faked
     hazards = [h for g in run.dynamo_graphs for h in find_value_reads(g.module)]
     hazards += [h for g in run.graphs for h in find_hazards(g.module)]
@@ -99,7 +100,10 @@ def capture(ctx: StageContext) -> CaptureOutcome:
 
 def unaudited_reason(result: AuditResult) -> str | None:
     """Why the audit could not vouch for the target: it audited no graph at all, or it stopped
-    before the end (graphs compiled after that point were never seen). None when it could."""
+    before the end (graphs compiled after that point were never seen), or this torch refused its
+    stand-in device. None when it could."""
+    if result.patch_error is not None:
+        return f"the audit could not run on this torch: {result.patch_error}"
     stopped = next((f for f in result.findings if f.kind == "audit-incomplete"), None)
     if not result.graphs and not any(f.severity == "error" for f in result.findings):
         cause = f": {stopped.message.split(': ', 1)[-1].splitlines()[0]}" if stopped else ""

@@ -23,9 +23,11 @@ import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import torch
 
+from graphlint.tracer.capture.meta_kernels import AuditPatchError, meta_kernels, nonzero_all_true
 from graphlint.tracer.capture.patched_tensor_factories import tensor_factories_copying_to_device
 from graphlint.tracer.capture.placement import modules_moved_to, modules_reached_by, moved_to
 from graphlint.tracer.recording import GraphRecorder, RecordedGraph, run_compiled
@@ -44,19 +46,25 @@ class AuditRun:
     error: BaseException | None = None  # what stopped the run early, if anything
     value_reads: list[Frames] = field(default_factory=list)  # eager reads of a tensor's value
     meta_inputs_faked: list[str] = field(default_factory=list)  # ops given a plain meta tensor, faked
+    patch_error: str | None = None  # why the stand-in device could not be set up on this torch
+
+
+# Where a compiled FX graph runs: its generated code (``<eval_with_key>.N``), or torch's FX
+# interpreter, which runs the graphs of the ``aot_eager`` backend in torch 2.6 and 2.7.
+_FX_INTERPRETER = str(Path(torch.fx.interpreter.__file__))
 
 
 def in_graph_code(frames: Frames) -> bool:
-    """Whether a stack runs a compiled FX graph (its code lives in ``<eval_with_key>.N``)."""
-    return any(file.startswith("<eval_with_key>") for file, _ in frames)
+    """Whether a stack runs a compiled FX graph."""
+    return any(file.startswith("<eval_with_key>") or file == _FX_INTERPRETER for file, _ in frames)
 
 
 @contextmanager
 def meta_value_reads(reads: list[Frames]) -> Iterator[None]:
     """While active, reading a meta tensor's value gives a stand-in and appends the reader's
     stack to ``reads`` (reads made by a compiled graph are its own ``_local_scalar_dense`` node,
-    already in the graph, and are left out)."""
-    library = torch.library.Library("aten", "IMPL")
+    already in the graph, and are left out); a meta ``nonzero`` returns a shape so that the run
+    goes on to later graphs. ``AuditPatchError`` when this torch refuses the stand-ins."""
 
     @torch.compiler.disable  # called from the target's frames, which dynamo is compiling
     def stand_in_value(tensor: torch.Tensor) -> bool | float | int:
@@ -67,11 +75,8 @@ def meta_value_reads(reads: list[Frames]) -> Iterator[None]:
             return True
         return 1.0 if tensor.dtype.is_floating_point or tensor.dtype.is_complex else 1
 
-    library.impl("_local_scalar_dense", stand_in_value, "Meta")
-    try:
+    with meta_kernels({"_local_scalar_dense": stand_in_value, "nonzero": nonzero_all_true}):
         yield
-    finally:
-        library._destroy()
 
 
 @contextmanager
@@ -82,7 +87,11 @@ def plain_meta_tensors_faked(ops: list[str]) -> Iterator[None]:
     it. A meta tensor holds no data, so it is made fake exactly as a tensor created on a real
     device would be; each op this happens to is noted in ``ops``. Other non-fake inputs are
     still refused."""
-    from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode, fake_tensor_tls
+    try:
+        from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode, fake_tensor_tls
+    except ImportError:  # torch 2.6 has no such switch: the tensor stays refused (audit-incomplete)
+        yield
+        return
 
     original = FakeTensorMode.validate_and_convert_non_fake_tensors
 
@@ -115,18 +124,17 @@ def run_on_audit_device(target: TraceTarget) -> AuditRun:
     keep_data_dependent_ops = torch._dynamo.config.patch(
         capture_scalar_outputs=True, capture_dynamic_output_shape_ops=True
     )
-    # Lets a meta ``nonzero`` return a shape so the run goes on to later graphs.
-    assume_nonzero = torch.fx.experimental._config.patch(meta_nonzero_assume_all_nonzero=True)
     try:
         with (
             modules_moved_to(modules_reached_by(target.fn), AUDIT_DEVICE),
             keep_data_dependent_ops,
-            assume_nonzero,
             meta_value_reads(run.value_reads),
             plain_meta_tensors_faked(run.meta_inputs_faked),
             tensor_factories_copying_to_device(),
         ):
             run_compiled(target.fn, inputs, kwargs, recorder.aot_eager)
+    except AuditPatchError as exc:  # this torch refused a stand-in: nothing was audited
+        run.patch_error = str(exc)
     except Exception as exc:  # the target's own failure, judged by the caller
         run.error = exc
     finally:

@@ -11,7 +11,7 @@ import re
 import traceback
 
 from graphlint.tracer.classify.codes import trace_code
-from graphlint.tracer.classify.graph_break import graph_break_code, summarise_reason
+from graphlint.tracer.classify.graph_break import classify_graph_break, summarise_reason
 from graphlint.tracer.classify.unwrap import real_cause
 from graphlint.tracer.findings import Finding, Layer
 from graphlint.tracer.locate import user_line_of_exception
@@ -30,11 +30,14 @@ def finding_of_exception(
     eager, "compile-error" in a compiling stage)."""
     cause = real_cause(exc)
     text = str(cause)
-    kind, code = default_kind, trace_code(default_kind)
+    kind, code, meaning = default_kind, trace_code(default_kind), None
     gb_type = getattr(cause, "gb_type", None)
-    if gb_type is not None or type(cause).__name__ in ("Unsupported", "FailOnRecompileLimitHit"):
-        kind = "recompile-limit" if "recompile limit" in text.lower() else "graph-break"
-        code = graph_break_code(text, gb_type)
+    limit_hit = type(cause).__name__ == "FailOnRecompileLimitHit"
+    # torch 2.6 raises UserError, a subclass of Unsupported, for a data-dependent branch
+    unsupported = any(base.__name__ == "Unsupported" for base in type(cause).__mro__)
+    if gb_type is not None or limit_hit or unsupported:
+        code, meaning = classify_graph_break(text, gb_type)
+        kind = "recompile-limit" if limit_hit or meaning == "recompile-limit" else "graph-break"
         text = summarise_reason(text)
     elif isinstance(cause, NotImplementedError):
         kind, code = "not-implemented", trace_code("not-implemented")
@@ -47,6 +50,7 @@ def finding_of_exception(
     details = {
         "exception": type(cause).__name__,
         "wrapped_in": type(exc).__name__ if cause is not exc else None,
+        "meaning": meaning,
         "traceback": "".join(traceback.format_exception(cause))[-4000:],
     }
     return Finding(

@@ -1,10 +1,12 @@
-"""Read dynamo's graph-break reports: the GBxxxx code, the reason, and the user's line.
+"""Read dynamo's graph-break reports: the GBxxxx code, what it means, the reason, the user's line.
 
 Dynamo logs each graph break on the ``graph_breaks`` artifact logger as
 "Graph break in user code at FILE:LINE / Graph Break Reason: ... / User code traceback: ..."
-(or a shorter "user stack suppressed" form for a repeat). The code comes from the message's
-link to the graph-break site (``.../gb/gb0170.html``), else from matching the registry's
-``Gb_type`` names (``torch/_dynamo/graph_break_registry.json``, present in torch ≥ 2.7).
+(torch 2.6 and 2.7 write ``Reason:``; a repeat may have a shorter "user stack suppressed" form).
+The code comes from the message's link to the graph-break site (``.../gb/gb0170.html``), else
+from matching the registry's ``Gb_type`` names (``torch/_dynamo/graph_break_registry.json``,
+present in torch ≥ 2.7), else from graphlint's own table (``graph_breaks.toml``), which also says
+what the break means.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,7 +22,11 @@ from graphlint.tracer.locate import frames_of_stack_trace, pick_user_frame
 
 _SITE_LINK = re.compile(r"/gb/gb(?P<num>\d{4})\.html")
 _AT_LINE = re.compile(r"in user code at (?P<file>.+?):(?P<line>\d+)\s*$", re.MULTILINE)
-_REASON = re.compile(r"Graph Break Reason: (?P<reason>.*?)(?:\n\s*\n User code traceback:|\Z)", re.DOTALL)
+_REASON = re.compile(
+    r"^(?:Graph Break )?Reason: (?P<reason>.*?)(?:\n\s*User code traceback:|\Z)",
+    re.DOTALL | re.MULTILINE,
+)
+MEANINGS_FILE = Path(__file__).with_name("graph_breaks.toml")
 _EXPLANATION = re.compile(r"^\s*Explanation: (?P<text>.+)$", re.MULTILINE)
 
 
@@ -36,8 +43,39 @@ def graph_break_registry() -> dict[str, str]:
     return {entry["Gb_type"]: code for code, entries in data.items() for entry in entries}
 
 
+@dataclass(frozen=True)
+class BreakMeaning:
+    meaning: str
+    codes: tuple[str, ...]
+    reason: re.Pattern[str]
+
+
+@functools.cache
+def break_meanings(path: Path = MEANINGS_FILE) -> tuple[BreakMeaning, ...]:
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    return tuple(
+        BreakMeaning(e["meaning"], tuple(e["codes"]), re.compile(e["reason"], re.IGNORECASE))
+        for e in data["graph_break"]
+    )
+
+
+def classify_graph_break(text: str, gb_type: str | None = None) -> tuple[str | None, str | None]:
+    """(GBxxxx code, meaning) of a graph break, from its message or its ``gb_type``: the code
+    torch names, else graphlint's for what the message says; the meaning when graphlint knows it."""
+    code = _torch_code(text, gb_type)
+    for known in break_meanings():
+        if (code is None or code in known.codes) and known.reason.search(text):
+            return code or known.codes[0], known.meaning
+    return code, None
+
+
 def graph_break_code(text: str, gb_type: str | None = None) -> str | None:
     """The GBxxxx code of a graph break, from its message or its ``gb_type``."""
+    return classify_graph_break(text, gb_type)[0]
+
+
+def _torch_code(text: str, gb_type: str | None) -> str | None:
+    """The code torch itself gives: its registry's for ``gb_type``, the site link, a registry name."""
     if gb_type and gb_type in graph_break_registry():
         return graph_break_registry()[gb_type]
     links = _SITE_LINK.findall(text)
@@ -53,6 +91,7 @@ def graph_break_code(text: str, gb_type: str | None = None) -> str | None:
 @dataclass
 class GraphBreak:
     code: str | None
+    meaning: str | None  # graphlint's name for what it means (graph_breaks.toml), when known
     reason: str  # first lines of dynamo's reason: what it could not trace
     file: str | None
     line: int | None
@@ -67,8 +106,10 @@ def graph_break_of_log(message: str, user_files: set[str]) -> GraphBreak:
     if at:
         frames.append((at["file"], int(at["line"])))
     where = pick_user_frame(frames, user_files)
+    code, meaning = classify_graph_break(reason_text)
     return GraphBreak(
-        code=graph_break_code(reason_text),
+        code=code,
+        meaning=meaning,
         reason=summarise_reason(reason_text),
         file=where[0] if where else None,
         line=where[1] if where else None,

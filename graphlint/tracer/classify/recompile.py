@@ -3,7 +3,8 @@
 "Recompiling function F in FILE:LINE / triggered by the following guard failure(s): / - 0/3:
 n == 4  # for _ in range(n):  # file.py:8 in f / - User stack trace: ..." on the ``recompiles``
 artifact logger; "torch._dynamo hit config.recompile_limit (8) / function: 'f' (FILE:LINE) /
-last reason: ..." as a warning of ``torch._dynamo.convert_frame``.
+last reason: ..." as a warning of ``torch._dynamo.convert_frame`` (torch 2.6 names the limit
+``cache_size_limit``, and ``accumulated_cache_size_limit``, in the same message).
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ _LIMIT = re.compile(
 )
 
 
+# The source comment a guard carries: "# for _ in range(n):  # wt/pkg/model.py:16 in forward",
+# its path shortened by torch to its last parts.
+_GUARD_SOURCE = re.compile(r"#\s*(?P<path>[^\s#]+\.py):(?P<line>\d+) in \w+")
 _RESUME_FUNCTION = re.compile(r"^torch_dynamo_resume_in_(?P<name>\w+?)_at_(?P<line>\d+)$")
 
 
@@ -45,7 +49,8 @@ def recompile_of_log(message: str, user_files: set[str]) -> Recompile | None:
         return None
     body = message.split("guard failure(s):", 1)[-1]
     guard = _GUARD.search(body)
-    frames = frames_of_stack_trace(body) or [(function["file"], int(function["line"]))]
+    frames = frames_of_stack_trace(body) or _guard_source(guard["guard"] if guard else "", body, user_files)
+    frames = frames or [(function["file"], int(function["line"]))]
     where = pick_user_frame(frames, user_files)
     return Recompile(
         function=readable_function(function["name"]),
@@ -55,14 +60,37 @@ def recompile_of_log(message: str, user_files: set[str]) -> Recompile | None:
     )
 
 
+def _guard_source(guard: str, body: str, user_files: set[str]) -> list[tuple[str, int]]:
+    """The user line of the failing guards, from their source comments, where the report has no
+    stack trace of its own (torch 2.6): the first guard's comment, else the first other guard's
+    that names a user file (2.6 may list first a guard of the first compile, which has none).
+    Torch shortens the comment's path; it is matched to the end of a user file."""
+    lines = body.splitlines()
+    first = [line for line in lines if guard and guard in line]
+    for line in first + lines:
+        m = _GUARD_SOURCE.search(line)
+        if m is None:
+            continue
+        suffix = "/" + m["path"].lstrip("/")
+        files = [file for file in sorted(user_files) if file.endswith(suffix)]
+        if files:
+            return [(files[0], int(m["line"]))]
+    return []
+
+
 @dataclass
 class RecompileLimitHit:
-    limit_kind: str  # "recompile_limit" or "accumulated_recompile_limit"
+    limit_kind: str  # "recompile_limit", "accumulated_recompile_limit" (torch 2.6: "cache_size_limit" …)
     limit: int
     function: str
     guard: str
     function_file: str
     function_line: int
+
+
+def is_limit_hit(message: str) -> bool:
+    """Whether a dynamo log message reports a recompile-limit hit (any torch's name for the limit)."""
+    return _LIMIT.search(message) is not None
 
 
 def limit_hit_of_log(message: str) -> RecompileLimitHit | None:

@@ -26,6 +26,7 @@ class Signature:
     refs: tuple[str, ...]
     hint: dict[str, str]
     codes: frozenset[str] = frozenset()
+    breaks: frozenset[str] = frozenset()
     kinds: frozenset[str] = frozenset()
     layers: frozenset[str] = frozenset()
     exceptions: frozenset[str] = frozenset()
@@ -37,6 +38,7 @@ class Signature:
         text = "\n".join(str(t) for t in (finding.message, details.get("reason", "")) if t)
         checks = (
             not self.codes or finding.code in self.codes,
+            not self.breaks or details.get("meaning") in self.breaks,
             not self.kinds or finding.kind in self.kinds,
             not self.layers or finding.layer in self.layers,
             not self.exceptions or details.get("exception") in self.exceptions,
@@ -62,6 +64,7 @@ def _signature(entry: dict[str, Any]) -> Signature:
         refs=tuple(entry.get("refs", ())),
         hint=dict(entry["hint"]),
         codes=frozenset(match.get("codes", ())),
+        breaks=frozenset(match.get("breaks", ())),
         kinds=frozenset(match.get("kinds", ())),
         layers=frozenset(match.get("layers", ())),
         exceptions=frozenset(match.get("exception", ())),

@@ -12,7 +12,7 @@ from typing import Any
 
 from graphlint.tracer.calls import eager_outputs
 from graphlint.tracer.classify.codes import trace_code
-from graphlint.tracer.classify.graph_break import graph_break_code, graph_break_of_log
+from graphlint.tracer.classify.graph_break import classify_graph_break, graph_break_of_log
 from graphlint.tracer.classify.recompile import limit_hit_of_log, recompile_of_log
 from graphlint.tracer.dump import dump_decompiled, dump_graphs, dump_target
 from graphlint.tracer.dynamo_reports import DynamoReports, collect_dynamo_reports
@@ -59,7 +59,7 @@ class DynamoStage(Stage):
                 continue
             by_site[key] = self.finding(
                 "graph-break", f"graph break: {gb.reason}", code=gb.code, file=gb.file, line=gb.line,
-                details={"reason": message.split("User code traceback:", 1)[0].strip()[-3000:]},
+                details={"reason": message.split("User code traceback:", 1)[0].strip()[-3000:], "meaning": gb.meaning},
             )
         return list(by_site.values())
 
@@ -83,15 +83,16 @@ class DynamoStage(Stage):
             if hit is None:
                 continue
             last = next((r for r in reversed(parsed) if r.function == hit.function), None)
+            code, meaning = classify_graph_break(message)
             findings.append(
                 self.finding(
                     "recompile-limit",
                     f"{hit.function} hit dynamo's {hit.limit_kind} ({hit.limit}) and now runs eagerly; "
                     f"the guard that kept failing: {hit.guard}",
-                    code=graph_break_code("", "Dynamo recompile limit exceeded"),
+                    code=code,
                     file=last.file if last else hit.function_file,
                     line=last.line if last else hit.function_line,
-                    details={"guard": hit.guard, "function": hit.function, "limit": hit.limit},
+                    details={"guard": hit.guard, "function": hit.function, "limit": hit.limit, "meaning": meaning},
                 )
             )
         return findings, len(parsed)

@@ -7,8 +7,9 @@
   converters on CPU with stand-ins for the native parts, and stops once the GE graph is built
   (see ``graphlint/tracer/torchair/``).
 - ``offline-static``: torchair cannot be imported here (e.g. it was built for a torch far from
-  this one): the graph's ops are checked against torchair's converter registry, read from its
-  sources; findings are predictions.
+  this one, or a library it imports, numpy, is missing): the graph's ops are checked against
+  torchair's converter registry, read from its sources; findings are predictions, and the stage
+  is ``inconclusive`` (its reason says why torchair could not be imported) unless one fails it.
 
 Findings are TAxxx (``graphlint/tracer/torchair/verdicts.py``); the GE graphs and their op
 counts go to ``artifacts["ge_graphs"]`` / ``artifacts["copies_ge"]`` for the copy report.
@@ -143,7 +144,9 @@ class TorchairStage(Stage):
         registry = scan_registry(source)
         findings = findings_of_registry(registry, _aot_graphs(ctx), ctx.target.user_files)
         note = f"torchair could not be imported offline ({type(import_error).__name__}: {import_error})"
-        return _Outcome(findings, {"offline_import_error": note[:2000], "registry_converters": len(registry)}, None)
+        why = f"{note.splitlines()[0][:300]}; the graph's ops were only looked up in its converter registry"
+        artifacts = {"offline_import_error": note[:2000], "registry_converters": len(registry)}
+        return _Outcome(findings, artifacts, None, inconclusive=why)
 
 
 @dataclass
@@ -154,7 +157,7 @@ class _Outcome:
     artifacts: dict[str, Any]
     outputs: list[Any] | None  # one per input, to compare with eager
     graphs: int | None = None
-    inconclusive: str | None = None  # why torchair's verdict is unknown (a stand-in could not answer)
+    inconclusive: str | None = None  # why torchair could not judge (a stand-in could not answer; no import)
 
 
 def _stand_in_reason(result: Any) -> str | None:

@@ -209,18 +209,21 @@ class _TranslationWatcher:
     def installed(self) -> Iterator[None]:
         converter_cls, graph_cls = self._compiler._NpuGraphConverter, self._fx2ge.GeConcreteGraph
         run_node, optimize = converter_cls.run_node, graph_cls.optimize_graph_without_runtime
-        parse_node, wrap_phase = graph_cls.parse_node, self._compiler.wrap_compiler_phase
+        # torchair 2.6 (torch_npu 2.6.0.post5) has no wrap_compiler_phase: there phases go unnamed
+        parse_node, wrap_phase = graph_cls.parse_node, getattr(self._compiler, "wrap_compiler_phase", None)
         converter_cls.run_node = self._wrap_run_node(run_node)
         graph_cls.optimize_graph_without_runtime = self._wrap_optimize(optimize)
         graph_cls.parse_node = self._wrap_parse_node(parse_node)
-        self._compiler.wrap_compiler_phase = self._wrap_phase(wrap_phase)
+        if wrap_phase is not None:
+            self._compiler.wrap_compiler_phase = self._wrap_phase(wrap_phase)
         try:
             yield
         finally:
             converter_cls.run_node = run_node
             graph_cls.optimize_graph_without_runtime = optimize
             graph_cls.parse_node = parse_node
-            self._compiler.wrap_compiler_phase = wrap_phase
+            if wrap_phase is not None:
+                self._compiler.wrap_compiler_phase = wrap_phase
 
     def failure(self, exc: BaseException) -> TranslationFailure:
         """The failure of the translation that raised ``exc``; forgets the failing node."""
