@@ -19,6 +19,7 @@ from graphlint.options import ENVIRONMENT_HELP, Parser
 COMMAND_MODULES: tuple[str, ...] = (
     "graphlint.checks.command",  # check, rules
     "graphlint.codes.command",  # explain
+    "graphlint.checks.graph_command",  # callgraph, regions
     "graphlint.tracer.command",  # trace, env
     "graphlint.tracer.copies.command",  # copies
     "graphlint.tracer.torchair.command",  # torchair fetch, ops

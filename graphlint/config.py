@@ -11,6 +11,8 @@
     nesting-safe-entrypoints = ["mylib.jit"]
     compile-roots = ["mypkg.models.*.*ForCausalLM.forward"]
     capture-roots = ["mypkg.ops.**.forward_npu"]
+    src = ["python"]                     # the project's import roots (default: found from its imports)
+    extra-paths = ["../vllm"]            # code outside the project it runs in: read, never reported
 
 (``Knowledge`` describes every knowledge key.) Keys may be spelled with ``-`` or ``_``. The
 project root is the nearest directory with a ``pyproject.toml`` or a ``.git``.
@@ -89,9 +91,11 @@ class Config:
     per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
     presets: tuple[str, ...] | None = None  # None: the presets of the frameworks the project imports
     knowledge: Knowledge = field(default_factory=Knowledge)
+    src: tuple[str, ...] = ()  # the project's import roots, relative to the project root
+    extra_paths: tuple[str, ...] = ()  # code outside the project it runs in: read, never reported
 
 
-_LIST_KEYS = ("select", "ignore", "exclude")
+_LIST_KEYS = ("select", "ignore", "exclude", "src", "extra-paths")
 
 
 def find_project_root(start: Path) -> Path:

@@ -73,6 +73,38 @@ MODULE_CONTAINERS = frozenset(
     {"torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.ModuleDict"}
 )
 
+# How values flow through calls graphlint does not analyse (builtins and library functions),
+# for the assignment graph (``valueflow.py``). Containers are transparent: what a list holds is
+# what the list evaluates to.
+# Calls whose result holds the values of their positional arguments.
+PASS_THROUGH_CALLS = frozenset(
+    {
+        "builtins.list", "builtins.tuple", "builtins.set", "builtins.frozenset", "builtins.dict",
+        "builtins.sorted", "builtins.reversed", "builtins.iter", "builtins.next", "builtins.enumerate",
+        "builtins.zip", "builtins.filter", "copy.copy", "copy.deepcopy", "itertools.chain",
+        "collections.OrderedDict", "collections.deque", "typing.cast",
+        "torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.ModuleDict",
+        "torch.nn.modules.container.ModuleList", "torch.nn.modules.container.Sequential",
+        "torch.compile", "torch._dynamo.optimize", "torchair.inference.cache_compile",
+        "torch.compiler.disable", "torch._dynamo.disable", "torch.no_grad", "torch.inference_mode",
+    }
+)
+# Calls that call their callable arguments (``map(f, xs)`` calls ``f``).
+CALLS_ITS_ARGUMENTS = frozenset({"builtins.map", "builtins.filter"})
+# ``functools.partial(f, *args)``: calling the result calls ``f`` with ``args`` first.
+PARTIAL_FUNCTIONS = frozenset({"functools.partial"})
+# Methods that put their arguments into the container they are called on
+# (``layers.append(Layer())``); for these two, only the last argument is stored.
+CONTAINER_STORE_METHODS = frozenset(
+    {"append", "extend", "insert", "add", "appendleft", "extendleft", "update", "setdefault"}
+)
+CONTAINER_STORE_LAST_ARGUMENT = frozenset({"insert", "setdefault"})
+# Methods that return what the container holds (``modules.get(name)``, ``d.values()``).
+CONTAINER_READ_METHODS = frozenset({"get", "pop", "popitem", "popleft", "values", "items", "copy"})
+# Calling an instance of a class runs this method, found through its bases; a torch ``nn.Module``
+# without its own ``__call__`` runs ``forward``.
+INSTANCE_CALL_METHODS = ("__call__", "forward")
+
 # Factories that make a tensor on the host unless given ``device=`` (GL203; GL201 with .to()).
 TENSOR_FACTORIES = frozenset(
     {

@@ -41,6 +41,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help="do not report these codes or prefixes, comma-separated; adds to [tool.graphlint] ignore")
     check.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
                        help="processes that parse files (default: all cores; small inputs run in one)")
+    check.add_argument("--extra-path", action="append", default=[], type=Path, metavar="DIR",
+                       help="code outside the project that runs it (a host framework): read for regions, never reported; repeatable")
     check.add_argument("--no-cache", action="store_true",
                        help="neither read nor write the facts cache")
     check.add_argument("--cache-dir", type=Path, default=None, metavar="DIR",
@@ -83,6 +85,7 @@ def run_check_command(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         use_cache=not args.no_cache,
         cache_dir=args.cache_dir,
+        extra_paths=tuple(args.extra_path),
     )
     try:
         result = run_check(options)

@@ -21,15 +21,18 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from graphlint.checks.cache import CACHE_DIR_ENV, CACHE_DIR_NAME, FactsCache
 from graphlint.checks.catalog import Catalog, RuleInfo
 from graphlint.checks.collect import collect_facts
+from graphlint.checks.coverage import Coverage, summarize
 from graphlint.checks.discover import discover
 from graphlint.checks.facts import Candidate, ExtractOptions, FileFacts
-from graphlint.checks.link import FunctionKey, LinkedFile, Project, absolute_name, module_name
 from graphlint.checks.presets import active_presets, knowledge
+from graphlint.checks.link import LinkedFile, Project
+from graphlint.checks.modules import ModuleNames, imported_heads, module_name
+from graphlint.checks.valueflow import FunctionKey, absolute_name
 from graphlint.checks.regions import EntryId, RegionHit, Regions, mark_regions
 from graphlint.checks.roots import add_root_entries
 from graphlint.codes import check_codes
@@ -50,6 +53,7 @@ class CheckOptions:
     jobs: int = 0  # 0: all cores
     use_cache: bool = True
     cache_dir: Path | None = None
+    extra_paths: tuple[Path, ...] = ()  # --extra-path: read-only context, added to extra-paths
 
 
 @dataclass
@@ -98,11 +102,35 @@ class CheckResult:
     seconds: float
     internal_errors: int = 0
     presets: list[str] = field(default_factory=list)  # the framework presets the run used
+    coverage: Coverage | None = None
+
+
+@dataclass
+class LinkedProject:
+    """The paths' files linked with their context: what every command that reads regions needs."""
+
+    root: Path
+    config: Config
+    targets: int  # the first ``targets`` files of ``project`` are the ones named on the command line
+    project: Project
+    regions: Regions
+    selection: Selection
+    catalog: Catalog
+    presets: list[str] = field(default_factory=list)  # the framework presets the run used
 
 
 def run_check(options: CheckOptions) -> CheckResult:
-    """Raises ``ConfigError`` for a malformed ``[tool.graphlint]``."""
+    """Raises ``ConfigError`` for a malformed ``[tool.graphlint]`` or a mistyped code."""
     started = time.perf_counter()
+    linked = link_paths(options)
+    findings, internal = judge_linked(linked.project, linked.regions, linked.targets, linked.root, linked.selection, linked.catalog)
+    coverage = summarize(linked.project, linked.regions)
+    elapsed = time.perf_counter() - started
+    return CheckResult(findings, linked.targets, elapsed, internal, linked.presets, coverage)
+
+
+def link_paths(options: CheckOptions) -> LinkedProject:
+    """Paths → facts → one linked project and its regions. Raises ``ConfigError``."""
     paths = options.paths or [Path(".")]
     root = find_project_root(paths[0])
     config = load_config(root)
@@ -123,18 +151,43 @@ def run_check(options: CheckOptions) -> CheckResult:
         facts = _with_project_context(targets, root, config, load)
     else:
         facts = load(targets)
-    findings, internal = judge(targets, facts, root, known, selection, catalog)
-    return CheckResult(findings, len(targets), time.perf_counter() - started, internal, presets)
+    # Code outside the project that runs it (a host framework for a plugin): read-only context,
+    # linked for its regions and never reported. Each directory is an import root.
+    extra = [root / p for p in config.extra_paths] + list(options.extra_paths)
+    libraries = [f for f in discover([d for d in extra if d.is_dir()], root) if f not in facts]
+    facts.update(load(libraries))
+    names = module_names(root, config, facts, extra)
+    project, regions = link(targets, facts, known, names, libraries)
+    return LinkedProject(root, config, len(targets), project, regions, selection, catalog, presets)
 
 
-class FileName(NamedTuple):
-    display: str  # as reported
-    module: str
-    is_package: bool
+def module_names(root: Path, config: Config, facts: Mapping[Path, FileFacts], extra: Iterable[Path] = ()) -> ModuleNames:
+    """How the files of ``facts`` are named as modules: up to the configured import roots (and
+    the extra paths), else to the roots the project's own absolute imports show."""
+    return ModuleNames(
+        [*(root / src for src in config.src), *extra],
+        imported_heads(name for f in facts.values() for name in f.imports.values()),
+        top=root,
+    )
 
 
-def file_name(path: Path) -> FileName:
-    return FileName(display_path(path), *module_name(path))
+def link(
+    targets: Sequence[Path],
+    facts: Mapping[Path, FileFacts],
+    known: Knowledge,
+    names: ModuleNames,
+    libraries: Sequence[Path] = (),
+    display: Callable[[Path], str] = lambda path: display_path(path),
+) -> tuple[Project, Regions]:
+    """Every file of ``facts`` linked (targets first, then their context, then the read-only
+    ``libraries``) with what ``known`` says of frameworks, and the regions marked on it."""
+    named, read_only = set(targets), set(libraries)
+    context = [path for path in facts if path not in named and path not in read_only]
+    files = [LinkedFile(path, display(path), *names.name(path), facts[path]) for path in [*targets, *context]]
+    files += [LinkedFile(path, display(path), *names.name(path), facts[path], library=True) for path in libraries]
+    project = Project(files, dispatch=known.dispatch)
+    add_root_entries(project, known)
+    return project, mark_regions(project)
 
 
 def judge(
@@ -144,20 +197,24 @@ def judge(
     known: Knowledge,
     selection: Selection,
     catalog: Catalog,
-    naming: Callable[[Path], FileName] = file_name,
+    names: ModuleNames,
+    display: Callable[[Path], str] = lambda path: display_path(path),
 ) -> tuple[list[Finding], int]:
     """The findings in ``targets``, with every file of ``facts`` linked (the targets and their
-    context) with what ``known`` says of frameworks, and how many targets met an internal error. ``naming`` is where a long-lived
-    caller memoizes what the file system says of each path."""
-    named = set(targets)
-    context = [path for path in facts if path not in named]
-    project = Project([LinkedFile(path, *naming(path), facts[path]) for path in [*targets, *context]],
-                      dispatch=known.dispatch)  # targets first
-    add_root_entries(project, known)
-    regions = mark_regions(project)
+    context) with what ``known`` says of frameworks, and how many targets met an internal error.
+    ``display`` is where a long-lived caller memoizes how each path is reported."""
+    project, regions = link(targets, facts, known, names, display=display)
+    return judge_linked(project, regions, len(targets), root, selection, catalog)
+
+
+def judge_linked(
+    project: Project, regions: Regions, targets: int, root: Path, selection: Selection, catalog: Catalog
+) -> tuple[list[Finding], int]:
+    """The findings in the first ``targets`` files of a linked project, and how many of them met
+    an internal error."""
     findings: list[Finding] = []
     internal = 0
-    for index in range(len(targets)):
+    for index in range(targets):
         linked = project.files[index]
         if linked.facts.error is not None:
             internal += linked.facts.internal
@@ -304,9 +361,8 @@ def _region(project: Project, regions: Regions, file: int, candidate: Candidate,
         own = EntryId(file, candidate.own_entry)
         hits = [
             hit
-            for ref in regions.entries[own].targets
-            for callee in project.resolve(file, ref)
-            for hit in regions.hits(callee.function)
+            for function in project.entry_functions(file, candidate.own_entry)
+            for hit in regions.hits(function)
             if hit.entry != own and hit.traced and len(hit.chain) > 1
         ]
     else:

@@ -10,9 +10,7 @@ capture blocks and the names that hold dynamic ints or boolean masks.
 from __future__ import annotations
 
 import ast
-import builtins
 import io
-import re
 import tokenize
 import warnings
 from collections.abc import Callable
@@ -26,14 +24,14 @@ from graphlint.checks import apis, dynamo
 from graphlint.checks.facts import (
     MODULE_SCOPE,
     Candidate,
-    CallEdge,
-    ClassFacts,
-    EntryFacts,
     ExtractOptions,
     FileFacts,
+    FlowFacts,
     FunctionFacts,
-    Ref,
 )
+from graphlint.checks.assignments import flow_facts
+from graphlint.checks.entry_points import EntryPoints, decorated_callee, flag_option
+from graphlint.checks.suppressions import suppressions
 from graphlint.checks.positions import ANCHOR_KINDS, locate
 from graphlint.checks.rules import all_rules
 from graphlint.checks.rules.base import Rule, SiteContext
@@ -94,7 +92,6 @@ class _Scope:
     kind: Literal["module", "class", "function"]
     qualname: str
     class_name: str | None = None  # the class whose ``self`` is in scope
-    types: dict[str, list[Ref]] = field(default_factory=dict)  # local name → what calling it calls
     dynamic: dict[str, Literal["shape", "param"]] = field(default_factory=dict)
     masks: set[str] = field(default_factory=set)
     devices: dict[str, str] = field(default_factory=dict)  # tensor name → the device it was made on
@@ -102,10 +99,10 @@ class _Scope:
     tensor_params: set[str] = field(default_factory=set)
     configs: dict[str, bool] = field(default_factory=dict)  # CompilerConfig var → capture mode
     backends: dict[str, str | None] = field(default_factory=dict)  # npu backend var → config var
-    nested: dict[str, str] = field(default_factory=dict)  # nested def name → qualname
     made: dict[str, str] = field(default_factory=dict)  # name → the callable that made its value
     values: set[str] = field(default_factory=set)  # names bound to a tensor's reduced value
     loops: int = 0
+    lambdas: int = 0  # lambdas met so far: the n-th is ``<lambdan>``, as ``assignments.py`` names it
 
 
 @dataclass
@@ -123,12 +120,11 @@ class _Report:
     predicts: tuple[str, ...] = ()
 
 
-_SUPPRESSION = re.compile(r"#\s*graphlint:\s*ignore(?:\[(?P<codes>[A-Za-z0-9_,\s-]*)\])?")
 _ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo, cst.Divide, cst.Power)
 _WalkItem = cst.CSTNode | Callable[[], None]
 
 
-class _Extractor:
+class _Extractor(EntryPoints):
     def __init__(self, text: str, tree: ast.Module, options: ExtractOptions) -> None:
         self.text = text
         self.tree = tree
@@ -166,9 +162,9 @@ class _Extractor:
             cst.Assign: self._on_assign,
             cst.AnnAssign: self._on_assign,
             cst.Call: self._on_call,
-            cst.Return: self._on_return,
             cst.Raise: self._on_raise,
             cst.Assert: self._on_assert,
+            cst.Lambda: self._on_lambda,
         }
         self.hooks = _rule_hooks()
 
@@ -194,6 +190,10 @@ class _Extractor:
         return self.facts
 
     def _finish(self, module: cst.Module) -> None:
+        self.facts.flow = flow_facts(self.tree)
+        if len(self.facts.flow.calls) != self.counts["Call"]:  # calls cannot be matched by ordinal
+            self.facts.flow = FlowFacts(error="the calls of this file could not be numbered")
+            self.facts.eager_calls, self.facts.block_calls = [], {}
         anchors = [(*self.ordinals[id(r.node)], r.node) for r in self.reports]
         sites = [(*self.ordinals[id(node)], node) for node in self.entry_sites]
         spans = locate(self.text, module, self.counts, anchors + sites, tree=self.tree)
@@ -220,9 +220,9 @@ class _Extractor:
                     predicts=list(report.predicts),
                 )
             )
-        self.facts.suppressions = _suppressions(self.text)
+        self.facts.suppressions = suppressions(self.text)
         for qualname, line in _definition_lines(self.tree).items():
-            definition = self.facts.functions.get(qualname) or self.facts.classes.get(qualname)
+            definition = self.facts.functions.get(qualname)
             if definition is not None:
                 definition.line = line
 
@@ -488,10 +488,8 @@ class _Extractor:
     def _on_class(self, node: cst.CSTNode) -> list[_WalkItem]:
         assert isinstance(node, cst.ClassDef)
         qualname = self._qualname(node.name.value)
-        bases = [b for b in (self.qualify(arg.value) for arg in node.bases if arg.keyword is None) if b]
-        self.facts.classes[qualname] = ClassFacts(qualname, bases=bases)
         for decorator in node.decorators:
-            self._decorator_entry(decorator, [["instance", qualname]])
+            self._decorator_entry(decorator, [["def", qualname]])
         scope = _Scope("class", qualname, class_name=qualname)
         return [*node.decorators, *node.bases, *node.keywords, self._push(scope), node.body, self.scopes.pop]
 
@@ -499,8 +497,6 @@ class _Extractor:
         assert isinstance(node, cst.FunctionDef)
         outer = self.scope
         qualname = self._qualname(node.name.value)
-        if outer.kind == "function":
-            outer.nested[node.name.value] = qualname
         # A second def of one name (property setters, TYPE_CHECKING branches) adds to the first.
         facts = self.facts.functions.setdefault(qualname, FunctionFacts(qualname))
         scope = _Scope("function", qualname, class_name=outer.class_name if outer.kind == "class" else None)
@@ -513,17 +509,27 @@ class _Extractor:
                 scope.dynamic[param.name.value] = "param"
             elif annotation in ("torch.Tensor", "Tensor") or _tensor_annotation(self.qualify, param.annotation):
                 scope.tensor_params.add(param.name.value)
-            elif annotation is not None:  # ``model: Decoder``: calling it runs Decoder.forward
-                scope.types[param.name.value] = [["instance", annotation]]
         for decorator in node.decorators:
-            name = self.qualify(_callee(decorator.decorator))
+            name = self.qualify(decorated_callee(decorator.decorator))
             if name in apis.REGION_BOUNDARY_DECORATORS:
                 facts.boundary = True
-            self._decorator_entry(decorator, [["local", qualname]])
+            self._decorator_entry(decorator, [["def", qualname]])
         returns = [node.returns] if node.returns else []
         restore = self._restore()
         enter = [self._push(scope), self._set_eager(False), self._set_block(None)]
         return [*node.decorators, *enter, node.params, *returns, node.body, self.scopes.pop, restore]
+
+    def _on_lambda(self, node: cst.CSTNode) -> list[_WalkItem]:
+        """A lambda is a function of its own: ``outer.<lambda1>``, numbered in source order."""
+        assert isinstance(node, cst.Lambda)
+        outer = self.scope
+        outer.lambdas += 1
+        qualname = self._qualname(f"<lambda{outer.lambdas}>")
+        self.facts.functions.setdefault(qualname, FunctionFacts(qualname))
+        scope = _Scope("function", qualname, class_name=self.function_scope.class_name)
+        restore = self._restore()
+        enter = [self._push(scope), self._set_eager(False), self._set_block(None)]
+        return [node.params, *enter, node.body, self.scopes.pop, restore]
 
     def _push(self, scope: _Scope) -> Callable[[], None]:
         return lambda: self.scopes.append(scope)
@@ -532,7 +538,6 @@ class _Extractor:
         assert isinstance(node, (cst.For, cst.While))
         scope = self.function_scope
         if isinstance(node, cst.For):
-            self._bind_loop_target(node.target, node.iter)
             head: list[_WalkItem] = [node.target, node.iter]
         else:
             head = [node.test]
@@ -594,7 +599,7 @@ class _Extractor:
         for item in node.items:
             call = item.item
             if isinstance(call, cst.Call) and self.qualify(call.func) in apis.CAPTURE_CONTEXTS:
-                index = self._add_entry(call, "capture", traced=False, targets=[])
+                index = self._add_entry(call, "capture", traced=False, targets=[], via="block")
                 restore = self._restore()
                 return [*node.items, self._set_block(index), node.body, restore]
         return None
@@ -615,7 +620,7 @@ class _Extractor:
             if method == apis.CAPTURE_BEGIN_METHOD and end_capture is None:
                 call = statement.body[0].value  # type: ignore[union-attr]
                 end_capture = self._set_block(self.block)
-                index = self._add_entry(call, "capture", traced=False, targets=[])
+                index = self._add_entry(call, "capture", traced=False, targets=[], via="block")
                 plan.append(self._set_block(index))
             elif self._returns_when_compiling(statement) and not made_eager:
                 made_eager = True
@@ -658,8 +663,6 @@ class _Extractor:
             elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
                 owner = target.value.value
                 if owner == "self" and scope.class_name is not None:
-                    members = self._members(scope.class_name)
-                    members.setdefault(target.attr.value, []).extend(self._value_refs(value))
                     if isinstance(value, cst.Call) and (maker := self.qualify(value.func)):
                         self.made_attributes[scope.class_name, target.attr.value] = maker
                 elif owner in self._config_scope(owner).configs and target.attr.value == "mode":
@@ -696,25 +699,6 @@ class _Extractor:
                 config = keyword(value, "compiler_config")
                 config_name = config.value.value if config and isinstance(config.value, cst.Name) else None
                 scope.backends[name] = config_name
-                return
-        refs = self._value_refs(value)
-        if refs:
-            scope.types[name] = refs
-            if scope.kind == "module":
-                self.facts.bindings[name] = refs
-        else:
-            scope.types.pop(name, None)
-
-    def _bind_loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
-        """``for layer in self.layers`` / ``for i, layer in enumerate(self.layers)``."""
-        if isinstance(iterable, cst.Call) and self.qualify(iterable.func) == "enumerate" and iterable.args:
-            iterable = iterable.args[0].value
-            if isinstance(target, cst.Tuple) and len(target.elements) == 2:
-                target = target.elements[1].value
-        if isinstance(target, cst.Name):
-            refs = self._callable_refs(iterable)
-            if refs:
-                self.function_scope.types[target.value] = refs
 
     def _is_shape_tuple(self, value: cst.BaseExpression) -> bool:
         if isinstance(value, cst.Attribute) and value.attr.value in apis.SHAPE_ATTRIBUTES:
@@ -723,36 +707,33 @@ class _Extractor:
             return self._is_shape_tuple(value.value)
         return _is_method_call(value, "size") and not value.args  # type: ignore[union-attr]
 
-    def _members(self, class_name: str) -> dict[str, list[Ref]]:
-        return self.facts.classes[class_name].members
-
     def _config_scope(self, name: str) -> _Scope:
         scope = self.function_scope
         return scope if name in scope.configs else self.module_scope
 
     def _on_call(self, node: cst.CSTNode) -> None:
         assert isinstance(node, cst.Call)
+        ordinal = self.ordinals[id(node)][1]
         callee = self.qualify(node.func)
-        targets = self._compile_targets(node)
+        targets = self._compile_targets(node, ordinal)
         if targets is not None:
             options = node.func if isinstance(node.func, cst.Call) else node
             self._add_entry(
-                node, self._compile_kind(options), traced=True, targets=targets,
-                dynamic=_flag(options, "dynamic"), fullgraph=_flag(options, "fullgraph"),
+                node, self._compile_kind(options), traced=True, targets=targets, dynamic=flag_option(options, "dynamic"),
+                fullgraph=flag_option(options, "fullgraph"), via="call",
             )
-        elif callee in apis.MAKE_GRAPHED_CALLABLES and node.args:
-            targets = self._callable_refs(node.args[0].value)
-            self._add_entry(node, "capture", traced=False, targets=targets)
-        elif callee in self.options.capture_entrypoints and node.args:
-            self._add_entry(node, "capture", traced=False, targets=self._callable_refs(node.args[0].value))
-        elif callee in self.options.compile_entrypoints and node.args:
-            entry = self._add_entry(node, "compiled", traced=True, targets=self._callable_refs(node.args[0].value))
+        elif node.args and callee in apis.MAKE_GRAPHED_CALLABLES:
+            self._add_entry(node, "capture", traced=False, targets=[["arg", ordinal]], via="call")
+        elif node.args and callee in self.options.capture_entrypoints:
+            self._add_entry(node, "capture", traced=False, targets=[["arg", ordinal]], via="config")
+        elif node.args and callee in self.options.compile_entrypoints:
+            entry = self._add_entry(node, "compiled", traced=True, targets=[["arg", ordinal]], via="config")
             if callee in self.options.nesting_safe_entrypoints:
                 self.nesting_safe.add(entry)
-        refs = self._callable_refs(node.func)
-        calls = self.facts.functions[self.function_scope.qualname].calls
-        for ref in refs:
-            calls.append(CallEdge(ref, eager=self.eager or id(node) in self.eager_nodes, block=self.block))
+        if self.eager:
+            self.facts.eager_calls.append(ordinal)
+        if self.block is not None:
+            self.facts.block_calls[ordinal] = self.block
         return None
 
     def _set_error_message(self, inside: bool) -> Callable[[], None]:
@@ -773,200 +754,6 @@ class _Extractor:
         message = [self._set_error_message(True), node.msg, self._set_error_message(self.in_error_message)]
         return [node.test, *(message if node.msg is not None else [])]
 
-    def _on_return(self, node: cst.CSTNode) -> None:
-        assert isinstance(node, cst.Return)
-        scope = self.function_scope
-        if scope.kind != "function" or node.value is None or not self._may_return_a_module(node.value):
-            return None
-        returns = self.facts.functions[scope.qualname].returns
-        returns.extend(ref for ref in self._value_refs(node.value) if ref not in returns)
-        return None
-
-    def _may_return_a_module(self, value: cst.BaseExpression) -> bool:
-        """Whether a returned value may be a model a factory builds: an instance of a class (or
-        of another factory) named through the file's own definitions or imports, a container of
-        them, a compiled callable, a local bound to one, or a member of ``self``. Other returns,
-        the tensors most functions return (``x.view(...)``, ``torch.cat(...)``), are not recorded:
-        each would be one more ref in the cached facts of every function."""
-        if isinstance(value, cst.Call):
-            if self._compile_targets(value) is not None:
-                return True
-            func = value.func
-            if _is_self_attribute(func):  # self.build_model(...)
-                return True
-            head = func
-            while isinstance(head, cst.Attribute):
-                head = head.value
-            if not isinstance(head, cst.Name) or (head is not func and head.value not in self.facts.imports):
-                return False  # x.view(...), f()(...): a method of a value, or a value called
-            name = self.qualify(func) or ""
-            return name in apis.MODULE_CONTAINERS or not (name.startswith("torch.") or name in _BUILTIN_NAMES)
-        if isinstance(value, cst.Name):
-            return any(value.value in scope.types for scope in (self.function_scope, self.module_scope))
-        return _is_self_attribute(value)
-
-    # ---- entry points -----------------------------------------------------------------------
-    def _add_entry(
-        self, node: cst.CSTNode, kind: str, *, traced: bool, targets: list[Ref],
-        dynamic: bool | None = None, fullgraph: bool | None = None,
-    ) -> int:
-        self.facts.entries.append(
-            EntryFacts(
-                line=0,
-                kind=kind,  # type: ignore[arg-type]
-                traced=traced,
-                scope=self.function_scope.qualname,
-                targets=targets,
-                dynamic=dynamic,
-                fullgraph=fullgraph,
-            )
-        )
-        if traced:
-            self.entry_nodes[id(node)] = len(self.entry_sites)
-        self.entry_sites.append(node)
-        return len(self.entry_sites) - 1
-
-    def _decorator_entry(self, decorator: cst.Decorator, targets: list[Ref]) -> None:
-        expr = decorator.decorator
-        name = self.qualify(_callee(expr))
-        options = expr if isinstance(expr, cst.Call) else None
-        if name in apis.COMPILE_FUNCTIONS:
-            kind = self._compile_kind(options) if options is not None else "compiled"
-            self._add_entry(
-                decorator, kind, traced=True, targets=targets,
-                dynamic=_flag(options, "dynamic"), fullgraph=_flag(options, "fullgraph"),
-            )
-        elif name in self.options.capture_entrypoints:
-            self._add_entry(decorator, "capture", traced=False, targets=targets)
-        elif name in self.options.compile_entrypoints:
-            entry = self._add_entry(decorator, "compiled", traced=True, targets=targets)
-            if name in self.options.nesting_safe_entrypoints:
-                self.nesting_safe.add(entry)
-
-    def _compile_targets(self, call: cst.Call) -> list[Ref] | None:
-        """What ``call`` hands to dynamo when it is a compile call (None when it is not):
-        ``torch.compile(f)``, ``torch._dynamo.optimize(backend)(f)``, ``model.compile()``."""
-        func = call.func
-        args = positional(call)
-        if isinstance(func, cst.Call):  # optimize(backend)(f), torch.compile(mode=...)(f)
-            inner = self.qualify(func.func)
-            if inner in apis.COMPILE_FACTORIES or (inner in apis.COMPILE_FUNCTIONS and not positional(func)):
-                return self._callable_refs(args[0].value) if args else []
-            return None
-        callee = self.qualify(func)
-        if callee in apis.COMPILE_FACTORIES:
-            return None  # the backend-taking half of optimize(backend)(f)
-        if callee in apis.COMPILE_FUNCTIONS:
-            # Without a positional target, ``torch.compile(mode=...)`` makes a decorator.
-            return self._callable_refs(args[0].value) if args else None
-        if isinstance(func, cst.Attribute) and func.attr.value == "compile" and _module_compile_call(call):
-            modules = [r for r in self._callable_refs(func.value) if r[0] in ("instance", "member", "member-result")]
-            return modules or None
-        return None
-
-    def _compile_kind(self, options: cst.Call) -> Literal["compiled", "capture"]:
-        """Whether the compile options ask for graph capture (mode, backend, torchair config)."""
-        if self.qualify(options.func) in apis.COMPILE_FACTORIES:  # optimize(backend)
-            backend_arg = positional(options)[0] if positional(options) else keyword(options, "backend")
-            return "capture" if backend_arg and self._backend_captures(backend_arg.value) else "compiled"
-        mode = keyword(options, "mode")
-        if mode is not None and string_value(mode.value) in apis.CAPTURE_MODES:
-            return "capture"
-        backend = keyword(options, "backend")
-        if backend is not None and self._backend_captures(backend.value):
-            return "capture"
-        config = keyword(options, "config")  # torchair.inference.cache_compile(fn, config=cfg)
-        return "capture" if config is not None and self._config_captures(config.value) else "compiled"
-
-    def _backend_captures(self, backend: cst.BaseExpression | None) -> bool:
-        if backend is None:
-            return False
-        if string_value(backend) in apis.CAPTURE_BACKENDS:
-            return True
-        if isinstance(backend, cst.Call) and self.qualify(backend.func) in apis.NPU_BACKEND_FACTORIES:
-            config = keyword(backend, "compiler_config")
-            return config is not None and self._config_captures(config.value)
-        if isinstance(backend, cst.Name):
-            for scope in (self.function_scope, self.module_scope):
-                if backend.value in scope.backends:
-                    config_name = scope.backends[backend.value]
-                    return config_name is not None and self._config_captures(cst.Name(config_name))
-        return False
-
-    def _config_captures(self, config: cst.BaseExpression) -> bool:
-        if isinstance(config, cst.Name):
-            return self._config_scope(config.value).configs.get(config.value, False)
-        return False
-
-    # ---- what calling an expression calls ---------------------------------------------------
-    def _callable_refs(self, expr: cst.BaseExpression) -> list[Ref]:
-        scope = self.function_scope
-        if isinstance(expr, cst.Name):
-            for candidate in (scope, self.module_scope):
-                if expr.value in candidate.types:
-                    return candidate.types[expr.value]
-            for outer in reversed(self.scopes):
-                if expr.value in outer.nested:
-                    return [["local", outer.nested[expr.value]]]
-            if expr.value == "self" and scope.class_name is not None:
-                return [["instance", scope.class_name]]
-            name = self.qualify(expr)
-            return [["call", name]] if name else []
-        if isinstance(expr, cst.Attribute):
-            owner = expr.value
-            if isinstance(owner, cst.Name):
-                if owner.value == "self" and scope.class_name is not None:
-                    return [["member", scope.class_name, expr.attr.value]]
-                owner_refs = scope.types.get(owner.value) or self.module_scope.types.get(owner.value) or []
-                members = [["member", r[1], expr.attr.value] for r in owner_refs if r[0] == "instance"]
-                if members:
-                    return members
-            name = self.qualify(expr)
-            return [["call", name]] if name and not name.startswith(apis.OPAQUE_PREFIXES) else []
-        if isinstance(expr, cst.Subscript):  # self.layers[0](x)
-            return self._callable_refs(expr.value)
-        if isinstance(expr, cst.Call):  # Model(...)(x), torch.compile(f)(x)
-            targets = self._compile_targets(expr)
-            if targets is not None:
-                return targets
-            return self._result_refs(expr)
-        return []
-
-    def _result_refs(self, call: cst.Call) -> list[Ref]:
-        """What calling the object ``call`` returns would call: an instance of the class it
-        constructs (or what the factory function it calls returns), or what ``self.method()``
-        returns."""
-        func = call.func
-        if _is_self_attribute(func) and self.function_scope.class_name is not None:
-            return [["member-result", self.function_scope.class_name, func.attr.value]]  # type: ignore[attr-defined]
-        name = self.qualify(func)
-        return [["instance", name]] if name else []
-
-    def _value_refs(self, value: cst.BaseExpression) -> list[Ref]:
-        """What calling the object that ``value`` evaluates to would call."""
-        if isinstance(value, cst.Call):
-            targets = self._compile_targets(value)
-            if targets is not None:
-                return targets
-            name = self.qualify(value.func)
-            if name in apis.MODULE_CONTAINERS:
-                refs: list[Ref] = []
-                for node in preorder(value):
-                    if isinstance(node, cst.Call) and node is not value:
-                        inner = self.qualify(node.func)
-                        if inner and inner not in apis.MODULE_CONTAINERS:
-                            refs.append(["instance", inner])
-                return refs
-            return self._result_refs(value)
-        if isinstance(value, (cst.List, cst.Tuple)):  # EntryClass = [LlamaForCausalLM, ...]
-            return [ref for element in value.elements for ref in self._value_refs(element.value)]
-        if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)):
-            refs = self._callable_refs(value)
-            return [r for r in refs if r[0] != "call" or not (r[1].startswith("torch.") or r[1] == "torch")]
-        return []
-
-
-_BUILTIN_NAMES = frozenset(dir(builtins))
 _CODE = cst.Module(body=[])  # renders an expression's source text
 
 
@@ -980,24 +767,6 @@ def _rule_hooks() -> dict[type, list[Callable[[cst.CSTNode, SiteContext], None]]
                 node_type = getattr(cst, name[len("visit_") :])
                 hooks.setdefault(node_type, []).append(getattr(rule, name))
     return hooks
-
-
-def _callee(expr: cst.BaseExpression) -> cst.BaseExpression:
-    return expr.func if isinstance(expr, cst.Call) else expr
-
-
-def _flag(call: cst.Call | None, name: str) -> bool | None:
-    """``torch.compile(..., dynamic=True)``: a keyword given as ``True`` / ``False``."""
-    arg = keyword(call, name) if call is not None else None
-    if arg is None or not isinstance(arg.value, cst.Name):
-        return None
-    return {"True": True, "False": False}.get(arg.value.value)
-
-
-def _module_compile_call(call: cst.Call) -> bool:
-    """Whether ``x.compile(...)`` can be ``nn.Module.compile``: it takes only torch.compile's
-    keywords (an FX backend's ``compile(graph, inputs)`` or a DSL's ``compile(src)`` does not)."""
-    return all(arg.keyword is not None and arg.keyword.value in apis.MODULE_COMPILE_KEYWORDS for arg in call.args)
 
 
 def _is_self_attribute(expr: cst.BaseExpression) -> bool:
@@ -1014,6 +783,8 @@ def _tensor_annotation(qualify: Callable[[cst.BaseExpression], str | None], anno
             if name.startswith("torch.") and name.endswith("Tensor"):
                 return True
     return False
+def _is_compiling_function(name: str | None) -> bool:
+    return name is not None and name.rsplit(".", 1)[-1] in apis.IS_COMPILING_NAMES
 
 
 def _is_method_call(expr: cst.BaseExpression, method: str) -> bool:
@@ -1050,22 +821,3 @@ def _definition_lines(tree: ast.Module) -> dict[str, int]:
             elif isinstance(child, ast.stmt):
                 stack.append((child, prefix))
     return lines
-
-
-def _suppressions(text: str) -> dict[int, list[str]]:
-    """``# graphlint: ignore[GL201, GL202]`` (or bare) comments, by line."""
-    if "graphlint:" not in text:
-        return {}
-    found: dict[int, list[str]] = {}
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
-    except (tokenize.TokenError, SyntaxError):
-        return {}
-    for token in tokens:
-        if token.type != tokenize.COMMENT:
-            continue
-        match = _SUPPRESSION.search(token.string)
-        if match:
-            codes = match["codes"]
-            found[token.start[0]] = [c.strip().upper() for c in codes.split(",") if c.strip()] if codes else []
-    return found

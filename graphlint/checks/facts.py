@@ -4,14 +4,19 @@ Extracted once per file content (``extract.py``), cached as JSON (``cache.py``),
 project (``link.py``). Nothing here depends on the file's path, so identical contents share one
 cache entry; paths and module names are attached when the facts are linked.
 
-A *ref* names something callable, resolved later against the whole project:
-``["call", "pkg.helpers.norm"]`` a function (or module-level binding) by dotted name, as the
-file's imports spell it; ``["instance", "Model"]`` calling an instance of a class (its
-``forward``); ``["member", "Model", "block"]`` ``self.block(...)`` on a ``Model`` (a method, or
-the submodules bound to that attribute); ``["local", "outer.inner"]`` a nested function.
-``["instance", "build"]`` where ``build`` is a function calls what ``build`` returns (a
-factory); ``["member-result", "Model", "build"]`` calls what ``self.build()`` returns on a
-``Model``.
+What values flow where (the assignment graph's per-file half, ``FlowFacts``) is written in
+*value expressions*, JSON lists resolved when the project is linked (``valueflow.py``):
+``["v", key]`` a variable of this file (``"f.x"``: local ``x`` of ``f``; ``"x"``: module level;
+``"C.x"``: class or instance attribute ``x`` of ``C``), ``["g", dotted]`` an imported name (a
+leading ``.`` is relative), ``["d", qualname]`` a function, lambda or class defined here,
+``["self", qualname]`` what ``self`` is in a method of that class when no caller says (an
+instance of the class, unless the project derives classes from it), ``["n", expr]`` an instance
+of the class ``expr`` names (an annotation), ``["a", expr, name]``
+an attribute, ``["c", ordinal]`` what the call numbered ``ordinal`` returns (calls are numbered in
+source order, as ``positions.py`` numbers them), ``["r", index]`` what a decorator returns,
+``["s", class, expr]`` ``super()`` in a method of ``class`` with ``self`` = ``expr``,
+``["x", name]`` a builtin or unknown name, ``["u", expr, ...]`` any of several values.
+Containers are transparent: a list of layers evaluates to the layers.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-Ref = list[str]
+Expr = list[Any]  # a value expression (above)
 RegionKind = Literal["compiled", "capture"]
 MODULE_SCOPE = "<module>"
 
@@ -35,30 +40,77 @@ class ExtractOptions:
 
 
 @dataclass
-class CallEdge:
-    """A call made from a function body (or module level)."""
-
-    ref: Ref
-    eager: bool = False  # under the not-compiling branch of ``is_compiling()``
-    block: int | None = None  # index into ``entries`` of the capture block it is made in
-
-
-@dataclass
 class FunctionFacts:
     qualname: str
     boundary: bool = False  # @torch.compiler.disable and friends: dynamo does not trace in
-    calls: list[CallEdge] = field(default_factory=list)
-    # What calling the object it returns calls, for factories: ``return Net()`` → [instance Net]
-    returns: list[Ref] = field(default_factory=list)
     line: int = 0  # of the ``def`` (0: module level)
 
 
 @dataclass
-class ClassFacts:
-    qualname: str
-    bases: list[str] = field(default_factory=list)
-    members: dict[str, list[Ref]] = field(default_factory=dict)  # self.x = Cls(...) → x: [instance Cls]
-    line: int = 0  # of the ``class``
+class DefFacts:
+    """A function, lambda or class: what the assignment graph needs to call it."""
+
+    kind: Literal["function", "class"]
+    # (name, kind): "o" positional-only, "p" positional or keyword, "k" keyword-only, "*", "**"
+    params: list[tuple[str, str]] = field(default_factory=list)
+    method: Literal["instance", "class", "static", "property"] | None = None  # defined in a class body
+    bases: list[Expr] = field(default_factory=list)
+    line: int = 0
+
+
+@dataclass
+class CallSite:
+    """One call, numbered by its position among the file's calls in source order."""
+
+    scope: str  # the function (or lambda, or ``<module>``) it is made in
+    callee: Expr | None
+    args: list[Expr | None] = field(default_factory=list)
+    star: list[Expr] = field(default_factory=list)  # f(*xs)
+    keywords: list[tuple[str, Expr | None]] = field(default_factory=list)
+    double_star: list[Expr] = field(default_factory=list)  # f(**kw)
+    line: int = 0
+    text: str = ""  # the callee as written, for reports (``self.runnable``)
+    named: bool = False  # a plain name or an attribute of ``self``: worth reporting when unresolved
+
+
+@dataclass
+class Decoration:
+    scope: str
+    decorator: Expr | None
+    value: Expr  # the function or class (or the inner decorator's result) it wraps
+
+
+@dataclass
+class ImplicitCall:
+    """A call no parentheses show: ``raise Error`` constructs ``Error``; ``for x in obj`` calls
+    ``obj.__iter__()`` and then ``__next__()`` on what that returns (``x`` gets its returns)."""
+
+    scope: str
+    kind: Literal["raise", "iterate"]
+    value: Expr
+
+
+@dataclass
+class FlowFacts:
+    defs: dict[str, DefFacts] = field(default_factory=dict)
+    assigns: list[tuple[Expr, Expr]] = field(default_factory=list)  # (["v", key] | ["a", expr, name], value)
+    calls: list[CallSite | None] = field(default_factory=list)  # by ordinal
+    decorations: list[Decoration] = field(default_factory=list)
+    implicit: list[ImplicitCall] = field(default_factory=list)  # ``["it", index]``: what iterating gives
+    star_imports: list[str] = field(default_factory=list)
+    error: str | None = None  # why the calls of this file could not be numbered
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "FlowFacts":
+        return cls(
+            defs={k: DefFacts(v["kind"], [tuple(p) for p in v["params"]], v["method"], v["bases"], v["line"]) for k, v in data["defs"].items()},
+            assigns=[tuple(a) for a in data["assigns"]],
+            calls=[None if c is None else CallSite(**{**c, "keywords": [tuple(k) for k in c["keywords"]]}) for c in data["calls"]],
+            decorations=[Decoration(**d) for d in data["decorations"]],
+            implicit=[ImplicitCall(**i) for i in data["implicit"]],
+            star_imports=data["star_imports"],
+            error=data["error"],
+        )
 
 
 @dataclass
@@ -69,9 +121,15 @@ class EntryFacts:
     kind: RegionKind
     traced: bool  # dynamo traces it (compile); False for eager capture (torch.npu.graph)
     scope: str  # the function the entry site is in
-    targets: list[Ref] = field(default_factory=list)  # empty for blocks: their calls are edges
+    # What it hands to dynamo or to capture, as value expressions: ``["arg", ordinal]`` the first
+    # argument of that call, ``["receiver", ordinal]`` what ``model.compile()`` is called on,
+    # ``["def", qualname]`` a decorated function or class. Empty for blocks: their calls count.
+    targets: list[Expr] = field(default_factory=list)
     dynamic: bool | None = None  # torch.compile(dynamic=...)
     fullgraph: bool | None = None  # torch.compile(fullgraph=...): a graph break is an error
+    # How it was recognised: a decorator, a call (torch.compile(f), model.compile()), a block
+    # (``with torch.npu.graph(g):``, ``capture_begin()``), or [tool.graphlint] configuration.
+    via: Literal["decorator", "call", "block", "config"] = "call"
 
 
 @dataclass
@@ -99,8 +157,9 @@ class Candidate:
 class FileFacts:
     imports: dict[str, str] = field(default_factory=dict)  # local name → dotted ("." prefixes: relative)
     functions: dict[str, FunctionFacts] = field(default_factory=dict)
-    classes: dict[str, ClassFacts] = field(default_factory=dict)
-    bindings: dict[str, list[Ref]] = field(default_factory=dict)  # module-level name → what it calls
+    flow: FlowFacts = field(default_factory=FlowFacts)
+    eager_calls: list[int] = field(default_factory=list)  # ordinals of calls under ``not is_compiling()``
+    block_calls: dict[int, int] = field(default_factory=dict)  # call ordinal → capture block (entry index)
     entries: list[EntryFacts] = field(default_factory=list)
     candidates: list[Candidate] = field(default_factory=list)
     suppressions: dict[int, list[str]] = field(default_factory=dict)  # line → codes ([] = all)
@@ -116,12 +175,10 @@ class FileFacts:
     def from_json(cls, data: dict[str, Any]) -> "FileFacts":
         return cls(
             imports=data["imports"],
-            functions={
-                k: FunctionFacts(**{**v, "calls": [CallEdge(**c) for c in v["calls"]]})
-                for k, v in data["functions"].items()
-            },
-            classes={k: ClassFacts(**v) for k, v in data["classes"].items()},
-            bindings=data["bindings"],
+            functions={k: FunctionFacts(**v) for k, v in data["functions"].items()},
+            flow=FlowFacts.from_json(data["flow"]),
+            eager_calls=data["eager_calls"],
+            block_calls={int(k): v for k, v in data["block_calls"].items()},
             entries=[EntryFacts(**e) for e in data["entries"]],
             candidates=[Candidate(**{**c, "anchor": tuple(c["anchor"])}) for c in data["candidates"]],
             suppressions={int(k): v for k, v in data["suppressions"].items()},

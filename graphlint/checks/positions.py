@@ -42,6 +42,11 @@ _AstSpan = tuple[int, int, int, int]  # line, byte column, end line, end byte co
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
+def source_order(nodes: Iterable[ast.AST]) -> list[ast.AST]:
+    """``ast`` nodes in the order a pre-order walk of the source meets them (see below)."""
+    return sorted(nodes, key=lambda n: (n.lineno, n.col_offset, -n.end_lineno, -n.end_col_offset))  # type: ignore[attr-defined, operator]
+
+
 def _ast_anchors(tree: ast.AST) -> dict[str, list[_AstSpan]]:
     found: dict[str, list[_AstSpan]] = {kind: [] for kind in ANCHOR_KINDS.values()}
 

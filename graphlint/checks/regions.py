@@ -15,7 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from graphlint.checks.facts import EntryFacts, RegionKind
-from graphlint.checks.link import Callee, FunctionKey, Project
+from graphlint.checks.link import Project
+from graphlint.checks.valueflow import FunctionKey
 
 
 @dataclass(frozen=True)
@@ -60,19 +61,15 @@ def mark_regions(project: Project) -> Regions:
                 return RegionHit(entry_id, entry.kind, entry.traced, label, entry.dynamic, chain, bool(entry.fullgraph))
 
             if entry.targets:
-                starts = [
-                    (callee, (callee.function.qualname,))
-                    for ref in entry.targets
-                    for callee in project.resolve(file_index, ref)
-                ]
+                starts = [(key, (key.qualname,)) for key in project.entry_functions(file_index, entry_index)]
             else:  # a capture block: its sites, and the calls made in it
                 scope = FunctionKey(file_index, entry.scope)
                 regions.by_block[entry_id] = hit((entry.scope,))
                 starts = [
-                    (callee, (entry.scope, callee.function.qualname))
-                    for edge in project.function(scope).calls
-                    if edge.block == entry_index
-                    for callee in project.resolve(file_index, edge.ref)
+                    (callee, (entry.scope, callee.qualname))
+                    for ordinal in project.calls_in(scope)
+                    if linked.facts.block_calls.get(ordinal) == entry_index
+                    for callee in project.runs(file_index, ordinal)
                 ]
             _walk(project, regions, starts, hit, traced=entry.traced)
     return regions
@@ -81,28 +78,26 @@ def mark_regions(project: Project) -> Regions:
 def _walk(
     project: Project,
     regions: Regions,
-    starts: list[tuple[Callee, tuple[str, ...]]],
+    starts: list[tuple[FunctionKey, tuple[str, ...]]],
     hit: Callable[[tuple[str, ...]], RegionHit],
     *,
     traced: bool,
 ) -> None:
-    seen: set[Callee] = set()
-    reached: set[FunctionKey] = set()
-    queue: deque[tuple[Callee, tuple[str, ...]]] = deque(
-        (callee, chain) for callee, chain in starts if not (traced and project.function(callee.function).boundary)
+    seen: set[FunctionKey] = set()
+    queue: deque[tuple[FunctionKey, tuple[str, ...]]] = deque(
+        (key, chain) for key, chain in starts if not (traced and project.function(key).boundary)
     )
     while queue:
-        callee, chain = queue.popleft()
-        if callee in seen:
+        key, chain = queue.popleft()
+        if key in seen:
             continue
-        seen.add(callee)
-        key = callee.function
-        if key not in reached:  # one hit per entry and function: the shortest chain
-            reached.add(key)
-            regions.by_function.setdefault(key, []).append(hit(chain))
-        for edge in project.function(key).calls:
-            if traced and edge.eager:
+        seen.add(key)  # one hit per entry and function: the shortest chain
+        regions.by_function.setdefault(key, []).append(hit(chain))
+        facts = project.files[key.file].facts
+        eager = set(facts.eager_calls) if traced else set()
+        for ordinal in project.calls_in(key):
+            if ordinal in eager:
                 continue
-            for inner in project.resolve(key.file, edge.ref, callee.self_class):
-                if inner not in seen and not (traced and project.function(inner.function).boundary):
-                    queue.append((inner, (*chain, inner.function.qualname)))
+            for inner in project.runs(key.file, ordinal):
+                if inner not in seen and not (traced and project.function(inner).boundary):
+                    queue.append((inner, (*chain, inner.qualname)))

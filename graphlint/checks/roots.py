@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from graphlint.checks.facts import MODULE_SCOPE, EntryFacts, RegionKind, Ref
+from graphlint.checks.facts import MODULE_SCOPE, EntryFacts, Expr, FileFacts, RegionKind
 from graphlint.checks.link import Project
 from graphlint.checks.presets import glob_pattern
 from graphlint.config import Knowledge
@@ -37,15 +37,13 @@ def add_root_entries(project: Project, known: Knowledge) -> None:
                 continue
             kind = _first_kind(roots, [f"{module}.{qualname}" for module in modules])
             if kind is not None:
-                facts.entries.append(_entry(kind, function.line, [["local", qualname]]))
+                facts.entries.append(_entry(kind, function.line, [["def", qualname]]))
         for pattern, names, kind in exports:
             if not any(pattern.match(module) for module in modules):
                 continue
             for name in names:
-                for ref in facts.bindings.get(name, []):
-                    target = ["instance", ref[1]] if ref[0] == "call" else ref
-                    cls = facts.classes.get(target[1])
-                    facts.entries.append(_entry(kind, cls.line if cls else 1, [target]))
+                for qualname in _bound_classes(facts, name):
+                    facts.entries.append(_entry(kind, facts.flow.defs[qualname].line, [["def", qualname]]))
 
 
 def _first_kind(roots: list[tuple[re.Pattern[str], RegionKind]], names: list[str]) -> RegionKind | None:
@@ -55,7 +53,21 @@ def _first_kind(roots: list[tuple[re.Pattern[str], RegionKind]], names: list[str
     return None
 
 
-def _entry(kind: RegionKind, line: int, targets: list[Ref]) -> EntryFacts:
+def _bound_classes(facts: FileFacts, name: str) -> list[str]:
+    """The classes of this file a module-level name is bound to (``EntryClass = [A, B]``)."""
+    found: list[str] = []
+    pending: list[Expr] = [value for target, value in facts.flow.assigns if target == ["v", name]]
+    while pending:
+        value = pending.pop()
+        if value[0] == "u":
+            pending.extend(value[1:])
+        elif value[0] in ("d", "v") and facts.flow.defs.get(value[1]) is not None and facts.flow.defs[value[1]].kind == "class":
+            # ``["v", name]``: a module-level name, which is the qualname of a top-level class
+            found.append(value[1])
+    return sorted(set(found))
+
+
+def _entry(kind: RegionKind, line: int, targets: list[Expr]) -> EntryFacts:
     return EntryFacts(line=line, kind=kind, traced=kind == "compiled", scope=MODULE_SCOPE, targets=targets)
 
 

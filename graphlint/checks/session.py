@@ -28,9 +28,8 @@ from graphlint.checks.cache import FactsCache, content_key
 from graphlint.checks.catalog import Catalog
 from graphlint.checks.collect import collect_facts
 from graphlint.checks.discover import discover, is_excluded
-from graphlint.checks.engine import CheckResult, FileName, Selection, cache_dir, extract_options_of, judge
+from graphlint.checks.engine import CheckResult, Selection, cache_dir, extract_options_of, judge, module_names
 from graphlint.checks.facts import FileFacts
-from graphlint.checks.link import module_name
 from graphlint.checks.presets import active_presets, knowledge
 from graphlint.config import Config, Knowledge, load_config
 
@@ -86,7 +85,7 @@ class CheckSession:
         self._files: list[Path] | None = None
         self._on_disk: dict[Path, tuple[_Stamp, FileFacts]] = {}
         self._unsaved: OrderedDict[str, FileFacts] = OrderedDict()
-        self._names: dict[Path, FileName] = {}
+        self._displays: dict[Path, str] = {}
         self._catalog: Catalog | None = None
         self._presets: list[str] = []
         self._known: Knowledge | None = None  # the project's knowledge and its presets'
@@ -107,7 +106,7 @@ class CheckSession:
         """Files were created, changed, deleted or moved: look at them again at the next check."""
         self._files = None
         self._stated_at = float("-inf")
-        self._names.clear()
+        self._displays.clear()
 
     def contains(self, path: Path) -> bool:
         """Whether ``path`` is a file this session checks (under the root, not excluded)."""
@@ -137,7 +136,8 @@ class CheckSession:
             self._catalog = Catalog(self._cache(self._known))
         named = [t for t in named if t in facts]  # neither on disk nor unsaved: nothing to check
         selection = Selection(config, self._select, self._ignore, self._catalog.codes())
-        findings, internal = judge(named, facts, self.root, self._known, selection, self._catalog, naming=self._name)
+        names = module_names(self.root, config, facts)
+        findings, internal = judge(named, facts, self.root, self._known, selection, self._catalog, names, display=self._display)
         return CheckResult(findings, len(named), time.perf_counter() - started, internal, list(self._presets))
 
     def _facts(self, files: list[Path], unsaved: Mapping[Path, str], known: Knowledge) -> dict[Path, FileFacts]:
@@ -198,14 +198,13 @@ class CheckSession:
             return None
         return FactsCache(cache_dir(self._cache_directory, self.root), extract_options_of(known))
 
-    def _name(self, path: Path) -> FileName:
+    def _display(self, path: Path) -> str:
         """Reported paths are relative to the root (an editor's server has no meaningful
-        working directory); module names as ``graphlint check`` gives them."""
-        name = self._names.get(path)
-        if name is None:
-            display = path.relative_to(self.root).as_posix() if path.is_relative_to(self.root) else path.as_posix()
-            name = self._names[path] = FileName(display, *module_name(path))
-        return name
+        working directory)."""
+        display = self._displays.get(path)
+        if display is None:
+            display = self._displays[path] = path.relative_to(self.root).as_posix() if path.is_relative_to(self.root) else path.as_posix()
+        return display
 
     def _forget_files(self) -> None:
         self.refresh()

@@ -11,7 +11,7 @@ from graphlint.checks.engine import CheckResult
 
 def to_json(result: CheckResult) -> dict[str, Any]:
     by_code = Counter(f.code for f in result.findings)
-    return {
+    document: dict[str, Any] = {
         "version": 1,
         "findings": [f.to_json() for f in result.findings],
         "summary": {
@@ -22,6 +22,9 @@ def to_json(result: CheckResult) -> dict[str, Any]:
             "presets": result.presets,
         },
     }
+    if result.coverage is not None and result.coverage.notice is not None:
+        document["summary"]["notice"] = result.coverage.notice  # the value flow was cut short
+    return document
 
 
 def write(result: CheckResult, out: TextIO) -> None:

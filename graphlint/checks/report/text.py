@@ -8,6 +8,7 @@ from typing import TextIO
 from rich.console import Console
 from rich.markup import escape
 
+from graphlint.checks.coverage import coverage_line
 from graphlint.checks.engine import CheckResult, Finding
 from graphlint.codes import code_entry, rule_summary_zh
 from graphlint.options import console as make_console
@@ -35,6 +36,8 @@ def write(result: CheckResult, out: TextIO, color: str = "auto", lang: str = "en
         console.print(f"[green]No findings[/] in {result.files} file(s) ({result.seconds:.2f}s)")
     if result.presets:
         console.print(f"presets: {', '.join(result.presets)} (framework knowledge; [tool.graphlint] presets = [...] to choose)")
+    if result.coverage is not None:
+        console.print(escape(coverage_line(result.coverage)))
 
 
 def _finding(console: Console, f: Finding, sources: dict[str, list[str]], lang: str) -> None:

@@ -1,10 +1,10 @@
 from __future__ import annotations
 
-import builtins
 from collections.abc import Iterable
 
-from graphlint.checks.facts import EntryFacts, Ref
-from graphlint.checks.link import FunctionKey, Project
+from graphlint.checks.facts import EntryFacts
+from graphlint.checks.link import Project
+from graphlint.checks.valueflow import FunctionKey
 from graphlint.checks.regions import EntryId, RegionHit, Regions
 from graphlint.checks.rules.base import ProjectRule, ProjectSite, Severity, snippet
 
@@ -64,11 +64,11 @@ class RegionUnresolved(ProjectRule):
             entry_id = EntryId(file, index)
             label = f"{linked.display}:{entry.line}"
             region = RegionHit(entry_id, entry.kind, entry.traced, label, entry.dynamic, (entry.scope,))
-            for ref in _unresolved(project, file, entry, index):
+            for spelled in _unresolved(project, file, entry, index):
                 yield ProjectSite(
                     entry.line,
                     1,
-                    f"capture region not analysed: {_spelling(ref)} resolves to no analysed function; "
+                    f"capture region not analysed: {spelled} resolves to no analysed function; "
                     "name what it runs with capture-roots (or capture-entrypoints, presets) in [tool.graphlint]",
                     region,
                 )
@@ -143,49 +143,25 @@ class RegionUnresolved(ProjectRule):
     ]
 
 
-_BUILTINS = frozenset(dir(builtins))
-
-
-def _unresolved(project: Project, file: int, entry: EntryFacts, index: int) -> list[Ref]:
-    """The refs of a capture entry that graphlint cannot follow: all its targets when none
-    resolves; else, for a block, its calls that resolve to nothing and name a value of the
-    project (``self.runnable``, a parameter), not a library's function."""
-    imports = project.files[file].facts.imports
+def _unresolved(project: Project, file: int, entry: EntryFacts, index: int) -> list[str]:
+    """What a capture entry runs that graphlint cannot follow, as written: its targets when none
+    resolves to a function; else, for a block, its calls written as a name or an attribute of
+    ``self`` (``self.runnable``, a parameter) whose callee holds no value at all."""
     if entry.targets:
-        if any(project.resolve(file, ref) for ref in entry.targets):
-            return []
         # A library's own function compiled for capture (torch's create_block_mask) is not the
         # project's to show: only a value of the project that resolves to nothing is.
-        return [ref for ref in entry.targets if ref[0] not in ("call", "instance") or not _is_library_name(ref[1], imports)]
-    found: list[Ref] = []
-    for edge in project.function(FunctionKey(file, entry.scope)).calls:
-        if edge.block != index or project.resolve(file, edge.ref) or edge.ref in found:
+        if project.entry_functions(file, index) or project.entry_outside_names(file, index):
+            return []
+        return ["what it is handed"]
+    found: list[str] = []
+    block_calls = project.files[file].facts.block_calls
+    for ordinal in project.calls_in(FunctionKey(file, entry.scope)):
+        site = project.site(file, ordinal)
+        if block_calls.get(ordinal) != index or site is None or not site.named or project.resolved(file, ordinal):
             continue
-        if edge.ref[0] in ("call", "instance") and not _calls_a_value(edge.ref[1], imports):
-            continue
-        if edge.ref[0] in ("member", "member-result") and _is_library_name(edge.ref[1], imports):
-            continue  # a method of what a library made (``torch.empty_like(x).copy_``)
-        found.append(edge.ref)
+        spelled = f"`{site.text}(...)`"
+        if site.text.startswith("self.") and "." in entry.scope:  # the wrapper it is a member of
+            spelled += f" on {entry.scope.rsplit('.', 1)[0]}"
+        if spelled not in found:
+            found.append(spelled)
     return found
-
-
-def _is_library_name(dotted: str, imports: dict[str, str]) -> bool:
-    head = dotted.split(".", 1)[0]
-    return head in imports or head in _BUILTINS
-
-
-def _calls_a_value(dotted: str, imports: dict[str, str]) -> bool:
-    """Whether an unresolved call runs a value the project passed in (``model(x)``,
-    ``model.forward(x)``) rather than a library's function (``torch.add``, an import), a
-    builtin, or a method of a value (``static_x.add_(1)``: a tensor's, most likely)."""
-    if _is_library_name(dotted, imports):
-        return False
-    rest = dotted.partition(".")[2]
-    return not rest or rest.rsplit(".", 1)[-1] in ("forward", "__call__")
-
-
-def _spelling(ref: Ref) -> str:
-    kind = ref[0]
-    if kind in ("member", "member-result"):
-        return f"`self.{ref[2]}(...)` on {ref[1]}"
-    return f"`{ref[1]}(...)`"

@@ -1,0 +1,577 @@
+"""One file's ``ast`` → its half of the assignment graph (``facts.FlowFacts``).
+
+In the spirit of PyCG (Salis et al., ICSE 2021): every name, attribute, parameter and return is a
+node of the graph, and each statement says which values flow into which node: ``x = f(y)``
+makes ``x`` receive what call ``f(y)`` returns; ``self.layer = layer`` in a method of ``Block``
+makes ``Block.layer`` receive what the parameter ``layer`` receives. Names are resolved by Python's
+own scoping rules (locals, closures, ``global``/``nonlocal``, class bodies), so a parameter never
+reads a module-level name of the same spelling. What the calls mean is decided when the project
+is linked (``valueflow.py``); this module only writes the file's statements down, which keeps
+the result cacheable by the file's content.
+
+The walk reads the ``ast`` tree (the one ``extract.py`` parses anyway): its nodes carry the
+positions that number the calls the same way ``positions.py`` numbers libcst's.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Any
+
+from graphlint.checks import apis
+from graphlint.checks.facts import MODULE_SCOPE, CallSite, Decoration, DefFacts, Expr, FlowFacts, ImplicitCall
+from graphlint.checks.known_values import KnownValues
+from graphlint.checks.positions import source_order
+
+_FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef)
+_METHOD_DECORATORS = {"builtins.staticmethod": "static", "builtins.classmethod": "class", "builtins.property": "property"}
+
+
+def flow_facts(tree: ast.Module) -> FlowFacts:
+    return _FlowWalker(tree).run()
+
+
+@dataclass
+class _Scope:
+    kind: str  # "module", "class", "function"
+    qualname: str  # MODULE_SCOPE for the module
+    locals: set[str] = field(default_factory=set)
+    globals: set[str] = field(default_factory=set)
+    nonlocals: set[str] = field(default_factory=set)
+    class_name: str | None = None  # for methods: their class
+    self_name: str | None = None  # for methods: their first parameter
+    lambdas: int = 0
+    known: KnownValues = field(default_factory=KnownValues)
+
+    def key(self, name: str) -> str:
+        return name if self.kind == "module" else f"{self.qualname}.{name}"
+
+
+class _FlowWalker:
+    def __init__(self, tree: ast.Module) -> None:
+        self.tree = tree
+        self.facts = FlowFacts()
+        self.scan = _Scan.of(tree)
+        calls = self.scan.calls
+        self.ordinal = {id(node): index for index, node in enumerate(calls)}
+        self.facts.calls = [None] * len(calls)
+        self.scopes: list[_Scope] = []
+
+    def run(self) -> FlowFacts:
+        module = self.scan.scope("module", MODULE_SCOPE, self.tree)
+        self.scopes.append(module)
+        self._statements(self.tree.body)
+        return self.facts
+
+    # ---- names ------------------------------------------------------------------------------
+    @property
+    def scope(self) -> _Scope:
+        return self.scopes[-1]
+
+    @property
+    def function_scope(self) -> _Scope:
+        for scope in reversed(self.scopes):
+            if scope.kind != "class":
+                return scope
+        return self.scopes[0]
+
+    def _load(self, name: str) -> Expr:
+        scope = self.scope
+        if name in scope.globals:
+            return self._module_name(name)
+        if name in scope.locals and name not in scope.nonlocals:
+            return scope.known.alias(name) or ["v", scope.key(name)]
+        for outer in reversed(self.scopes[:-1]):
+            if outer.kind == "class":  # a class body's names are not visible in its methods
+                continue
+            if outer.kind == "module":
+                break
+            if name in outer.locals and name not in outer.nonlocals:
+                return ["v", outer.key(name)]
+        return self._module_name(name)
+
+    def _module_name(self, name: str) -> Expr:
+        return ["v", name] if name in self.scopes[0].locals else ["x", name]
+
+    def _store(self, name: str) -> Expr:
+        scope = self.scope
+        if name in scope.globals:
+            return ["v", name]
+        if name in scope.nonlocals:
+            for outer in reversed(self.scopes[:-1]):
+                if outer.kind == "function" and name in outer.locals:
+                    return ["v", outer.key(name)]
+        return ["v", scope.key(name)]
+
+    def _assign(self, target: Expr | None, value: Expr | None) -> None:
+        if target is not None and value is not None:
+            self.facts.assigns.append((target, value))
+
+    # ---- statements -------------------------------------------------------------------------
+    def _statements(self, body: list[ast.stmt]) -> None:
+        for statement in body:
+            self._statement(statement)
+
+    def _statement(self, node: ast.stmt) -> None:
+        if isinstance(node, _FUNCTION_NODES):
+            self._function(node)
+        elif isinstance(node, ast.ClassDef):
+            self._class(node)
+        elif isinstance(node, ast.Assign):
+            self._assignment(node.targets, node.value)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            if node.value is not None:
+                self._assignment([node.target], node.value)
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            self.scope.known.forget()
+            self._bind_target(node.target, self._iterate(self._expr(node.iter)))
+            self._statements(node.body)
+            self._statements(node.orelse)
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            self.scope.known.forget()
+            for item in node.items:
+                value = self._expr(item.context_expr)
+                if item.optional_vars is not None:
+                    self._bind_target(item.optional_vars, value)
+            self._statements(node.body)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    self._assign(self._store(alias.asname), ["g", alias.name])
+                else:
+                    head = alias.name.split(".", 1)[0]
+                    self._assign(self._store(head), ["g", head])
+        elif isinstance(node, ast.ImportFrom):
+            base = "." * node.level + (node.module or "")
+            for alias in node.names:
+                if alias.name == "*":
+                    self.facts.star_imports.append(base)
+                    continue
+                joiner = "" if base.endswith(".") or not base else "."
+                self._assign(self._store(alias.asname or alias.name), ["g", f"{base}{joiner}{alias.name}"])
+        elif isinstance(node, ast.Raise) and isinstance(node.exc, (ast.Name, ast.Attribute)):
+            self._implicit("raise", self._expr(node.exc))  # raise Error: Error() is constructed
+            if node.cause is not None:
+                self._expr(node.cause)
+        elif isinstance(node, ast.Return):
+            if node.value is not None:
+                self._return(self._expr(node.value))
+        elif isinstance(node, (ast.Global, ast.Nonlocal, ast.Pass, ast.Break, ast.Continue)):
+            return
+        else:  # if / while / try / match / expressions / raise / assert / del: their parts
+            compound = not isinstance(node, (ast.Expr, ast.Assert, ast.Raise, ast.Delete))
+            if compound:
+                self.scope.known.forget()
+            self._parts(node)
+            if compound:
+                self.scope.known.forget()
+            return
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.AugAssign)):
+            self.scope.known.forget()
+
+    def _parts(self, node: ast.stmt) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.stmt):
+                self._statement(child)
+            elif isinstance(child, ast.expr):
+                self._expr(child)
+            elif isinstance(child, (ast.excepthandler, ast.match_case)):
+                for part in ast.iter_child_nodes(child):
+                    if isinstance(part, ast.stmt):
+                        self._statement(part)
+                    elif isinstance(part, ast.expr):
+                        self._expr(part)
+
+    def _implicit(self, kind: str, value: Expr | None) -> Expr | None:
+        if value is None:
+            return None
+        self.facts.implicit.append(ImplicitCall(self.function_scope.qualname, kind, value))  # type: ignore[arg-type]
+        return ["it", len(self.facts.implicit) - 1]
+
+    def _iterate(self, iterable: Expr | None) -> Expr | None:
+        """What a loop variable holds: the elements of a (transparent) container, or what the
+        iterator protocol of an instance returns."""
+        return _union([iterable, self._implicit("iterate", iterable)])
+
+    def _return(self, value: Expr | None) -> None:
+        scope = self.function_scope
+        if scope.kind == "function":
+            self._assign(["v", f"{scope.qualname}.<return>"], value)
+
+    def _qualname(self, name: str) -> str:
+        outer = self.scope
+        return name if outer.kind == "module" else f"{outer.qualname}.{name}"
+
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        outer = self.scope
+        qualname = self._qualname(node.name)
+        decorators = [(d, self._expr(d)) for d in node.decorator_list]
+        method = None
+        if outer.kind == "class":
+            method = "instance"
+            for _, expr in decorators:
+                if expr and expr[0] == "x" and f"builtins.{expr[1]}" in _METHOD_DECORATORS:
+                    method = _METHOD_DECORATORS[f"builtins.{expr[1]}"]
+        params = _parameters(node.args)
+        self.facts.defs.setdefault(qualname, DefFacts("function", params, method, line=node.lineno))
+        self._defaults(qualname, node.args)
+        self._annotations(qualname, node.args)
+        value: Expr = ["d", qualname]
+        for decorator, expr in reversed(decorators):
+            if expr and expr[0] == "x" and f"builtins.{expr[1]}" in _METHOD_DECORATORS:
+                continue
+            value = self._decorate(expr, value)
+        self._assign(self._store(node.name), value)
+        scope = self.scan.scope("function", qualname, node)
+        scope.locals.update(p for p, _ in params)
+        if method in ("instance", "property", "class") and params:
+            scope.class_name, scope.self_name = outer.qualname, params[0][0]
+            seed = ["d", outer.qualname] if method == "class" else ["self", outer.qualname]
+            self._assign(["v", scope.key(params[0][0])], seed)
+        elif outer.kind == "function":
+            scope.class_name, scope.self_name = outer.class_name, outer.self_name
+        self.scopes.append(scope)
+        self._statements(node.body)
+        self.scopes.pop()
+
+    def _defaults(self, qualname: str, args: ast.arguments) -> None:
+        positional = [*args.posonlyargs, *args.args]
+        for param, default in zip(positional[len(positional) - len(args.defaults) :], args.defaults):
+            self._assign(["v", f"{qualname}.{param.arg}"], self._expr(default))
+        for param, default in zip(args.kwonlyargs, args.kw_defaults):
+            if default is not None:
+                self._assign(["v", f"{qualname}.{param.arg}"], self._expr(default))
+
+    def _annotations(self, qualname: str, args: ast.arguments) -> None:
+        """``model: Decoder``: the parameter holds a ``Decoder`` (whoever calls the function)."""
+        for param in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+            if param.annotation is not None:
+                for named in _annotated_names(param.annotation):
+                    value = self._expr(named) if isinstance(named, ast.expr) else self._dotted_load(named)
+                    if value is not None:
+                        self._assign(["v", f"{qualname}.{param.arg}"], ["n", value])
+
+    def _dotted_load(self, dotted: str) -> Expr | None:
+        head, *rest = dotted.split(".")
+        if not head.isidentifier():
+            return None
+        value = self._load(head)
+        for attr in rest:
+            value = ["a", value, attr]
+        return value
+
+    def _decorate(self, decorator: Expr | None, value: Expr) -> Expr:
+        self.facts.decorations.append(Decoration(self.function_scope.qualname, decorator, value))
+        return ["r", len(self.facts.decorations) - 1]
+
+    def _class(self, node: ast.ClassDef) -> None:
+        qualname = self._qualname(node.name)
+        bases = [b for b in (self._expr(base) for base in node.bases) if b is not None]
+        for keyword in node.keywords:
+            self._expr(keyword.value)
+        decorators = [self._expr(d) for d in node.decorator_list]
+        self.facts.defs.setdefault(qualname, DefFacts("class", bases=bases, line=node.lineno))
+        value: Expr = ["d", qualname]
+        for expr in reversed(decorators):
+            value = self._decorate(expr, value)
+        self._assign(self._store(node.name), value)
+        scope = self.scan.scope("class", qualname, node, class_name=qualname)
+        self.scopes.append(scope)
+        self._statements(node.body)
+        self.scopes.pop()
+
+    def _assignment(self, targets: list[ast.expr], value_node: ast.expr) -> None:
+        pairwise = [
+            t for t in targets
+            if isinstance(t, (ast.Tuple, ast.List)) and _unpacks_pairwise(t, value_node)
+        ]
+        if not pairwise:
+            value = self._expr(value_node)
+            for target in targets:
+                self._bind_target(target, value, value_node)
+            return
+        elements = [self._expr(e) for e in value_node.elts]  # type: ignore[attr-defined]
+        for target in targets:
+            if target in pairwise:  # a, b = f, g: each name its own value
+                for part, element, node in zip(target.elts, elements, value_node.elts):  # type: ignore[attr-defined]
+                    self._bind_target(part, element, node)
+            else:
+                self._bind_target(target, _union(elements))
+
+    def _bind_target(self, target: ast.expr, value: Expr | None, node: ast.expr | None = None) -> None:
+        if isinstance(target, ast.Name):
+            self._assign(self._store(target.id), value)
+            plain = target.id in self.scope.locals and not {target.id} & (self.scope.globals | self.scope.nonlocals)
+            if plain:
+                self.scope.known.bind(target.id, value, node)
+        elif isinstance(target, ast.Attribute):
+            self._assign(self._attribute_target(target), value)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self._bind_target(element, value)
+        elif isinstance(target, ast.Starred):
+            self._bind_target(target.value, value)
+        elif isinstance(target, ast.Subscript):  # d[k] = v: the container holds v
+            self._expr(target.slice)
+            self.scope.known.store(target, value, node)
+            self._fill(target.value, value)
+
+    def _fill(self, container: ast.expr, value: Expr | None) -> None:
+        """``container`` (a name, attribute or element of one) now also holds ``value``."""
+        if isinstance(container, ast.Subscript):
+            self._fill(container.value, value)
+        elif isinstance(container, ast.Name):
+            target = self._load(container.id)  # the variable it names (or the one it aliases)
+            if target[0] in ("v", "a"):
+                self._assign(target, value)
+        elif isinstance(container, ast.Attribute):
+            self._assign(self._attribute_target(container), value)
+
+    def _attribute_target(self, target: ast.Attribute) -> Expr | None:
+        owner = target.value
+        scope = self.function_scope
+        if isinstance(owner, ast.Name) and owner.id == scope.self_name and scope.class_name is not None:
+            return ["v", f"{scope.class_name}.{target.attr}"]  # self.x: the class's namespace
+        base = self._expr(owner)
+        return ["a", base, target.attr] if base is not None else None
+
+    # ---- expressions ------------------------------------------------------------------------
+    def _expr(self, node: ast.expr) -> Expr | None:
+        if isinstance(node, ast.Name):
+            return self._load(node.id)
+        if isinstance(node, ast.Attribute):
+            base = self._expr(node.value)
+            return ["a", base, node.attr] if base is not None else None
+        if isinstance(node, ast.Call):
+            return self._call(node)
+        if isinstance(node, ast.Lambda):
+            return self._lambda(node)
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            elements = [self._expr(e) for e in node.elts]
+            if not isinstance(node, ast.Set):
+                self.scope.known.literal(node, elements)
+            return _union(elements)
+        if isinstance(node, ast.Dict):
+            for key in node.keys:
+                if key is not None:
+                    self._expr(key)
+            values = [self._expr(v) for v in node.values]
+            self.scope.known.literal(node, values, keys=node.keys)
+            return _union(values)
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            for comprehension in node.generators:
+                self._bind_target(comprehension.target, self._iterate(self._expr(comprehension.iter)))
+                for condition in comprehension.ifs:
+                    self._expr(condition)
+            if isinstance(node, ast.DictComp):
+                self._expr(node.key)
+                return self._expr(node.value)
+            return self._expr(node.elt)
+        if isinstance(node, ast.IfExp):
+            self._expr(node.test)
+            return _union([self._expr(node.body), self._expr(node.orelse)])
+        if isinstance(node, ast.BoolOp):
+            return _union([self._expr(v) for v in node.values])
+        if isinstance(node, ast.NamedExpr):
+            value = self._expr(node.value)
+            self._bind_target(node.target, value)
+            return value
+        if isinstance(node, ast.Subscript):  # layers[0]: an element of the (transparent) container
+            self._expr(node.slice)
+            base = self._expr(node.value)
+            known = self.scope.known.element(node)
+            if known is not None and known.value is not None:
+                return known.value
+            return base
+        if isinstance(node, (ast.Starred, ast.Await)):
+            return self._expr(node.value)
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            if node.value is not None:
+                self._return(self._expr(node.value))
+            return None
+        for child in ast.iter_child_nodes(node):  # operators, comparisons, f-strings: their calls
+            if isinstance(child, ast.expr):
+                self._expr(child)
+        return None
+
+    def _lambda(self, node: ast.Lambda) -> Expr:
+        outer = self.scope
+        outer.lambdas += 1
+        qualname = self._qualname(f"<lambda{outer.lambdas}>")
+        params = _parameters(node.args)
+        self.facts.defs.setdefault(qualname, DefFacts("function", params, line=node.lineno))
+        self._defaults(qualname, node.args)
+        scope = self.scan.scope("function", qualname, node)
+        scope.locals.update(p for p, _ in params)
+        scope.class_name, scope.self_name = self.function_scope.class_name, self.function_scope.self_name
+        self.scopes.append(scope)
+        self._assign(["v", f"{qualname}.<return>"], self._expr(node.body))
+        self.scopes.pop()
+        return ["d", qualname]
+
+    def _call(self, node: ast.Call) -> Expr:
+        ordinal = self.ordinal[id(node)]
+        func = node.func
+        callee = self._expr(func)
+        site = CallSite(scope=self.function_scope.qualname, callee=callee, line=node.lineno)
+        root = func
+        while isinstance(root, (ast.Attribute, ast.Subscript)):
+            root = root.value
+        site.named = isinstance(func, ast.Name) or (
+            isinstance(root, ast.Name) and root.id == self.function_scope.self_name and isinstance(func, ast.Attribute)
+        )
+        site.text = _dotted(func) or (ast.unparse(func) if site.named else "")
+        for arg in node.args:
+            if isinstance(arg, ast.Starred):
+                value = self._expr(arg.value)
+                if value is not None:
+                    site.star.append(value)
+            else:
+                site.args.append(self._expr(arg))
+        for keyword in node.keywords:
+            value = self._expr(keyword.value)
+            if keyword.arg is None:
+                if value is not None:
+                    site.double_star.append(value)
+            else:
+                site.keywords.append((keyword.arg, value))
+        self.facts.calls[ordinal] = site
+        known = self.scope.known
+        for arg in (*node.args, *(k.value for k in node.keywords)):  # a callee may change what it is given
+            if isinstance(arg, ast.Name):
+                known.touched(arg.id)
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            known.touched(func.value.id, func.attr, node.args[0] if node.args else None)
+        result: Expr = ["c", ordinal]
+        if isinstance(func, ast.Name) and func.id == "super" and callee == ["x", "super"]:
+            scope = self.function_scope
+            if scope.class_name is not None and scope.self_name is not None:
+                return ["s", scope.class_name, self._load(scope.self_name)]
+        if isinstance(func, ast.Attribute):
+            receiver = func.value
+            values = [a for a in site.args if a is not None] + site.star
+            if func.attr in apis.CONTAINER_STORE_METHODS and values:
+                # layers.append(Layer()): the container holds it (insert/setdefault: the last one)
+                stored = values[-1:] if func.attr in apis.CONTAINER_STORE_LAST_ARGUMENT else values
+                for value in stored:
+                    self._fill(receiver, value)
+            elif func.attr in apis.CONTAINER_READ_METHODS and callee is not None:
+                result = ["u", result, callee[1]]  # d.get(k), d.values(): what the container holds
+        elif isinstance(func, ast.Name) and callee == ["x", func.id] and func.id in ("getattr", "setattr"):
+            name = node.args[1].value if len(node.args) > 1 and isinstance(node.args[1], ast.Constant) else None
+            owner = site.args[0] if site.args else None
+            if isinstance(name, str) and owner is not None:
+                if func.id == "setattr" and len(site.args) > 2:
+                    self._assign(["a", owner, name], site.args[2])
+                elif func.id == "getattr":
+                    result = _union([result, ["a", owner, name], *site.args[2:3]]) or result
+        return result
+
+
+def _union(values: list[Expr | None]) -> Expr | None:
+    present = [v for v in values if v is not None]
+    if not present:
+        return None
+    return present[0] if len(present) == 1 else ["u", *present]
+
+
+def _annotated_names(annotation: ast.expr) -> list[ast.expr | str]:
+    """The classes an annotation names: ``Model``, ``"Model"``, ``Optional[Model]``, ``A | B``."""
+    if isinstance(annotation, (ast.Name, ast.Attribute)):
+        return [annotation]
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        return [annotation.value.strip()] if annotation.value.strip().replace(".", "").isidentifier() else []
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        return _annotated_names(annotation.left) + _annotated_names(annotation.right)
+    if isinstance(annotation, ast.Subscript) and _dotted(annotation.value) in ("Optional", "Union", "typing.Optional", "typing.Union"):
+        inner = annotation.slice
+        parts = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+        return [name for part in parts for name in _annotated_names(part)]
+    return []
+
+
+def _unpacks_pairwise(target: ast.Tuple | ast.List, value: ast.expr) -> bool:
+    return (
+        isinstance(value, (ast.Tuple, ast.List))
+        and len(target.elts) == len(value.elts)
+        and not any(isinstance(e, ast.Starred) for e in (*target.elts, *value.elts))
+    )
+
+
+def _parameters(args: ast.arguments) -> list[tuple[str, str]]:
+    params = [(a.arg, "o") for a in args.posonlyargs] + [(a.arg, "p") for a in args.args]
+    if args.vararg is not None:
+        params.append((args.vararg.arg, "*"))
+    params += [(a.arg, "k") for a in args.kwonlyargs]
+    if args.kwarg is not None:
+        params.append((args.kwarg.arg, "**"))
+    return params
+
+
+@dataclass
+class _Scan:
+    """One pass over the tree: the calls in source order, and what each scope binds (assigned,
+    imported, defined, loop and ``with`` targets) and declares ``global``/``nonlocal``, keyed by
+    the scope's node (``id``; the module's is the tree's)."""
+
+    calls: list[ast.Call] = field(default_factory=list)
+    bound: dict[int, set[str]] = field(default_factory=dict)
+    globals: dict[int, set[str]] = field(default_factory=dict)
+    nonlocals: dict[int, set[str]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, tree: ast.Module) -> "_Scan":
+        scan = cls()
+        stack: list[tuple[ast.AST, int]] = [(statement, id(tree)) for statement in tree.body]
+        while stack:
+            node, scope = stack.pop()
+            if isinstance(node, (*_FUNCTION_NODES, ast.ClassDef, ast.Lambda)):
+                if not isinstance(node, ast.Lambda):
+                    scan.bound.setdefault(scope, set()).add(node.name)
+                    stack.extend((d, scope) for d in node.decorator_list)
+                if isinstance(node, ast.ClassDef):
+                    stack.extend((e, scope) for e in (*node.bases, *(k.value for k in node.keywords)))
+                    stack.extend((statement, id(node)) for statement in node.body)
+                    continue
+                stack.extend((d, scope) for d in (*node.args.defaults, *node.args.kw_defaults) if d is not None)
+                body = node.body if isinstance(node.body, list) else [node.body]
+                stack.extend((statement, id(node)) for statement in body)
+                continue
+            if isinstance(node, ast.Call):
+                scan.calls.append(node)
+            elif isinstance(node, ast.Name):
+                if isinstance(node.ctx, ast.Store):
+                    scan.bound.setdefault(scope, set()).add(node.id)
+                continue
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = {a.asname or a.name.split(".", 1)[0] for a in node.names if a.name != "*"}
+                scan.bound.setdefault(scope, set()).update(names)
+                continue
+            elif isinstance(node, ast.Global):
+                scan.globals.setdefault(scope, set()).update(node.names)
+            elif isinstance(node, ast.Nonlocal):
+                scan.nonlocals.setdefault(scope, set()).update(node.names)
+            elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+                scan.bound.setdefault(scope, set()).add(node.name)
+            stack.extend((child, scope) for child in ast.iter_child_nodes(node))
+        scan.calls = source_order(scan.calls)  # type: ignore[assignment]
+        return scan
+
+    def scope(self, kind: str, qualname: str, node: ast.AST, **extra: Any) -> _Scope:
+        key = id(node)
+        return _Scope(
+            kind, qualname, locals=set(self.bound.get(key, ())),
+            globals=self.globals.get(key, set()), nonlocals=self.nonlocals.get(key, set()), **extra,
+        )
+
+
+def _dotted(node: ast.expr) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None

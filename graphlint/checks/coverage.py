@@ -1,0 +1,115 @@
+"""What the regions reach: per entry point, the functions it runs and the calls it could not follow.
+
+This is what ``graphlint regions`` prints and what the one coverage line of ``check`` sums up. A
+call is *unresolved* when it is written as a name or an attribute of ``self`` (``layer(x)``,
+``self.runnable(*args)``) and the assignment graph knows no value at all for what it calls:
+there the region may go on into code graphlint does not see. Method calls on other values
+(``x.view(...)`` on a tensor) are not listed: they are the bulk of any model and almost never
+user code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from graphlint.checks.link import Project
+from graphlint.checks.regions import EntryId, Regions
+from graphlint.checks.valueflow import FunctionKey
+
+
+@dataclass
+class EntryReport:
+    kind: str
+    path: str
+    line: int
+    via: str
+    functions: list[str]
+    unresolved: list[dict[str, Any]]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind, "path": self.path, "line": self.line, "via": self.via,
+            "functions": self.functions, "unresolved": self.unresolved,
+        }
+
+
+@dataclass
+class Coverage:
+    entries: dict[str, int] = field(default_factory=dict)  # kind → entry points
+    functions: dict[str, int] = field(default_factory=dict)  # kind → distinct functions reached
+    capture_unresolved: int = 0  # distinct unresolved calls inside capture regions
+    notice: str | None = None  # the value flow was cut short by its bounds (``CallGraph.notice``)
+
+
+def entry_reports(project: Project, regions: Regions) -> list[EntryReport]:
+    """One report per entry point of the project's own files, and of the libraries on its
+    extra paths where they reach the project's code (a host framework capturing a plugin)."""
+    reached: dict[EntryId, list[FunctionKey]] = {}
+    for key, hits in regions.by_function.items():
+        for hit in hits:
+            reached.setdefault(hit.entry, []).append(key)
+    reports = []
+    for entry_id, entry in sorted(regions.entries.items(), key=lambda item: (item[0].file, item[0].index)):
+        linked = project.files[entry_id.file]
+        functions = reached.get(entry_id, [])
+        if linked.library and all(project.files[key.file].library for key in functions):
+            continue
+        unresolved = _unresolved(project, entry_id, functions, traced=entry.traced)
+        reports.append(
+            EntryReport(
+                kind=entry.kind,
+                path=linked.display,
+                line=entry.line,
+                via=entry.via,
+                functions=sorted({project.dotted(key) for key in functions}),
+                unresolved=unresolved,
+            )
+        )
+    return reports
+
+
+def _unresolved(project: Project, entry_id: EntryId, functions: list[FunctionKey], *, traced: bool) -> list[dict[str, Any]]:
+    sites: list[tuple[int, int]] = []
+    entry = project.files[entry_id.file].facts.entries[entry_id.index]
+    if not entry.targets:  # a capture block: the calls written inside it
+        scope = FunctionKey(entry_id.file, entry.scope)
+        block_calls = project.files[entry_id.file].facts.block_calls
+        sites += [(entry_id.file, o) for o in project.calls_in(scope) if block_calls.get(o) == entry_id.index]
+    for key in functions:
+        eager = set(project.files[key.file].facts.eager_calls) if traced else set()
+        sites += [(key.file, o) for o in project.calls_in(key) if o not in eager]
+    found = []
+    for file, ordinal in sorted(set(sites)):
+        site = project.site(file, ordinal)
+        if site is not None and site.named and not project.resolved(file, ordinal):
+            found.append({"path": project.files[file].display, "line": site.line, "call": f"{site.text}(...)"})
+    return found
+
+
+def summarize(project: Project, regions: Regions) -> Coverage:
+    coverage = Coverage()
+    reports = entry_reports(project, regions)
+    functions: dict[str, set[str]] = {}
+    unresolved: set[tuple[str, int, str]] = set()
+    for report in reports:
+        coverage.entries[report.kind] = coverage.entries.get(report.kind, 0) + 1
+        functions.setdefault(report.kind, set()).update(report.functions)
+        if report.kind == "capture":
+            unresolved.update((u["path"], u["line"], u["call"]) for u in report.unresolved)
+    coverage.functions = {kind: len(names) for kind, names in functions.items()}
+    coverage.capture_unresolved = len(unresolved)
+    coverage.notice = project.graph.notice()
+    return coverage
+
+
+def coverage_line(coverage: Coverage) -> str:
+    """``check``'s one line: entries found, functions reached per kind, unresolved capture calls."""
+    kinds = ("compiled", "capture")
+    entries = ", ".join(f"{coverage.entries.get(k, 0)} {k}" for k in kinds)
+    functions = ", ".join(f"{coverage.functions.get(k, 0)} {k}" for k in kinds)
+    line = (
+        f"Regions: {entries} entry point(s); functions reached: {functions}; "
+        f"{coverage.capture_unresolved} unresolved call(s) in capture regions (see `graphlint regions`)"
+    )
+    return line if coverage.notice is None else f"{line}; {coverage.notice}"

@@ -1,0 +1,114 @@
+"""What straight-line code says for certain: the last plain value of a name, and the elements of
+a literal container by constant key.
+
+The assignment graph is flow-insensitive: a name holds every value ever assigned to it. Within
+one scope, statement after statement, Python is more exact, and so is this: after
+``a = dec1; a = dec2`` the name ``a`` is ``dec2``; after ``d = {"a": f}; d["a"] = g``,
+``d["a"]`` is ``g``; ``ls[1:3][0]`` is ``ls[1]``. What is known is forgotten where it may stop
+being true: at the start and end of every compound statement (a branch, a loop, ``try``), when the
+name is rebound in another way, handed to a call, or has a method called on it (``update`` with a
+literal is followed). A name keeps its last value only when that value is itself a name, an
+attribute or a definition: what a call returns may be a container that something else fills.
+Reads from other scopes (a function defined here runs later) see the whole graph.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from graphlint.checks.facts import Expr
+
+Key = object  # a constant: an int index or a dict key
+
+
+@dataclass
+class Element:
+    value: Expr | None
+    keys: dict[Key, "Element"] | None = None  # the literal container's elements, when known
+
+
+class KnownValues:
+    """One scope's knowledge, kept by the walk of ``assignments.py``."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, Element] = {}
+        self.literals: dict[int, dict[Key, Element]] = {}  # id(literal node) → its elements
+
+    def forget(self) -> None:
+        self.names.clear()
+
+    def literal(self, node: ast.expr, elements: list[Expr | None], keys: list[ast.expr | None] | None = None) -> None:
+        """A list, tuple or dict literal was evaluated: remember its elements by key."""
+        nodes = node.elts if keys is None else node.values  # type: ignore[attr-defined]
+        found: dict[Key, Element] = {}
+        for index, (element_node, value) in enumerate(zip(nodes, elements)):
+            if keys is None:
+                if isinstance(element_node, ast.Starred):
+                    return  # the positions after it are not known
+                key: Key = index
+            else:
+                key_node = keys[index]
+                if not isinstance(key_node, ast.Constant):
+                    return
+                key = key_node.value
+            found[key] = Element(value, self.literals.get(id(element_node)))
+        self.literals[id(node)] = found
+
+    def bind(self, name: str, value: Expr | None, node: ast.expr | None) -> None:
+        if node is not None and isinstance(node, (ast.Name, ast.Attribute, ast.Lambda)):
+            self.names[name] = Element(value)
+        elif node is not None and id(node) in self.literals:
+            self.names[name] = Element(None, self.literals[id(node)])
+        elif isinstance(node, ast.Subscript) and (element := self.element(node)) is not None and element.keys is not None:
+            self.names[name] = Element(None, dict(element.keys))  # ls2 = ls[1:3]
+        else:
+            self.names.pop(name, None)
+
+    def alias(self, name: str) -> Expr | None:
+        known = self.names.get(name)
+        return known.value if known is not None else None
+
+    def element(self, node: ast.expr) -> Element | None:
+        """The known element ``node`` (``d["a"]``, ``ls[0][1]``, ``ls[1:3]``) reads, if any."""
+        if isinstance(node, ast.Name):
+            return self.names.get(node.id)
+        if not isinstance(node, ast.Subscript):
+            return None
+        parent = self.element(node.value)
+        if parent is None or parent.keys is None:
+            return None
+        index = node.slice
+        if isinstance(index, ast.Constant):
+            return parent.keys.get(index.value)
+        if isinstance(index, ast.Slice) and index.step is None and all(
+            part is None or (isinstance(part, ast.Constant) and type(part.value) is int) for part in (index.lower, index.upper)
+        ):
+            ordered = [parent.keys[i] for i in sorted(k for k in parent.keys if type(k) is int)]
+            start = index.lower.value if index.lower is not None else None  # type: ignore[union-attr]
+            stop = index.upper.value if index.upper is not None else None  # type: ignore[union-attr]
+            return Element(None, dict(enumerate(ordered[start:stop])))
+        return None
+
+    def store(self, target: ast.Subscript, value: Expr | None, node: ast.expr | None) -> None:
+        """``d[k] = v``: the element is ``v`` from now on (when ``d`` is known)."""
+        parent = self.element(target.value)
+        if parent is None or parent.keys is None:
+            return
+        if isinstance(target.slice, ast.Constant):
+            keys = self.literals.get(id(node)) if node is not None else None
+            parent.keys[target.slice.value] = Element(value, keys)
+        else:
+            parent.keys = None
+
+    def touched(self, name: str, method: str | None = None, argument: ast.expr | None = None) -> None:
+        """The name was handed to a call, or had ``method`` called on it."""
+        known = self.names.get(name)
+        if known is None:
+            return
+        if method == "update" and known.keys is not None and argument is not None and id(argument) in self.literals:
+            known.keys.update(self.literals[id(argument)])
+            return
+        if method in ("get", "keys", "values", "items", "copy", "index", "count"):
+            return
+        self.names.pop(name, None)
