@@ -81,3 +81,16 @@ def test_the_torchair_variable_is_checked_like_the_option(
     monkeypatch.setenv("GRAPHLINT_TORCHAIR", str(tmp_path / "nonexistent"))
     status, out, err = _run(capsys, "env")
     assert (status, out) == (2, "") and err.startswith("graphlint env: GRAPHLINT_TORCHAIR: ")
+
+
+@pytest.mark.parametrize("where", ["cli", "config"])
+def test_an_extra_path_that_is_not_a_folder(where: str, project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["check", "--no-cache", str(project / "model.py")]
+    if where == "cli":
+        argv[2:2] = ["--extra-path", str(project / "no-such-framework")]
+    else:
+        (project / "pyproject.toml").write_text('[tool.graphlint]\nextra-paths = ["no-such-framework"]\n')
+    status, out, err = _run(capsys, *argv)
+    assert (status, out) == (2, "")
+    (line,) = err.splitlines()
+    assert line.startswith("graphlint check: extra path is not a directory:") and "no-such-framework" in line

@@ -154,7 +154,10 @@ def link_paths(options: CheckOptions) -> LinkedProject:
     # Code outside the project that runs it (a host framework for a plugin): read-only context,
     # linked for its regions and never reported. Each directory is an import root.
     extra = [root / p for p in config.extra_paths] + list(options.extra_paths)
-    libraries = [f for f in discover([d for d in extra if d.is_dir()], root) if f not in facts]
+    missing = [str(d) for d in extra if not d.is_dir()]
+    if missing:  # a typo would silently leave the host framework unread
+        raise ConfigError(f"extra path is not a directory: {', '.join(missing)}")
+    libraries = [f for f in discover(extra, root) if f not in facts]
     facts.update(load(libraries))
     names = module_names(root, config, facts, extra)
     project, regions = link(targets, facts, known, names, libraries)
