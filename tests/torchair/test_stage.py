@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import zipfile
 from pathlib import Path
@@ -85,8 +86,9 @@ def test_clean_model_builds_a_ge_graph(clean: tuple[StageResult, Path]) -> None:
     operators = [op for g in result.artifacts["ge_graphs"] for op in g["ops"] if op["type"] not in GE_STRUCTURAL_TYPES]
     assert result.artifacts["copies_ge"]["total_ops"] == len(operators)
     dumped = sorted(p.name for p in (dump / "torchair").iterdir())
-    assert dumped and all(name.endswith(".pbtxt") for name in dumped)
-    assert 'type: "NetOutput"' in (dump / "torchair" / dumped[0]).read_text()
+    assert dumped == ["config.json", "graph_0.optimized.pbtxt", "graph_0.original.pbtxt"]
+    assert 'type: "NetOutput"' in (dump / "torchair" / "graph_0.original.pbtxt").read_text()
+    assert "settings" in json.loads((dump / "torchair" / "config.json").read_text())  # what a repro runs with
 
 
 def test_in_place_update_of_an_input_becomes_assign(torch_npu_wheel: Path) -> None:

@@ -26,7 +26,9 @@ def test_dump_writes_graphs_decompiled_code_and_both_reports(dumped: tuple[int, 
     status, folder, _ = dumped
     assert status == 1
     dynamo_graphs = sorted(p.name for p in (folder / "dynamo").glob("*.py"))
-    assert dynamo_graphs == ["graph_0.py", "graph_1.py", "graph_2.py"]  # the break splits forward
+    # The break splits forward; each graph is there as readable code and as a runnable module.
+    assert dynamo_graphs == [f"graph_{i}{kind}.py" for i in range(3) for kind in ("", ".runnable")]
+    assert "class Repro" in (folder / "dynamo" / "graph_0.runnable.py").read_text()
     assert "class GraphModule" in (folder / "dynamo" / "graph_0.py").read_text()
     assert list((folder / "aot").glob("graph_0_forward.py"))
     decompiled = list((folder / "decompiled").iterdir())

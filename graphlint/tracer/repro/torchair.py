@@ -69,8 +69,8 @@ def reproduce(module: torch.nn.Module, inputs: Sequence[Any], settings: dict[str
 
 def make(dump: TraceDump, failure: dict[str, Any] | None) -> ReproParts:
     details = (failure or {}).get("details", {})
-    graph = details.get("graph", "graph_0")
-    module, inputs = load_graph(dump.graph_code("aot", f"{graph}_forward"))
+    graph = details.get("graph", "graph_0_forward")  # the post-AOT graph's name, as the aot dump has it
+    module, inputs = load_graph(dump.graph_code("aot", graph))
     settings = dump.json("torchair/config.json")["settings"]
     expected = None
     if failure is not None:
