@@ -20,15 +20,11 @@ project root is the nearest directory with a ``pyproject.toml`` or a ``.git``.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
+from graphlint.tomlfile import TOMLDecodeError, read_toml
 
 
 class ConfigError(ValueError):
@@ -114,8 +110,8 @@ def load_config(root: Path) -> Config:
     if not pyproject.is_file():
         return Config()
     try:
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        data = read_toml(pyproject)
+    except (TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{pyproject}: {exc}") from exc
     table = data.get("tool", {}).get("graphlint", {})
     return parse_config(table, source=str(pyproject))

@@ -6,22 +6,19 @@ is adding an entry; see the file's header for how each entry was verified.
 
 from __future__ import annotations
 
-import sys
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
+from graphlint.tomlfile import read_toml
+
 
 TABLE = Path(__file__).with_name("dynamo.toml")
 
 
 @cache
 def table() -> dict[str, Any]:
-    return tomllib.loads(TABLE.read_text(encoding="utf-8"))
+    return read_toml(TABLE)
 
 
 @cache

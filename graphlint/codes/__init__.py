@@ -7,15 +7,12 @@ torch's own GBxxxx codes are found. Standard library only: ``graphlint check`` r
 from __future__ import annotations
 
 import functools
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
+from graphlint.tomlfile import read_toml
+
 
 CODES_FILE = Path(__file__).with_name("codes.toml")
 LANGUAGES = ("en", "zh")
@@ -35,7 +32,7 @@ class CodeEntry:
 
 @functools.cache
 def _table() -> dict[str, Any]:
-    return tomllib.loads(CODES_FILE.read_text(encoding="utf-8"))
+    return read_toml(CODES_FILE)
 
 
 @functools.cache

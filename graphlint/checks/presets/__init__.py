@@ -11,7 +11,6 @@ A project gets the presets of the frameworks it imports, unless ``presets = [...
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
@@ -19,11 +18,8 @@ from pathlib import Path
 
 from graphlint.checks.discover import read_source
 from graphlint.config import Config, ConfigError, Knowledge, parse_knowledge
+from graphlint.tomlfile import read_toml
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
 
 _HERE = Path(__file__).parent
 _PRESET_KEYS = frozenset({"summary", "detect", "auto"})
@@ -42,7 +38,7 @@ class Preset:
 def all_presets() -> dict[str, Preset]:
     presets = {}
     for path in sorted(_HERE.glob("*.toml")):
-        table = tomllib.loads(path.read_text(encoding="utf-8"))
+        table = read_toml(path)
         knowledge = parse_knowledge({k: v for k, v in table.items() if k not in _PRESET_KEYS}, str(path))
         presets[path.stem] = Preset(
             path.stem, table.get("summary", ""), tuple(table.get("detect", ())), knowledge, bool(table.get("auto", True))

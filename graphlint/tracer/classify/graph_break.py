@@ -14,10 +14,10 @@ from __future__ import annotations
 import functools
 import json
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from graphlint.tomlfile import read_toml
 from graphlint.tracer.locate import frames_of_stack_trace, pick_user_frame
 
 _SITE_LINK = re.compile(r"/gb/gb(?P<num>\d{4})\.html")
@@ -52,7 +52,7 @@ class BreakMeaning:
 
 @functools.cache
 def break_meanings(path: Path = MEANINGS_FILE) -> tuple[BreakMeaning, ...]:
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    data = read_toml(path)
     return tuple(
         BreakMeaning(e["meaning"], tuple(e["codes"]), re.compile(e["reason"], re.IGNORECASE))
         for e in data["graph_break"]

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import functools
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from graphlint.tomlfile import read_toml
 from graphlint.tracer.findings import Finding
 
 SIGNATURES_FILE = Path(__file__).with_name("signatures.toml")
@@ -50,7 +50,7 @@ class Signature:
 
 @functools.cache
 def load_signatures(path: Path = SIGNATURES_FILE) -> tuple[Signature, ...]:
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    data = read_toml(path)
     return tuple(_signature(entry) for entry in data.get("signature", []))
 
 

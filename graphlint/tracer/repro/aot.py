@@ -11,7 +11,7 @@ from typing import Any
 import torch
 
 from graphlint.tracer.repro.dump import DumpError, TraceDump
-from graphlint.tracer.repro.graphs import GRAPH_CODE_IMPORTS, as_graph_module, graph_lines, load_graph, shrink_graph
+from graphlint.tracer.repro.graphs import as_graph_module, graph_repro, load_graph, shrink_graph
 from graphlint.tracer.repro.signature import Signature
 from graphlint.tracer.repro.writer import ReproParts
 
@@ -63,15 +63,11 @@ def make(dump: TraceDump, failure: dict[str, Any] | None) -> ReproParts:
         raise DumpError(f"no dynamo graph of the dump gives {expected} under aot_eager with random inputs")
     if expected is not None:
         module, inputs = shrink_graph(module, inputs, lambda gm, inps: aot_signature(gm, inps) == expected)
-    return ReproParts(
-        layer=expected.layer if expected else "aot",
-        what=f"{name} (dynamo's FX graph) under aot_eager, compared with eager",
-        expected=expected,
-        imports=list(GRAPH_CODE_IMPORTS),
-        body=graph_lines(as_graph_module(module), inputs),
-        check=(
-            "from graphlint.tracer.repro.aot import reproduce\n"
-            "from graphlint.tracer.repro.graphs import graph_inputs\n"
-            "observed = reproduce(Repro(), graph_inputs(load_args))"
-        ),
+    return graph_repro(
+        expected.layer if expected else "aot",
+        f"{name} (dynamo's FX graph) under aot_eager, compared with eager",
+        expected,
+        module,
+        inputs,
+        __name__,
     )

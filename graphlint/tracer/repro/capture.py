@@ -11,7 +11,7 @@ from typing import Any
 import torch
 
 from graphlint.tracer.repro.dump import DumpError, TraceDump
-from graphlint.tracer.repro.graphs import GRAPH_CODE_IMPORTS, as_graph_module, graph_lines, load_graph
+from graphlint.tracer.repro.graphs import graph_repro, load_graph
 from graphlint.tracer.repro.signature import Signature
 from graphlint.tracer.repro.writer import ReproParts
 
@@ -71,16 +71,13 @@ def make(dump: TraceDump, failure: dict[str, Any] | None) -> ReproParts:
         cut = feeding(traced, node)
         kept = {n.name for n in cut.graph.nodes if n.op == "placeholder"}
         module, inputs = cut, [value for p, value in zip(placeholders, inputs) if p in kept]
-    return ReproParts(
-        layer="capture",
-        what=f"the audited {name}" + (f", cut to the hazard node {node} and what feeds it" if node else ""),
-        expected=wanted,
-        imports=list(GRAPH_CODE_IMPORTS),
-        body=graph_lines(as_graph_module(module), inputs),
-        check=(
-            "from graphlint.tracer.repro.capture import reproduce\n"
-            "from graphlint.tracer.repro.graphs import graph_inputs\n"
-            "observed = reproduce(Repro(), graph_inputs(load_args), EXPECTED)"
-        ),
+    return graph_repro(
+        "capture",
+        f"the audited {name}" + (f", cut to the hazard node {node} and what feeds it" if node else ""),
+        wanted,
+        module,
+        inputs,
+        __name__,
+        check_args=", EXPECTED",
         note="Device meta stands for the accelerator, cpu for the host (the capture audit's stand-ins).",
     )

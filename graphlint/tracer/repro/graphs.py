@@ -14,8 +14,10 @@ from typing import Any
 import torch
 
 from graphlint.tracer.dump import GRAPH_CODE_IMPORTS, runnable_graph_code
+from graphlint.tracer.repro.signature import Signature
+from graphlint.tracer.repro.writer import ReproParts
 
-__all__ = ["GRAPH_CODE_IMPORTS", "graph_inputs", "load_graph", "runnable_graph_code", "shrink_graph"]
+__all__ = ["GRAPH_CODE_IMPORTS", "graph_inputs", "graph_repro", "load_graph", "runnable_graph_code", "shrink_graph"]
 
 
 def graph_inputs(load_args: Callable[[Any], None], seed: int = 0) -> list[Any]:
@@ -58,3 +60,32 @@ def graph_lines(gm: torch.fx.GraphModule, inputs: Sequence[Any]) -> str:
     """The graph and its input metadata as code, for the repro file."""
     code = runnable_graph_code(gm, list(inputs)).replace("\n".join(GRAPH_CODE_IMPORTS) + "\n", "")
     return re.sub(r"\n{3,}", "\n\n", code)
+
+
+def graph_repro(
+    layer: str,
+    what: str,
+    expected: Signature | None,
+    module: torch.nn.Module,
+    inputs: Sequence[Any],
+    checker: str,
+    *,
+    check_args: str = "",
+    body_suffix: str = "",
+    note: str = "",
+) -> ReproParts:
+    """The parts of a repro whose body is one FX graph and its inputs, checked by
+    ``checker.reproduce(Repro(), inputs, *check_args)`` (``checker``: a module's dotted name)."""
+    return ReproParts(
+        layer=layer,
+        what=what,
+        expected=expected,
+        imports=list(GRAPH_CODE_IMPORTS),
+        body=graph_lines(as_graph_module(module), inputs) + body_suffix,
+        check=(
+            f"from {checker} import reproduce\n"
+            "from graphlint.tracer.repro.graphs import graph_inputs\n"
+            f"observed = reproduce(Repro(), graph_inputs(load_args){check_args})"
+        ),
+        note=note,
+    )

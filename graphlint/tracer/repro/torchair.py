@@ -15,7 +15,7 @@ from typing import Any
 import torch
 
 from graphlint.tracer.repro.dump import DumpError, TraceDump
-from graphlint.tracer.repro.graphs import GRAPH_CODE_IMPORTS, as_graph_module, graph_lines, load_graph, shrink_graph
+from graphlint.tracer.repro.graphs import graph_repro, load_graph, shrink_graph
 from graphlint.tracer.repro.signature import Signature
 from graphlint.tracer.repro.writer import ReproParts
 
@@ -83,15 +83,13 @@ def make(dump: TraceDump, failure: dict[str, Any] | None) -> ReproParts:
             module, inputs = shrink_graph(
                 module, inputs, lambda gm, inps: translation_signature(torchair, device, gm, inps, settings) == expected
             )
-    return ReproParts(
-        layer="torchair",
-        what=f"torchair translation of {graph} (post-AOT FX graph)",
-        expected=expected,
-        imports=list(GRAPH_CODE_IMPORTS),
-        body=graph_lines(as_graph_module(module), inputs) + f"\nTORCHAIR_SETTINGS = {settings!r}  # changed in CompilerConfig()",
-        check=(
-            "from graphlint.tracer.repro.graphs import graph_inputs\n"
-            "from graphlint.tracer.repro.torchair import reproduce\n"
-            "observed = reproduce(Repro(), graph_inputs(load_args), TORCHAIR_SETTINGS)"
-        ),
+    return graph_repro(
+        "torchair",
+        f"torchair translation of {graph} (post-AOT FX graph)",
+        expected,
+        module,
+        inputs,
+        __name__,
+        check_args=", TORCHAIR_SETTINGS",
+        body_suffix=f"\nTORCHAIR_SETTINGS = {settings!r}  # changed in CompilerConfig()",
     )

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import copy
 import functools
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from graphlint.tomlfile import read_toml
 
 ANSWERS_FILE = Path(__file__).with_name("native_answers.toml")
 
@@ -43,7 +44,7 @@ class NativeAnswer:
 
 @functools.cache
 def native_answers(path: Path = ANSWERS_FILE) -> dict[str, NativeAnswer]:
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    data = read_toml(path)
     return {
         name: NativeAnswer(entry.get("value"), bool(entry.get("assumed", False)), entry["why"])
         for name, entry in data.get("answer", {}).items()
