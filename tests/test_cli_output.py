@@ -48,6 +48,17 @@ def test_a_piped_trace_puts_the_notes_whole_below_the_table(piped_trace: subproc
     assert not ANSI.search(out)  # not a terminal: no colour
 
 
+def test_a_piped_trace_prints_each_findings_place_whole(piped_trace: subprocess.CompletedProcess[str]) -> None:
+    # A long path in an 80-column log: the panel's title is cut, so the place must not be there.
+    place = f"{BREAK_SAMPLE.relative_to(REPO)}:"
+    lines = [line.strip("│ ") for line in piped_trace.stdout.splitlines()]
+    title = next(i for i, line in enumerate(lines) if "GB0059 graph-break" in line)
+    where = lines[title + 1]
+    assert where.startswith(place), where
+    line = int(where.removeprefix(place))
+    assert 'str(batch)' in BREAK_SAMPLE.read_text().splitlines()[line - 1]
+
+
 def test_progress_goes_to_stderr_a_line_per_step(piped_trace: subprocess.CompletedProcess[str]) -> None:
     lines = piped_trace.stderr.splitlines()
     assert lines[0] == "running the eager stage…"

@@ -140,9 +140,11 @@ def finding_panel(finding: dict[str, Any]) -> Panel:
         count += " on rank" + ("s " if len(finding["ranks"]) > 1 else " ") + ", ".join(map(str, finding["ranks"]))
     title = (
         f"[{_SEVERITY_STYLE.get(finding.get('severity', 'error'), '')}]{finding['layer']}[/] "
-        f"{finding.get('code') or ''} {finding['kind']}{count} — {escape(where)}"
+        f"{finding.get('code') or ''} {finding['kind']}{count}"
     )
-    parts: list[Any] = [escape(finding["message"])]
+    # The place is the body's first line, not the title's end: rich cuts a title to the panel's
+    # width, and at 80 columns "converter_gap.py:22" became ":2", a wrong line in every CI log.
+    parts: list[Any] = [f"[bold]{escape(where)}[/]", escape(finding["message"])]
     frame = code_frame(finding.get("file"), finding.get("line"))
     if frame is not None:
         parts.append(frame)
