@@ -32,13 +32,13 @@ def graphlint_only(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def run_repro(tmp_path_factory: pytest.TempPathFactory, graphlint_only: Path) -> Callable[[Path], subprocess.CompletedProcess[str]]:
-    """Copy a repro into a fresh folder and run it there with ``python repro.py``."""
+def run_repro(tmp_path_factory: pytest.TempPathFactory, graphlint_only: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Copy a repro into a fresh folder and run it there with ``python repro.py`` (and ``environ``)."""
 
-    def run(repro: Path) -> subprocess.CompletedProcess[str]:
+    def run(repro: Path, **environ: str) -> subprocess.CompletedProcess[str]:
         fresh = tmp_path_factory.mktemp("fresh")
         shutil.copy(repro, fresh / "repro.py")
-        env = {**os.environ, "PYTHONPATH": str(graphlint_only)}
+        env = {**os.environ, "PYTHONPATH": str(graphlint_only), **environ}
         return subprocess.run([sys.executable, "repro.py"], cwd=fresh, env=env, capture_output=True, text=True)
 
     return run

@@ -3,8 +3,9 @@ repro runs in a fresh folder with only graphlint importable, exits 1 with the fa
 signature, is at most 200 lines, names its versions, and exits 0 once the one-line fix the
 sample's doc names is applied (to the repro, or to a copy of the sample and the repro made again).
 
-``targets/qwen3_moe.py`` is the issue's tiny Qwen3-MoE; offline torchair still stops on it with a
-stand-in error (TA003) that another change fixes, so its torchair gap is ``targets/expert_load.py``.
+``targets/expert_load.py`` is a small MoE router whose torchair gap (``aten.histc``) the test can
+fix in the target; ``targets/qwen3_moe.py``, the issue's tiny Qwen3-MoE from transformers, has the
+same gap inside transformers' own code, and its repro is checked to reproduce it.
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ def test_every_failing_golden_sample_has_a_case() -> None:
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
-def test_repro_exits_1_with_the_signature(case: Case, made_repro, run_repro) -> None:
+def test_repro_exits_1_with_the_signature_and_0_after_the_fix(case: Case, made_repro, run_repro, tmp_path: Path) -> None:
     # The verdict picks the layer once (capture: the last stage, so the whole ladder runs); the
     # other cases name it, and only the stages it needs run.
     repro = made_repro(case.target) if case.layer == "capture" else made_repro(case.target, "--layer", case.layer)
@@ -82,26 +83,31 @@ def test_repro_exits_1_with_the_signature(case: Case, made_repro, run_repro) -> 
     assert text.count("\n") <= 200
     assert f"torch {torch.__version__}" in text and "graphlint " in text  # the versions it was made with
     assert case.target.stem not in text.split('"""', 2)[2]  # nothing of the project is imported
+    assert "Shrinking stopped" not in text  # the default budget is ample for these
     ran = run_repro(repro)
     assert ran.returncode == 1, ran.stdout + ran.stderr[-3000:]
     assert f"reproduced: {case.signature}" in ran.stdout
 
-
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
-def test_repro_exits_0_after_the_fix(case: Case, made_repro, run_repro, tmp_path: Path) -> None:
     if case.fix_in == "repro":
-        repro = tmp_path / "repro.py"
-        text = made_repro(case.target, "--layer", case.layer).read_text(encoding="utf-8")
+        fixed_repro = tmp_path / "repro.py"
         assert case.old in text
-        repro.write_text(text.replace(case.old, case.new, 1), encoding="utf-8")
+        fixed_repro.write_text(text.replace(case.old, case.new, 1), encoding="utf-8")
     else:
         fixed = tmp_path / case.target.name
-        text = case.target.read_text(encoding="utf-8")
-        fixed.write_text(text.replace(case.old, case.new, 1), encoding="utf-8")
-        repro = made_repro(fixed, "--layer", case.layer)
-    ran = run_repro(repro)
+        fixed.write_text(case.target.read_text(encoding="utf-8").replace(case.old, case.new, 1), encoding="utf-8")
+        fixed_repro = made_repro(fixed, "--layer", case.layer)
+    ran = run_repro(fixed_repro)
     assert ran.returncode == 0, ran.stdout + ran.stderr[-3000:]
     assert "gone:" in ran.stdout or "clean:" in ran.stdout
+
+
+def test_qwen3_moe_repro_reproduces_the_gap_inside_transformers(made_repro, run_repro) -> None:
+    repro = made_repro(TARGETS / "qwen3_moe.py", "--layer", "torchair")
+    text = repro.read_text(encoding="utf-8")
+    assert text.count("\n") <= 200 and "transformers/integrations/moe.py" in text  # where the gap is
+    ran = run_repro(repro)
+    assert ran.returncode == 1, ran.stdout + ran.stderr[-3000:]
+    assert "reproduced: torchair RuntimeError at aten.histc.default" in ran.stdout
 
 
 def test_from_a_dump_the_trace_is_not_run_again(tmp_path: Path, run_repro) -> None:
@@ -118,6 +124,19 @@ def test_from_a_dump_the_trace_is_not_run_again(tmp_path: Path, run_repro) -> No
     ran = run_repro(out)
     assert ran.returncode == 1 and "reproduced: torchair NotImplementedError at aten.index_put.default" in ran.stdout
 
+    # No budget: the graph as the trace dumped it, saying it was not shrunk; it still reproduces.
+    whole = tmp_path / "whole.py"
+    made = graphlint("repro", str(target), "--from", str(dump), "-o", str(whole), "--shrink-seconds", "0")
+    assert made.returncode == 0 and "Shrinking stopped at its budget (0 s" in made.stderr, made.stderr[-3000:]
+    assert "Shrinking stopped at its budget" in whole.read_text(encoding="utf-8").split('"""', 2)[1]
+    assert whole.read_text(encoding="utf-8").count("torch.ops.aten.") > out.read_text(encoding="utf-8").count("torch.ops.aten.")
+    ran = run_repro(whole)
+    assert ran.returncode == 1 and "reproduced: torchair NotImplementedError at aten.index_put.default" in ran.stdout
+
+    # Without any torchair the repro cannot tell: 2 (another failure), never 1 (reproduced).
+    ran = run_repro(out, GRAPHLINT_HOME=str(tmp_path / "empty-home"), GRAPHLINT_TORCHAIR="")
+    assert ran.returncode == 2 and "no torchair" in ran.stderr, ran.stdout + ran.stderr[-3000:]
+
 
 def test_a_dump_folder_that_is_not_one_is_a_usage_error(tmp_path: Path) -> None:
     made = graphlint("repro", "model.py", "--from", str(tmp_path))
@@ -127,3 +146,9 @@ def test_a_dump_folder_that_is_not_one_is_a_usage_error(tmp_path: Path) -> None:
 def test_an_unknown_layer_is_a_usage_error() -> None:
     made = graphlint("repro", "model.py", "--layer", "inductor")
     assert made.returncode == 2 and "invalid choice" in made.stderr
+
+
+@pytest.mark.parametrize("seconds", ["-1", "soon", "nan"])
+def test_a_shrink_budget_that_is_not_seconds_is_a_usage_error(seconds: str) -> None:
+    made = graphlint("repro", "model.py", "--shrink-seconds", seconds)
+    assert made.returncode == 2 and "not a number of seconds" in made.stderr

@@ -10,6 +10,7 @@ from typing import Any
 
 import torch
 
+from graphlint.tracer.repro.budget import ShrinkBudget
 from graphlint.tracer.repro.dump import DumpError, TraceDump
 from graphlint.tracer.repro.graphs import as_graph_module, graph_repro, load_graph, shrink_graph
 from graphlint.tracer.repro.signature import Signature
@@ -45,7 +46,7 @@ def reproduce(module: torch.nn.Module, inputs: Sequence[Any]) -> Signature | Non
     return aot_signature(module, inputs)
 
 
-def make(dump: TraceDump, failure: dict[str, Any] | None) -> ReproParts:
+def make(dump: TraceDump, failure: dict[str, Any] | None, budget: ShrinkBudget) -> ReproParts:
     if failure is not None and failure.get("layer") == "accuracy" and failure.get("stage") not in ("dynamo", "aot"):
         raise DumpError(f"an accuracy repro compares aot_eager with eager; this difference first appears in {failure.get('stage')}")
     names = sorted(p.name.removesuffix(".runnable.py") for p in (dump.folder / "dynamo").glob("*.runnable.py"))
@@ -62,7 +63,7 @@ def make(dump: TraceDump, failure: dict[str, Any] | None) -> ReproParts:
     else:
         raise DumpError(f"no dynamo graph of the dump gives {expected} under aot_eager with random inputs")
     if expected is not None:
-        module, inputs = shrink_graph(module, inputs, lambda gm, inps: aot_signature(gm, inps) == expected)
+        module, inputs = shrink_graph(module, inputs, lambda gm, inps: aot_signature(gm, inps) == expected, budget)
     return graph_repro(
         expected.layer if expected else "aot",
         f"{name} (dynamo's FX graph) under aot_eager, compared with eager",

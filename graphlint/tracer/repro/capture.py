@@ -10,6 +10,7 @@ from typing import Any
 
 import torch
 
+from graphlint.tracer.repro.budget import ShrinkBudget
 from graphlint.tracer.repro.dump import DumpError, TraceDump
 from graphlint.tracer.repro.graphs import graph_repro, load_graph
 from graphlint.tracer.repro.signature import Signature
@@ -52,7 +53,8 @@ def feeding(gm: torch.fx.GraphModule, node_name: str) -> torch.fx.GraphModule:
     return gm
 
 
-def make(dump: TraceDump, failure: dict[str, Any] | None) -> ReproParts:
+def make(dump: TraceDump, failure: dict[str, Any] | None, budget: ShrinkBudget) -> ReproParts:
+    del budget  # the cut to the hazard node and what feeds it is exact: nothing to shrink
     folder = dump.folder / "capture"
     names = sorted(p.name.removesuffix(".runnable.py") for p in folder.glob("*.runnable.py")) if folder.is_dir() else []
     if not names:

@@ -6,14 +6,16 @@ Only the standard library at top level; the handler imports the tracer (and torc
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import importlib.util
 import sys
 import tempfile
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 from graphlint.options import add_target, add_torchair
+from graphlint.tracer.repro.budget import DEFAULT_SHRINK_SECONDS
 
 # Layer → the module that makes its repro (``make(dump, failure) -> ReproParts``).
 LAYER_MODULES: dict[str, str] = {
@@ -46,8 +48,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--from", dest="from_dump", type=Path, metavar="DUMP",
         help="the --dump folder of an earlier `graphlint trace TARGET`: its stages are not run again",
     )
+    repro.add_argument(
+        "--shrink-seconds", type=_seconds, metavar="S", default=DEFAULT_SHRINK_SECONDS,
+        help=(
+            f"how long shrinking may take (default: {DEFAULT_SHRINK_SECONDS:g}); past it the repro is "
+            "the smallest found so far and says so; 0: not shrunk"
+        ),
+    )
     add_torchair(repro)
     repro.set_defaults(handler=run_repro)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value >= 0:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}")
+    return value
 
 
 def run_repro(args: argparse.Namespace) -> int:
@@ -72,6 +91,7 @@ def run_repro(args: argparse.Namespace) -> int:
 
 
 def _write(dump: Any, args: argparse.Namespace) -> int:
+    from graphlint.tracer.repro.budget import ShrinkBudget
     from graphlint.tracer.repro.writer import render
 
     layer = args.layer or (dump.report.get("verdict") or {}).get("layer")
@@ -82,7 +102,11 @@ def _write(dump: Any, args: argparse.Namespace) -> int:
         print(f"graphlint repro: no repro for the {layer} layer (layers: {', '.join(LAYER_MODULES)})", file=sys.stderr)
         return 2
     failure = dump.layer_failure(layer)
-    parts = importlib.import_module(LAYER_MODULES[layer]).make(dump, failure)
+    budget = ShrinkBudget(args.shrink_seconds)
+    parts = importlib.import_module(LAYER_MODULES[layer]).make(dump, failure, budget)
+    if budget.note():
+        parts = dataclasses.replace(parts, note="\n".join(filter(None, (parts.note, budget.note()))))
+        print(f"graphlint repro: {budget.note()}", file=sys.stderr)
     text = render(parts, dump.report, failure)
     args.output.write_text(text, encoding="utf-8")
     lines = text.count("\n")

@@ -15,6 +15,7 @@ from typing import Any
 
 import libcst as cst
 
+from graphlint.tracer.repro.budget import ShrinkBudget
 from graphlint.tracer.repro.dump import DumpError, TraceDump
 from graphlint.tracer.repro.signature import Signature
 from graphlint.tracer.repro.source import cut, shrink
@@ -151,7 +152,7 @@ def _matches(observed: Signature | None, layer: str, failure: dict[str, Any]) ->
     return observed.kind == failure.get("details", {}).get("exception")
 
 
-def make(dump: TraceDump, failure: dict[str, Any] | None) -> ReproParts:
+def make(dump: TraceDump, failure: dict[str, Any] | None, budget: ShrinkBudget) -> ReproParts:
     target = dump.json("target.json")
     layer = (failure or {}).get("layer") or ("model" if dump.stage_status("eager") == "failed" else "dynamo")
     file = target["callable"]["file"]
@@ -166,8 +167,9 @@ def make(dump: TraceDump, failure: dict[str, Any] | None) -> ReproParts:
         if not _matches(observed, layer, failure):
             raise DumpError(f"the cut source gives {observed or 'no failure'}, not the trace's {failure.get('code')}")
         expected = observed
-        calls = calls_code(target, _fewest_calls(target, lambda c: _check_code(_program(definitions, build, c), layer) == expected))
-        definitions = shrink(definitions, lambda code: _check_code(_program(code, build, calls), layer) == expected)
+        fewest = _fewest_calls(target, budget.bound(lambda c: _check_code(_program(definitions, build, c), layer) == expected))
+        calls = calls_code(target, fewest)
+        definitions = shrink(definitions, budget.bound(lambda code: _check_code(_program(code, build, calls), layer) == expected))
     compiled = "compiled with backend='eager', fullgraph=True" if layer == "dynamo" else "run eagerly"
     return ReproParts(
         layer=layer,

@@ -14,6 +14,7 @@ from typing import Any
 import torch
 
 from graphlint.tracer.dump import GRAPH_CODE_IMPORTS, runnable_graph_code
+from graphlint.tracer.repro.budget import ShrinkBudget
 from graphlint.tracer.repro.signature import Signature
 from graphlint.tracer.repro.writer import ReproParts
 
@@ -45,14 +46,20 @@ def as_graph_module(module: torch.nn.Module) -> torch.fx.GraphModule:
 
 
 def shrink_graph(
-    module: torch.nn.Module, inputs: Sequence[Any], fails: Callable[[torch.fx.GraphModule, Sequence[Any]], bool]
+    module: torch.nn.Module,
+    inputs: Sequence[Any],
+    fails: Callable[[torch.fx.GraphModule, Sequence[Any]], bool],
+    budget: ShrinkBudget,
 ) -> tuple[torch.fx.GraphModule, list[Any]]:
     """The fewest nodes for which ``fails`` still holds (torch's ``fx_minifier``: truncating the
-    suffix, delta debugging, consolidating inputs). ``fails`` must hold for ``module`` itself."""
+    suffix, delta debugging, consolidating inputs), within ``budget``. ``fails`` must hold for
+    ``module`` itself."""
     from torch._functorch.fx_minifier import minifier
 
+    if not budget.left():  # the minifier's first check would refuse the graph
+        return as_graph_module(module), list(inputs)
     with contextlib.redirect_stderr(io.StringIO()):  # the minifier narrates every step
-        gm, inps = minifier(as_graph_module(module), list(inputs), fails, dump_state=lambda *_: None)
+        gm, inps = minifier(as_graph_module(module), list(inputs), budget.bound(fails), dump_state=lambda *_: None)
     return gm, list(inps)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import sys
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -14,6 +15,7 @@ from typing import Any
 
 import torch
 
+from graphlint.tracer.repro.budget import ShrinkBudget
 from graphlint.tracer.repro.dump import DumpError, TraceDump
 from graphlint.tracer.repro.graphs import graph_repro, load_graph, shrink_graph
 from graphlint.tracer.repro.signature import Signature
@@ -32,7 +34,8 @@ def torchair_backend() -> Iterator[tuple[Any, str]]:
 
     source = locate_torch_npu(None)
     if source is None:
-        raise SystemExit("no torchair: install torch_npu, or run `graphlint torchair fetch` for the offline one")
+        print("no torchair: install torch_npu, or run `graphlint torchair fetch` for the offline one", file=sys.stderr)
+        raise SystemExit(2)  # the repro cannot tell, which is not "the failure is there" (1)
     with warnings.catch_warnings():
         # offline, torchair warns once per converter of an NPU-only op it cannot register
         warnings.filterwarnings("ignore", message="Failed to import torchair")
@@ -67,7 +70,7 @@ def reproduce(module: torch.nn.Module, inputs: Sequence[Any], settings: dict[str
         return translation_signature(torchair, device, module, inputs, settings)
 
 
-def make(dump: TraceDump, failure: dict[str, Any] | None) -> ReproParts:
+def make(dump: TraceDump, failure: dict[str, Any] | None, budget: ShrinkBudget) -> ReproParts:
     details = (failure or {}).get("details", {})
     graph = details.get("graph", "graph_0_forward")  # the post-AOT graph's name, as the aot dump has it
     module, inputs = load_graph(dump.graph_code("aot", graph))
@@ -81,7 +84,7 @@ def make(dump: TraceDump, failure: dict[str, Any] | None) -> ReproParts:
             raise DumpError(f"the dumped {graph} gives {observed or 'no failure'} in torchair, not {expected}")
         if expected is not None:
             module, inputs = shrink_graph(
-                module, inputs, lambda gm, inps: translation_signature(torchair, device, gm, inps, settings) == expected
+                module, inputs, lambda gm, inps: translation_signature(torchair, device, gm, inps, settings) == expected, budget
             )
     return graph_repro(
         "torchair",
