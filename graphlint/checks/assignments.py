@@ -16,15 +16,11 @@ positions that number the calls the same way ``positions.py`` numbers libcst's.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
-from typing import Any
 
-from graphlint.checks import apis
-from graphlint.checks.facts import MODULE_SCOPE, CallSite, Decoration, DefFacts, Expr, FlowFacts, ImplicitCall
-from graphlint.checks.known_values import KnownValues
-from graphlint.checks.positions import source_order
+from graphlint.checks.facts import MODULE_SCOPE, Decoration, DefFacts, Expr, FlowFacts, ImplicitCall
+from graphlint.checks.flow_expressions import FlowExpressions, dotted, union
+from graphlint.checks.flow_scopes import FUNCTION_NODES, ScopeScan, parameters
 
-_FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef)
 _METHOD_DECORATORS = {"builtins.staticmethod": "static", "builtins.classmethod": "class", "builtins.property": "property"}
 
 
@@ -32,67 +28,21 @@ def flow_facts(tree: ast.Module) -> FlowFacts:
     return _FlowWalker(tree).run()
 
 
-@dataclass
-class _Scope:
-    kind: str  # "module", "class", "function"
-    qualname: str  # MODULE_SCOPE for the module
-    locals: set[str] = field(default_factory=set)
-    globals: set[str] = field(default_factory=set)
-    nonlocals: set[str] = field(default_factory=set)
-    class_name: str | None = None  # for methods: their class
-    self_name: str | None = None  # for methods: their first parameter
-    lambdas: int = 0
-    known: KnownValues = field(default_factory=KnownValues)
-
-    def key(self, name: str) -> str:
-        return name if self.kind == "module" else f"{self.qualname}.{name}"
-
-
-class _FlowWalker:
+class _FlowWalker(FlowExpressions):
     def __init__(self, tree: ast.Module) -> None:
         self.tree = tree
         self.facts = FlowFacts()
-        self.scan = _Scan.of(tree)
+        self.scan = ScopeScan.of(tree)
         calls = self.scan.calls
         self.ordinal = {id(node): index for index, node in enumerate(calls)}
         self.facts.calls = [None] * len(calls)
-        self.scopes: list[_Scope] = []
+        self.scopes = []
 
     def run(self) -> FlowFacts:
         module = self.scan.scope("module", MODULE_SCOPE, self.tree)
         self.scopes.append(module)
         self._statements(self.tree.body)
         return self.facts
-
-    # ---- names ------------------------------------------------------------------------------
-    @property
-    def scope(self) -> _Scope:
-        return self.scopes[-1]
-
-    @property
-    def function_scope(self) -> _Scope:
-        for scope in reversed(self.scopes):
-            if scope.kind != "class":
-                return scope
-        return self.scopes[0]
-
-    def _load(self, name: str) -> Expr:
-        scope = self.scope
-        if name in scope.globals:
-            return self._module_name(name)
-        if name in scope.locals and name not in scope.nonlocals:
-            return scope.known.alias(name) or ["v", scope.key(name)]
-        for outer in reversed(self.scopes[:-1]):
-            if outer.kind == "class":  # a class body's names are not visible in its methods
-                continue
-            if outer.kind == "module":
-                break
-            if name in outer.locals and name not in outer.nonlocals:
-                return ["v", outer.key(name)]
-        return self._module_name(name)
-
-    def _module_name(self, name: str) -> Expr:
-        return ["v", name] if name in self.scopes[0].locals else ["x", name]
 
     def _store(self, name: str) -> Expr:
         scope = self.scope
@@ -114,7 +64,7 @@ class _FlowWalker:
             self._statement(statement)
 
     def _statement(self, node: ast.stmt) -> None:
-        if isinstance(node, _FUNCTION_NODES):
+        if isinstance(node, FUNCTION_NODES):
             self._function(node)
         elif isinstance(node, ast.ClassDef):
             self._class(node)
@@ -192,20 +142,16 @@ class _FlowWalker:
     def _iterate(self, iterable: Expr | None) -> Expr | None:
         """What a loop variable holds: the elements of a (transparent) container, or what the
         iterator protocol of an instance returns."""
-        return _union([iterable, self._implicit("iterate", iterable)])
+        return union([iterable, self._implicit("iterate", iterable)])
 
     def _return(self, value: Expr | None) -> None:
         scope = self.function_scope
         if scope.kind == "function":
             self._assign(["v", f"{scope.qualname}.<return>"], value)
 
-    def _qualname(self, name: str) -> str:
-        outer = self.scope
-        return name if outer.kind == "module" else f"{outer.qualname}.{name}"
-
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         outer = self.scope
-        qualname = self._qualname(node.name)
+        qualname = self.nested_qualname(node.name)
         decorators = [(d, self._expr(d)) for d in node.decorator_list]
         method = None
         if outer.kind == "class":
@@ -213,7 +159,7 @@ class _FlowWalker:
             for _, expr in decorators:
                 if expr and expr[0] == "x" and f"builtins.{expr[1]}" in _METHOD_DECORATORS:
                     method = _METHOD_DECORATORS[f"builtins.{expr[1]}"]
-        params = _parameters(node.args)
+        params = parameters(node.args)
         self.facts.defs.setdefault(qualname, DefFacts("function", params, method, line=node.lineno))
         self._defaults(qualname, node.args)
         self._annotations(qualname, node.args)
@@ -266,7 +212,7 @@ class _FlowWalker:
         return ["r", len(self.facts.decorations) - 1]
 
     def _class(self, node: ast.ClassDef) -> None:
-        qualname = self._qualname(node.name)
+        qualname = self.nested_qualname(node.name)
         bases = [b for b in (self._expr(base) for base in node.bases) if b is not None]
         for keyword in node.keywords:
             self._expr(keyword.value)
@@ -297,7 +243,7 @@ class _FlowWalker:
                 for part, element, node in zip(target.elts, elements, value_node.elts):  # type: ignore[attr-defined]
                     self._bind_target(part, element, node)
             else:
-                self._bind_target(target, _union(elements))
+                self._bind_target(target, union(elements))
 
     def _bind_target(self, target: ast.expr, value: Expr | None, node: ast.expr | None = None) -> None:
         if isinstance(target, ast.Name):
@@ -336,70 +282,9 @@ class _FlowWalker:
         base = self._expr(owner)
         return ["a", base, target.attr] if base is not None else None
 
-    # ---- expressions ------------------------------------------------------------------------
-    def _expr(self, node: ast.expr) -> Expr | None:
-        if isinstance(node, ast.Name):
-            return self._load(node.id)
-        if isinstance(node, ast.Attribute):
-            base = self._expr(node.value)
-            return ["a", base, node.attr] if base is not None else None
-        if isinstance(node, ast.Call):
-            return self._call(node)
-        if isinstance(node, ast.Lambda):
-            return self._lambda(node)
-        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-            elements = [self._expr(e) for e in node.elts]
-            if not isinstance(node, ast.Set):
-                self.scope.known.literal(node, elements)
-            return _union(elements)
-        if isinstance(node, ast.Dict):
-            for key in node.keys:
-                if key is not None:
-                    self._expr(key)
-            values = [self._expr(v) for v in node.values]
-            self.scope.known.literal(node, values, keys=node.keys)
-            return _union(values)
-        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
-            for comprehension in node.generators:
-                self._bind_target(comprehension.target, self._iterate(self._expr(comprehension.iter)))
-                for condition in comprehension.ifs:
-                    self._expr(condition)
-            if isinstance(node, ast.DictComp):
-                self._expr(node.key)
-                return self._expr(node.value)
-            return self._expr(node.elt)
-        if isinstance(node, ast.IfExp):
-            self._expr(node.test)
-            return _union([self._expr(node.body), self._expr(node.orelse)])
-        if isinstance(node, ast.BoolOp):
-            return _union([self._expr(v) for v in node.values])
-        if isinstance(node, ast.NamedExpr):
-            value = self._expr(node.value)
-            self._bind_target(node.target, value)
-            return value
-        if isinstance(node, ast.Subscript):  # layers[0]: an element of the (transparent) container
-            self._expr(node.slice)
-            base = self._expr(node.value)
-            known = self.scope.known.element(node)
-            if known is not None and known.value is not None:
-                return known.value
-            return base
-        if isinstance(node, (ast.Starred, ast.Await)):
-            return self._expr(node.value)
-        if isinstance(node, (ast.Yield, ast.YieldFrom)):
-            if node.value is not None:
-                self._return(self._expr(node.value))
-            return None
-        for child in ast.iter_child_nodes(node):  # operators, comparisons, f-strings: their calls
-            if isinstance(child, ast.expr):
-                self._expr(child)
-        return None
-
     def _lambda(self, node: ast.Lambda) -> Expr:
-        outer = self.scope
-        outer.lambdas += 1
-        qualname = self._qualname(f"<lambda{outer.lambdas}>")
-        params = _parameters(node.args)
+        qualname = self.lambda_qualname()
+        params = parameters(node.args)
         self.facts.defs.setdefault(qualname, DefFacts("function", params, line=node.lineno))
         self._defaults(qualname, node.args)
         scope = self.scan.scope("function", qualname, node)
@@ -410,71 +295,6 @@ class _FlowWalker:
         self.scopes.pop()
         return ["d", qualname]
 
-    def _call(self, node: ast.Call) -> Expr:
-        ordinal = self.ordinal[id(node)]
-        func = node.func
-        callee = self._expr(func)
-        site = CallSite(scope=self.function_scope.qualname, callee=callee, line=node.lineno)
-        root = func
-        while isinstance(root, (ast.Attribute, ast.Subscript)):
-            root = root.value
-        site.named = isinstance(func, ast.Name) or (
-            isinstance(root, ast.Name) and root.id == self.function_scope.self_name and isinstance(func, ast.Attribute)
-        )
-        site.text = _dotted(func) or (ast.unparse(func) if site.named else "")
-        for arg in node.args:
-            if isinstance(arg, ast.Starred):
-                value = self._expr(arg.value)
-                if value is not None:
-                    site.star.append(value)
-            else:
-                site.args.append(self._expr(arg))
-        for keyword in node.keywords:
-            value = self._expr(keyword.value)
-            if keyword.arg is None:
-                if value is not None:
-                    site.double_star.append(value)
-            else:
-                site.keywords.append((keyword.arg, value))
-        self.facts.calls[ordinal] = site
-        known = self.scope.known
-        for arg in (*node.args, *(k.value for k in node.keywords)):  # a callee may change what it is given
-            if isinstance(arg, ast.Name):
-                known.touched(arg.id)
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-            known.touched(func.value.id, func.attr, node.args[0] if node.args else None)
-        result: Expr = ["c", ordinal]
-        if isinstance(func, ast.Name) and func.id == "super" and callee == ["x", "super"]:
-            scope = self.function_scope
-            if scope.class_name is not None and scope.self_name is not None:
-                return ["s", scope.class_name, self._load(scope.self_name)]
-        if isinstance(func, ast.Attribute):
-            receiver = func.value
-            values = [a for a in site.args if a is not None] + site.star
-            if func.attr in apis.CONTAINER_STORE_METHODS and values:
-                # layers.append(Layer()): the container holds it (insert/setdefault: the last one)
-                stored = values[-1:] if func.attr in apis.CONTAINER_STORE_LAST_ARGUMENT else values
-                for value in stored:
-                    self._fill(receiver, value)
-            elif func.attr in apis.CONTAINER_READ_METHODS and callee is not None:
-                result = ["u", result, callee[1]]  # d.get(k), d.values(): what the container holds
-        elif isinstance(func, ast.Name) and callee == ["x", func.id] and func.id in ("getattr", "setattr"):
-            name = node.args[1].value if len(node.args) > 1 and isinstance(node.args[1], ast.Constant) else None
-            owner = site.args[0] if site.args else None
-            if isinstance(name, str) and owner is not None:
-                if func.id == "setattr" and len(site.args) > 2:
-                    self._assign(["a", owner, name], site.args[2])
-                elif func.id == "getattr":
-                    result = _union([result, ["a", owner, name], *site.args[2:3]]) or result
-        return result
-
-
-def _union(values: list[Expr | None]) -> Expr | None:
-    present = [v for v in values if v is not None]
-    if not present:
-        return None
-    return present[0] if len(present) == 1 else ["u", *present]
-
 
 def _annotated_names(annotation: ast.expr) -> list[ast.expr | str]:
     """The classes an annotation names: ``Model``, ``"Model"``, ``Optional[Model]``, ``A | B``."""
@@ -484,7 +304,7 @@ def _annotated_names(annotation: ast.expr) -> list[ast.expr | str]:
         return [annotation.value.strip()] if annotation.value.strip().replace(".", "").isidentifier() else []
     if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
         return _annotated_names(annotation.left) + _annotated_names(annotation.right)
-    if isinstance(annotation, ast.Subscript) and _dotted(annotation.value) in ("Optional", "Union", "typing.Optional", "typing.Union"):
+    if isinstance(annotation, ast.Subscript) and dotted(annotation.value) in ("Optional", "Union", "typing.Optional", "typing.Union"):
         inner = annotation.slice
         parts = inner.elts if isinstance(inner, ast.Tuple) else [inner]
         return [name for part in parts for name in _annotated_names(part)]
@@ -498,80 +318,3 @@ def _unpacks_pairwise(target: ast.Tuple | ast.List, value: ast.expr) -> bool:
         and not any(isinstance(e, ast.Starred) for e in (*target.elts, *value.elts))
     )
 
-
-def _parameters(args: ast.arguments) -> list[tuple[str, str]]:
-    params = [(a.arg, "o") for a in args.posonlyargs] + [(a.arg, "p") for a in args.args]
-    if args.vararg is not None:
-        params.append((args.vararg.arg, "*"))
-    params += [(a.arg, "k") for a in args.kwonlyargs]
-    if args.kwarg is not None:
-        params.append((args.kwarg.arg, "**"))
-    return params
-
-
-@dataclass
-class _Scan:
-    """One pass over the tree: the calls in source order, and what each scope binds (assigned,
-    imported, defined, loop and ``with`` targets) and declares ``global``/``nonlocal``, keyed by
-    the scope's node (``id``; the module's is the tree's)."""
-
-    calls: list[ast.Call] = field(default_factory=list)
-    bound: dict[int, set[str]] = field(default_factory=dict)
-    globals: dict[int, set[str]] = field(default_factory=dict)
-    nonlocals: dict[int, set[str]] = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, tree: ast.Module) -> "_Scan":
-        scan = cls()
-        stack: list[tuple[ast.AST, int]] = [(statement, id(tree)) for statement in tree.body]
-        while stack:
-            node, scope = stack.pop()
-            if isinstance(node, (*_FUNCTION_NODES, ast.ClassDef, ast.Lambda)):
-                if not isinstance(node, ast.Lambda):
-                    scan.bound.setdefault(scope, set()).add(node.name)
-                    stack.extend((d, scope) for d in node.decorator_list)
-                if isinstance(node, ast.ClassDef):
-                    stack.extend((e, scope) for e in (*node.bases, *(k.value for k in node.keywords)))
-                    stack.extend((statement, id(node)) for statement in node.body)
-                    continue
-                stack.extend((d, scope) for d in (*node.args.defaults, *node.args.kw_defaults) if d is not None)
-                body = node.body if isinstance(node.body, list) else [node.body]
-                stack.extend((statement, id(node)) for statement in body)
-                continue
-            if isinstance(node, ast.Call):
-                scan.calls.append(node)
-            elif isinstance(node, ast.Name):
-                if isinstance(node.ctx, ast.Store):
-                    scan.bound.setdefault(scope, set()).add(node.id)
-                continue
-            elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                names = {a.asname or a.name.split(".", 1)[0] for a in node.names if a.name != "*"}
-                scan.bound.setdefault(scope, set()).update(names)
-                continue
-            elif isinstance(node, ast.Global):
-                scan.globals.setdefault(scope, set()).update(node.names)
-            elif isinstance(node, ast.Nonlocal):
-                scan.nonlocals.setdefault(scope, set()).update(node.names)
-            elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
-                scan.bound.setdefault(scope, set()).add(node.name)
-            stack.extend((child, scope) for child in ast.iter_child_nodes(node))
-        scan.calls = source_order(scan.calls)  # type: ignore[assignment]
-        return scan
-
-    def scope(self, kind: str, qualname: str, node: ast.AST, **extra: Any) -> _Scope:
-        key = id(node)
-        return _Scope(
-            kind, qualname, locals=set(self.bound.get(key, ())),
-            globals=self.globals.get(key, set()), nonlocals=self.nonlocals.get(key, set()), **extra,
-        )
-
-
-def _dotted(node: ast.expr) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None

@@ -11,7 +11,7 @@ from typing import Any
 
 from graphlint.checks.facts import MODULE_SCOPE
 from graphlint.checks.link import Project
-from graphlint.checks.valueflow import FunctionKey, Target
+from graphlint.checks.value_graph import FunctionKey, Target
 
 _BUILTINS = "builtins."
 

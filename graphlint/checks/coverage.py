@@ -15,7 +15,7 @@ from typing import Any
 
 from graphlint.checks.link import Project
 from graphlint.checks.regions import EntryId, Regions
-from graphlint.checks.valueflow import FunctionKey
+from graphlint.checks.value_graph import FunctionKey
 
 
 @dataclass

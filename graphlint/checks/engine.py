@@ -32,7 +32,8 @@ from graphlint.checks.facts import Candidate, ExtractOptions, FileFacts
 from graphlint.checks.presets import active_presets, knowledge
 from graphlint.checks.link import LinkedFile, Project
 from graphlint.checks.modules import ModuleNames, imported_heads, module_name
-from graphlint.checks.valueflow import FunctionKey, absolute_name
+from graphlint.checks.class_hierarchy import absolute_name
+from graphlint.checks.value_graph import FunctionKey
 from graphlint.checks.regions import EntryId, RegionHit, Regions, mark_regions
 from graphlint.checks.roots import add_root_entries
 from graphlint.codes import check_codes

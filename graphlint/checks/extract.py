@@ -33,6 +33,7 @@ from graphlint.checks.assignments import flow_facts
 from graphlint.checks.entry_points import EntryPoints, decorated_callee, flag_option
 from graphlint.checks.suppressions import suppressions
 from graphlint.checks.positions import ANCHOR_KINDS, locate
+from graphlint.checks.scopes import Scope, ScopeStack
 from graphlint.checks.rules import all_rules
 from graphlint.checks.rules.base import Rule, SiteContext
 from graphlint.checks.syntax import children, dotted_name, keyword, positional, preorder, string_value
@@ -88,10 +89,7 @@ def extract_facts(
 
 
 @dataclass
-class _Scope:
-    kind: Literal["module", "class", "function"]
-    qualname: str
-    class_name: str | None = None  # the class whose ``self`` is in scope
+class _Scope(Scope):
     dynamic: dict[str, Literal["shape", "param"]] = field(default_factory=dict)
     masks: set[str] = field(default_factory=set)
     devices: dict[str, str] = field(default_factory=dict)  # tensor name → the device it was made on
@@ -102,7 +100,6 @@ class _Scope:
     made: dict[str, str] = field(default_factory=dict)  # name → the callable that made its value
     values: set[str] = field(default_factory=set)  # names bound to a tensor's reduced value
     loops: int = 0
-    lambdas: int = 0  # lambdas met so far: the n-th is ``<lambdan>``, as ``assignments.py`` names it
 
 
 @dataclass
@@ -124,14 +121,13 @@ _ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo,
 _WalkItem = cst.CSTNode | Callable[[], None]
 
 
-class _Extractor(EntryPoints):
+class _Extractor(EntryPoints, ScopeStack[_Scope]):
     def __init__(self, text: str, tree: ast.Module, options: ExtractOptions) -> None:
         self.text = text
         self.tree = tree
         self.options = options
         self.facts = FileFacts()
-        self.module_scope = _Scope("module", MODULE_SCOPE)
-        self.scopes = [self.module_scope]
+        self.scopes = [_Scope("module", MODULE_SCOPE)]
         self.facts.functions[MODULE_SCOPE] = FunctionFacts(MODULE_SCOPE)
         self.eager = False
         # Expressions dynamo never evaluates: the right side of ``not is_tracing() and ...``.
@@ -227,17 +223,6 @@ class _Extractor(EntryPoints):
                 definition.line = line
 
     # ---- SiteContext ------------------------------------------------------------------------
-    @property
-    def scope(self) -> _Scope:
-        return self.scopes[-1]
-
-    @property
-    def function_scope(self) -> _Scope:
-        for scope in reversed(self.scopes):
-            if scope.kind != "class":
-                return scope
-        return self.module_scope
-
     @property
     def in_loop(self) -> bool:
         return self.function_scope.loops > 0
@@ -481,13 +466,9 @@ class _Extractor(EntryPoints):
             self.facts.imports[local] = f"{base}{joiner}{name}"
         return []
 
-    def _qualname(self, name: str) -> str:
-        outer = self.scope
-        return name if outer.kind == "module" else f"{outer.qualname}.{name}"
-
     def _on_class(self, node: cst.CSTNode) -> list[_WalkItem]:
         assert isinstance(node, cst.ClassDef)
-        qualname = self._qualname(node.name.value)
+        qualname = self.nested_qualname(node.name.value)
         for decorator in node.decorators:
             self._decorator_entry(decorator, [["def", qualname]])
         scope = _Scope("class", qualname, class_name=qualname)
@@ -496,7 +477,7 @@ class _Extractor(EntryPoints):
     def _on_function(self, node: cst.CSTNode) -> list[_WalkItem]:
         assert isinstance(node, cst.FunctionDef)
         outer = self.scope
-        qualname = self._qualname(node.name.value)
+        qualname = self.nested_qualname(node.name.value)
         # A second def of one name (property setters, TYPE_CHECKING branches) adds to the first.
         facts = self.facts.functions.setdefault(qualname, FunctionFacts(qualname))
         scope = _Scope("function", qualname, class_name=outer.class_name if outer.kind == "class" else None)
@@ -522,9 +503,7 @@ class _Extractor(EntryPoints):
     def _on_lambda(self, node: cst.CSTNode) -> list[_WalkItem]:
         """A lambda is a function of its own: ``outer.<lambda1>``, numbered in source order."""
         assert isinstance(node, cst.Lambda)
-        outer = self.scope
-        outer.lambdas += 1
-        qualname = self._qualname(f"<lambda{outer.lambdas}>")
+        qualname = self.lambda_qualname()
         self.facts.functions.setdefault(qualname, FunctionFacts(qualname))
         scope = _Scope("function", qualname, class_name=self.function_scope.class_name)
         restore = self._restore()

@@ -13,7 +13,8 @@ from functools import cached_property
 from pathlib import Path
 
 from graphlint.checks.facts import MODULE_SCOPE, CallSite, FileFacts, FunctionFacts
-from graphlint.checks.valueflow import CallGraph, FunctionKey, LinkedModule, Target, solve
+from graphlint.checks.value_graph import CallGraph, FunctionKey, LinkedModule, Target
+from graphlint.checks.valueflow import solve
 
 
 @dataclass

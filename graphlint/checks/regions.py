@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from graphlint.checks.facts import EntryFacts, RegionKind
 from graphlint.checks.link import Project
-from graphlint.checks.valueflow import FunctionKey
+from graphlint.checks.value_graph import FunctionKey
 
 
 @dataclass(frozen=True)

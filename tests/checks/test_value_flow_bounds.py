@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from graphlint.checks import valueflow
+from graphlint.checks import value_graph
 from tests.checks.conftest import run_cli
 
 WRAPPER = """
@@ -59,7 +59,7 @@ def test_unbounded_solve_reaches_the_wrapped_forward_and_gives_no_notice(tmp_pat
 
 def test_work_budget_stops_the_solve_and_every_report_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _project(tmp_path)
-    monkeypatch.setattr(valueflow, "WORK_BUDGET", 3)
+    monkeypatch.setattr(value_graph, "WORK_BUDGET", 3)
     document = _regions(tmp_path)
     assert document["notice"].startswith("value flow stopped after ")
     assert "regions may be incomplete" in document["notice"]
@@ -73,7 +73,7 @@ def test_work_budget_stops_the_solve_and_every_report_says_so(tmp_path: Path, mo
 
 def test_saturated_value_set_leaves_its_calls_unresolved(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _project(tmp_path)
-    monkeypatch.setattr(valueflow, "VALUE_CAP", 0)  # every node saturates: nothing links
+    monkeypatch.setattr(value_graph, "VALUE_CAP", 0)  # every node saturates: nothing links
     document = _regions(tmp_path)
     assert "value set(s) past 0 values" in document["notice"]
     for entry in document["entries"]:

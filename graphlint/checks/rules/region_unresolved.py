@@ -4,7 +4,7 @@ from collections.abc import Iterable
 
 from graphlint.checks.facts import EntryFacts
 from graphlint.checks.link import Project
-from graphlint.checks.valueflow import FunctionKey
+from graphlint.checks.value_graph import FunctionKey
 from graphlint.checks.regions import EntryId, RegionHit, Regions
 from graphlint.checks.rules.base import ProjectRule, ProjectSite, Severity, snippet
 

@@ -1,0 +1,283 @@
+"""What calling an object does in the value graph: binding, construction, partials, entries.
+
+Calling a function makes its parameters receive the arguments (positional, keyword,
+``*args``/``**kwargs``) and the call receive its returns; calling a class constructs an instance
+and runs ``__init__``; calling an instance runs ``__call__`` or, for a torch module, ``forward``
+(and a framework's dispatch methods); calls outside the project follow ``apis.py``'s data
+(pass-through, calls-its-arguments, partials, outside classes). Decorators, ``raise Error`` and
+iteration are calls without a call site; an entry point calls what it is handed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from graphlint.checks import apis
+from graphlint.checks.class_hierarchy import ClassHierarchy
+from graphlint.checks.facts import CallSite, Expr
+from graphlint.checks.value_graph import (
+    MAX_DEPTH,
+    EXTERNAL_VALUE,
+    CallArgs,
+    CallGraph,
+    FunctionKey,
+    LinkedModule,
+    Obj,
+    Target,
+    ValueGraph,
+    instance_of,
+)
+
+
+class CallSemantics(ValueGraph):
+    """The call half of the solver (it provides ``compile``, ``member`` and the tables below)."""
+
+    files: list[LinkedModule]
+    classes: ClassHierarchy
+    dispatch: list[tuple[re.Pattern[str], tuple[str, ...]]]
+    declared: list[set[str]]
+    graph: CallGraph
+    receivers: dict[tuple[int, int], int]
+    site_args: dict[tuple[int, int], CallArgs]
+    called: set[tuple[Any, Obj]]
+    callee_nodes: dict[tuple[int, int], int]
+    compile: Callable[..., int | None]
+    member: Callable[[Obj, str, Obj, int, Obj | None], None]
+
+    # ---- calls ------------------------------------------------------------------------------
+    def call_site(self, file: int, ordinal: int, site: CallSite) -> None:
+        callee = site.callee
+        if callee is not None and callee[0] == "a":
+            receiver = self.compile(file, callee[1])
+            if receiver is not None:
+                self.receivers[file, ordinal] = receiver
+        callee_node = self.compile(file, callee)
+        args = CallArgs(
+            [self.compile(file, a) for a in site.args],
+            [n for n in (self.compile(file, s) for s in site.star) if n is not None],
+            [(name, self.compile(file, value)) for name, value in site.keywords],
+            [n for n in (self.compile(file, d) for d in site.double_star) if n is not None],
+        )
+        self.site_args[file, ordinal] = args
+        if callee_node is None:
+            return
+        self.callee_nodes[file, ordinal] = callee_node
+        out = self.result(file, ordinal)
+        key = (file, ordinal)
+        self.watch(callee_node, lambda objs: [self.call(key, obj, args, out) for obj in objs])
+
+    def decoration(self, file: int, index: int) -> None:
+        decoration = self.files[file].facts.flow.decorations[index]
+        callee = self._decorator_node(file, index)
+        value = self.compile(file, decoration.value)
+        out = self.decorated_result(file, index)
+        if value is None:
+            return
+        key = ("implicit", file, decoration.scope)
+        args = CallArgs([value])
+
+        def react(objs: Iterable[Obj]) -> None:
+            for obj in objs:
+                if obj[0] == "X":  # an outside decorator: assumed to hand the function back
+                    if obj[1]:
+                        self.graph.implicit_calls.setdefault((file, decoration.scope), set()).add(obj[1])
+                    self.edge(value, out)
+                else:
+                    self.call(key, obj, args, out)
+
+        self.watch(callee, react)
+
+    def _decorator_node(self, file: int, index: int) -> int:
+        key = (-1 - file, index)  # decorator expressions get nodes of their own
+        node = self.results.get(key)
+        if node is None:
+            node = self.results[key] = self.node()
+            decorator = self.files[file].facts.flow.decorations[index].decorator
+            self.edge(self.compile(file, decorator), node)
+        return node
+
+    def record(self, site: Any, target: Target, kind: str) -> None:
+        if site[0] == "implicit":
+            self.graph.implicit_calls.setdefault((site[1], site[2]), set()).add(target)
+        else:
+            self.graph.callees.setdefault(site, {}).setdefault(target, kind)
+
+    def call(self, site: Any, obj: Obj, args: CallArgs, out: int) -> None:
+        if (site, obj) in self.called:
+            return
+        self.called.add((site, obj))
+        kind = obj[0]
+        if kind == "F":
+            self.record(site, FunctionKey(obj[1], obj[2]), "call")
+            self.bind(obj, args, out)
+        elif kind == "B":
+            function, receiver = obj[1], obj[2]
+            self.record(site, FunctionKey(function[1], function[2]), "call")
+            self.bind(function, CallArgs([self.constant(receiver), *args.positional], args.star, args.keywords, args.double_star), out)
+        elif kind == "C":
+            instance = ("I", obj[1], obj[2])
+            self.add(out, [instance])
+            init = self.node()
+            self.member(obj, "__init__", instance, init, skip_to=None)
+            self.watch(init, lambda objs: [self.construct(site, o, args) for o in objs])
+        elif kind == "I":
+            method = self.node()
+            for name in apis.INSTANCE_CALL_METHODS:
+                if self.defines(obj, name):
+                    self.member(("C", obj[1], obj[2]), name, obj, method, skip_to=None)
+                    break
+            for name in self.dispatched(obj):
+                if self.defines(obj, name):
+                    self.member(("C", obj[1], obj[2]), name, obj, method, skip_to=None)
+            self.watch(method, lambda objs: [self.call(site, o, args, out) for o in objs if o[0] in ("B", "F")])
+        elif kind == "X" and obj[1]:
+            self.record(site, obj[1], "call")
+            self.external_call(site, obj[1], args, out)
+        elif kind == "P":
+            self.call_partial(site, obj, args, out)
+
+    def dispatched(self, instance: Obj) -> list[str]:
+        """The dispatch methods named for a class of the instance's MRO (project or outside)."""
+        if not self.dispatch:
+            return []
+        names = [
+            f"{self.files[k[1]].module}.{k[2]}" if k[0] == "C" else k[1]
+            for k in self.classes.mro(("C", instance[1], instance[2]))
+        ]
+        return list(dict.fromkeys(
+            method for pattern, methods in self.dispatch if any(pattern.match(n) for n in names) for method in methods
+        ))
+
+    def defines(self, instance: Obj, name: str) -> bool:
+        return any(k[0] == "C" and f"{k[2]}.{name}" in self.declared[k[1]] for k in self.classes.mro(("C", instance[1], instance[2])))
+
+    def construct(self, site: Any, init: Obj, args: CallArgs) -> None:
+        if init[0] == "B":
+            function = init[1]
+            self.record(site, FunctionKey(function[1], function[2]), "init")
+            positional = [self.constant(init[2]), *args.positional]
+            self.bind(function, CallArgs(positional, args.star, args.keywords, args.double_star), self.node())
+        elif init[0] == "X" and init[1]:
+            self.record(site, init[1], "init")
+
+    def external_call(self, site: Any, name: str, args: CallArgs, out: int) -> None:
+        if name in apis.PASS_THROUGH_CALLS:
+            for node in [*args.positional, *args.star]:
+                self.edge(node, out)
+            if name == "builtins.dict":
+                for _, node in args.keywords:
+                    if node is not None:
+                        self.edge(node, out)
+        elif name in apis.CALLS_ITS_ARGUMENTS:
+            for node in args.positional:
+                if node is not None:
+                    others = CallArgs(star=[n for n in args.positional if n is not None and n != node])
+                    self.watch(node, lambda objs, others=others: [self.call(site, o, others, out) for o in objs if o[0] != "X"])
+        elif name in apis.PARTIAL_FUNCTIONS and isinstance(site[0], int):
+            self.add(out, [("P", site[0], site[1])])
+        elif name.rsplit(".", 1)[-1][:1].isupper() and name.count(".") < MAX_DEPTH:
+            self.add(out, [("X", name)])  # an instance of an outside class: named by its class
+        else:  # what an outside function returns: nothing to follow (chains of them end here)
+            self.add(out, [EXTERNAL_VALUE])
+
+    def call_partial(self, site: Any, partial: Obj, args: CallArgs, out: int) -> None:
+        bound = self.site_args.get((partial[1], partial[2]))
+        if bound is None or not bound.positional or bound.positional[0] is None:
+            return
+        combined = CallArgs(
+            [*bound.positional[1:], *args.positional],
+            [*bound.star, *args.star],
+            [*bound.keywords, *args.keywords],
+            [*bound.double_star, *args.double_star],
+        )
+        self.watch(bound.positional[0], lambda objs: [self.call(site, o, combined, out) for o in objs])
+
+    def bind(self, function: Obj, args: CallArgs, out: int) -> None:
+        """Arguments → parameters, returns → the call."""
+        file, qualname = function[1], function[2]
+        definition = self.files[file].facts.flow.defs.get(qualname)
+        if definition is None or definition.kind != "function":
+            return
+        self.edge(self.variable(file, f"{qualname}.<return>"), out)
+        params = definition.params
+        positional = [name for name, kind in params if kind in ("o", "p")]
+        varargs = next((name for name, kind in params if kind == "*"), None)
+        varkw = next((name for name, kind in params if kind == "**"), None)
+        for index, node in enumerate(args.positional):
+            name = positional[index] if index < len(positional) else varargs
+            if node is not None and name is not None:
+                self.edge(node, self.variable(file, f"{qualname}.{name}"))
+        rest = positional[len(args.positional) :] + ([varargs] if varargs else [])
+        for node in args.star:
+            for name in rest:
+                self.edge(node, self.variable(file, f"{qualname}.{name}"))
+        by_keyword = {name for name, kind in params if kind in ("p", "k")}
+        for name, node in args.keywords:
+            target = name if name in by_keyword else varkw
+            if node is not None and target is not None:
+                self.edge(node, self.variable(file, f"{qualname}.{target}"))
+        unfilled = [name for name, kind in params if kind == "k" or (kind == "p" and name in rest)]
+        for node in args.double_star:
+            for name in [*unfilled, *([varkw] if varkw else [])]:
+                self.edge(node, self.variable(file, f"{qualname}.{name}"))
+
+    # ---- entry points -----------------------------------------------------------------------
+    def entry(self, file: int, index: int, targets: list[Expr]) -> None:
+        """An entry point calls what it is handed (dynamo and capture run it): a function, a
+        bound method, a module instance, or a decorated class's instances."""
+        for target in targets:
+            node = None
+            if target[0] == "arg":
+                args = self.site_args.get((file, target[1]))
+                node = args.positional[0] if args and args.positional else None
+            elif target[0] == "receiver":
+                node = self.receivers.get((file, target[1]))
+            elif target[0] == "def":
+                node = self.compile(file, ["d", target[1]])
+            if node is None:
+                continue
+            site, out = ("entry", file, index), self.node()
+            self.watch(node, lambda objs, site=site, out=out: [self.call(site, self.called_as_entry(o), CallArgs(), out) for o in objs])
+
+    def called_as_entry(self, obj: Obj) -> Obj:
+        """A class stands for its instances, a method decorated in its class body for the method
+        bound to an instance of that class."""
+        if obj[0] == "F" and self.files[obj[1]].facts.flow.defs[obj[2]].method == "instance":
+            return ("B", obj, ("I", obj[1], obj[2].rsplit(".", 1)[0]))
+        return instance_of(obj)
+
+
+    def implicit_call(self, file: int, index: int) -> None:
+        implicit = self.files[file].facts.flow.implicit[index]
+        value = self.compile(file, implicit.value)
+        if value is None:
+            return
+        site = ("implicit", file, implicit.scope)
+        if implicit.kind == "raise":
+            self.watch(value, lambda objs: [self.call(site, o, CallArgs(), self.node()) for o in objs if o[0] == "C"])
+            return
+        out = self.iteration_result(file, index)
+
+        def iterate(objs: Iterable[Obj]) -> None:
+            for obj in objs:
+                if obj[0] == "I" and self.defines(obj, "__iter__"):
+                    iterator = self.node()
+                    self.call(site, self.method_of(obj, "__iter__"), CallArgs(), iterator)
+                    self.watch(iterator, lambda its: [
+                        self.call(site, self.method_of(it, "__next__"), CallArgs(), out)
+                        for it in its if it[0] == "I" and self.defines(it, "__next__")
+                    ])
+
+        self.watch(value, iterate)
+
+    def method_of(self, instance: Obj, name: str) -> Obj:
+        """The method ``name`` of ``instance``'s class (through its MRO), bound to it."""
+        for klass in self.classes.mro(("C", instance[1], instance[2])):
+            if klass[0] == "C" and f"{klass[2]}.{name}" in self.flow(klass[1]).defs:
+                return ("B", ("F", klass[1], f"{klass[2]}.{name}"), instance)
+        return ("X", "")
+
+    def flow(self, file: int) -> Any:
+        return self.files[file].facts.flow

@@ -1,0 +1,183 @@
+"""What an expression holds, for the assignment graph's walk (``assignments.py``): names read by
+Python's scoping rules, attributes, calls (their arguments written down as a ``CallSite``),
+containers and comprehensions, ``super()``, ``getattr``/``setattr``, container stores and reads.
+
+A mixin of the walk, which provides the statements' side (binding targets, returns, lambdas).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+
+from graphlint.checks import apis
+from graphlint.checks.facts import CallSite, Expr, FlowFacts
+from graphlint.checks.flow_scopes import FlowScope
+from graphlint.checks.scopes import ScopeStack
+
+
+class FlowExpressions(ScopeStack[FlowScope]):
+    facts: FlowFacts
+    ordinal: dict[int, int]  # id of a call node → its number in source order
+    _assign: Callable[[Expr | None, Expr | None], None]
+    _bind_target: Callable[..., None]
+    _fill: Callable[[ast.expr, Expr | None], None]
+    _iterate: Callable[[Expr | None], Expr | None]
+    _return: Callable[[Expr | None], None]
+    _lambda: Callable[[ast.Lambda], Expr]
+
+    def _load(self, name: str) -> Expr:
+        scope = self.scope
+        if name in scope.globals:
+            return self._module_name(name)
+        if name in scope.locals and name not in scope.nonlocals:
+            return scope.known.alias(name) or ["v", scope.key(name)]
+        for outer in reversed(self.scopes[:-1]):
+            if outer.kind == "class":  # a class body's names are not visible in its methods
+                continue
+            if outer.kind == "module":
+                break
+            if name in outer.locals and name not in outer.nonlocals:
+                return ["v", outer.key(name)]
+        return self._module_name(name)
+
+    def _module_name(self, name: str) -> Expr:
+        return ["v", name] if name in self.scopes[0].locals else ["x", name]
+
+
+    def _expr(self, node: ast.expr) -> Expr | None:
+        if isinstance(node, ast.Name):
+            return self._load(node.id)
+        if isinstance(node, ast.Attribute):
+            base = self._expr(node.value)
+            return ["a", base, node.attr] if base is not None else None
+        if isinstance(node, ast.Call):
+            return self._call(node)
+        if isinstance(node, ast.Lambda):
+            return self._lambda(node)
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            elements = [self._expr(e) for e in node.elts]
+            if not isinstance(node, ast.Set):
+                self.scope.known.literal(node, elements)
+            return union(elements)
+        if isinstance(node, ast.Dict):
+            for key in node.keys:
+                if key is not None:
+                    self._expr(key)
+            values = [self._expr(v) for v in node.values]
+            self.scope.known.literal(node, values, keys=node.keys)
+            return union(values)
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            for comprehension in node.generators:
+                self._bind_target(comprehension.target, self._iterate(self._expr(comprehension.iter)))
+                for condition in comprehension.ifs:
+                    self._expr(condition)
+            if isinstance(node, ast.DictComp):
+                self._expr(node.key)
+                return self._expr(node.value)
+            return self._expr(node.elt)
+        if isinstance(node, ast.IfExp):
+            self._expr(node.test)
+            return union([self._expr(node.body), self._expr(node.orelse)])
+        if isinstance(node, ast.BoolOp):
+            return union([self._expr(v) for v in node.values])
+        if isinstance(node, ast.NamedExpr):
+            value = self._expr(node.value)
+            self._bind_target(node.target, value)
+            return value
+        if isinstance(node, ast.Subscript):  # layers[0]: an element of the (transparent) container
+            self._expr(node.slice)
+            base = self._expr(node.value)
+            known = self.scope.known.element(node)
+            if known is not None and known.value is not None:
+                return known.value
+            return base
+        if isinstance(node, (ast.Starred, ast.Await)):
+            return self._expr(node.value)
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            if node.value is not None:
+                self._return(self._expr(node.value))
+            return None
+        for child in ast.iter_child_nodes(node):  # operators, comparisons, f-strings: their calls
+            if isinstance(child, ast.expr):
+                self._expr(child)
+        return None
+
+
+    def _call(self, node: ast.Call) -> Expr:
+        ordinal = self.ordinal[id(node)]
+        func = node.func
+        callee = self._expr(func)
+        site = CallSite(scope=self.function_scope.qualname, callee=callee, line=node.lineno)
+        root = func
+        while isinstance(root, (ast.Attribute, ast.Subscript)):
+            root = root.value
+        site.named = isinstance(func, ast.Name) or (
+            isinstance(root, ast.Name) and root.id == self.function_scope.self_name and isinstance(func, ast.Attribute)
+        )
+        site.text = dotted(func) or (ast.unparse(func) if site.named else "")
+        for arg in node.args:
+            if isinstance(arg, ast.Starred):
+                value = self._expr(arg.value)
+                if value is not None:
+                    site.star.append(value)
+            else:
+                site.args.append(self._expr(arg))
+        for keyword in node.keywords:
+            value = self._expr(keyword.value)
+            if keyword.arg is None:
+                if value is not None:
+                    site.double_star.append(value)
+            else:
+                site.keywords.append((keyword.arg, value))
+        self.facts.calls[ordinal] = site
+        known = self.scope.known
+        for arg in (*node.args, *(k.value for k in node.keywords)):  # a callee may change what it is given
+            if isinstance(arg, ast.Name):
+                known.touched(arg.id)
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            known.touched(func.value.id, func.attr, node.args[0] if node.args else None)
+        result: Expr = ["c", ordinal]
+        if isinstance(func, ast.Name) and func.id == "super" and callee == ["x", "super"]:
+            scope = self.function_scope
+            if scope.class_name is not None and scope.self_name is not None:
+                return ["s", scope.class_name, self._load(scope.self_name)]
+        if isinstance(func, ast.Attribute):
+            receiver = func.value
+            values = [a for a in site.args if a is not None] + site.star
+            if func.attr in apis.CONTAINER_STORE_METHODS and values:
+                # layers.append(Layer()): the container holds it (insert/setdefault: the last one)
+                stored = values[-1:] if func.attr in apis.CONTAINER_STORE_LAST_ARGUMENT else values
+                for value in stored:
+                    self._fill(receiver, value)
+            elif func.attr in apis.CONTAINER_READ_METHODS and callee is not None:
+                result = ["u", result, callee[1]]  # d.get(k), d.values(): what the container holds
+        elif isinstance(func, ast.Name) and callee == ["x", func.id] and func.id in ("getattr", "setattr"):
+            name = node.args[1].value if len(node.args) > 1 and isinstance(node.args[1], ast.Constant) else None
+            owner = site.args[0] if site.args else None
+            if isinstance(name, str) and owner is not None:
+                if func.id == "setattr" and len(site.args) > 2:
+                    self._assign(["a", owner, name], site.args[2])
+                elif func.id == "getattr":
+                    result = union([result, ["a", owner, name], *site.args[2:3]]) or result
+        return result
+
+
+
+def union(values: list[Expr | None]) -> Expr | None:
+    present = [v for v in values if v is not None]
+    if not present:
+        return None
+    return present[0] if len(present) == 1 else ["u", *present]
+
+
+
+def dotted(node: ast.expr) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None

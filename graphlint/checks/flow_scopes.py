@@ -1,0 +1,98 @@
+"""What each scope of one file's ``ast`` binds, for the assignment graph's walk (``assignments.py``).
+
+Python decides at compile time which names are local to a function: those it assigns, imports,
+defines, loops over or catches, unless declared ``global``/``nonlocal``. One pass over the tree
+(``ScopeScan``) records that per scope, and the calls in source order (numbered as
+``positions.py`` numbers libcst's); the walk then reads a name by these rules (``FlowScope``).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Any
+
+from graphlint.checks.known_values import KnownValues
+from graphlint.checks.positions import source_order
+from graphlint.checks.scopes import Scope
+
+FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+@dataclass
+class FlowScope(Scope):
+    locals: set[str] = field(default_factory=set)
+    globals: set[str] = field(default_factory=set)
+    nonlocals: set[str] = field(default_factory=set)
+    self_name: str | None = None  # for methods: their first parameter
+    known: KnownValues = field(default_factory=KnownValues)
+
+    def key(self, name: str) -> str:
+        return name if self.kind == "module" else f"{self.qualname}.{name}"
+
+
+def parameters(args: ast.arguments) -> list[tuple[str, str]]:
+    params = [(a.arg, "o") for a in args.posonlyargs] + [(a.arg, "p") for a in args.args]
+    if args.vararg is not None:
+        params.append((args.vararg.arg, "*"))
+    params += [(a.arg, "k") for a in args.kwonlyargs]
+    if args.kwarg is not None:
+        params.append((args.kwarg.arg, "**"))
+    return params
+
+
+@dataclass
+class ScopeScan:
+    """One pass over the tree: the calls in source order, and what each scope binds (assigned,
+    imported, defined, loop and ``with`` targets) and declares ``global``/``nonlocal``, keyed by
+    the scope's node (``id``; the module's is the tree's)."""
+
+    calls: list[ast.Call] = field(default_factory=list)
+    bound: dict[int, set[str]] = field(default_factory=dict)
+    globals: dict[int, set[str]] = field(default_factory=dict)
+    nonlocals: dict[int, set[str]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, tree: ast.Module) -> "ScopeScan":
+        scan = cls()
+        stack: list[tuple[ast.AST, int]] = [(statement, id(tree)) for statement in tree.body]
+        while stack:
+            node, scope = stack.pop()
+            if isinstance(node, (*FUNCTION_NODES, ast.ClassDef, ast.Lambda)):
+                if not isinstance(node, ast.Lambda):
+                    scan.bound.setdefault(scope, set()).add(node.name)
+                    stack.extend((d, scope) for d in node.decorator_list)
+                if isinstance(node, ast.ClassDef):
+                    stack.extend((e, scope) for e in (*node.bases, *(k.value for k in node.keywords)))
+                    stack.extend((statement, id(node)) for statement in node.body)
+                    continue
+                stack.extend((d, scope) for d in (*node.args.defaults, *node.args.kw_defaults) if d is not None)
+                body = node.body if isinstance(node.body, list) else [node.body]
+                stack.extend((statement, id(node)) for statement in body)
+                continue
+            if isinstance(node, ast.Call):
+                scan.calls.append(node)
+            elif isinstance(node, ast.Name):
+                if isinstance(node.ctx, ast.Store):
+                    scan.bound.setdefault(scope, set()).add(node.id)
+                continue
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = {a.asname or a.name.split(".", 1)[0] for a in node.names if a.name != "*"}
+                scan.bound.setdefault(scope, set()).update(names)
+                continue
+            elif isinstance(node, ast.Global):
+                scan.globals.setdefault(scope, set()).update(node.names)
+            elif isinstance(node, ast.Nonlocal):
+                scan.nonlocals.setdefault(scope, set()).update(node.names)
+            elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+                scan.bound.setdefault(scope, set()).add(node.name)
+            stack.extend((child, scope) for child in ast.iter_child_nodes(node))
+        scan.calls = source_order(scan.calls)  # type: ignore[assignment]
+        return scan
+
+    def scope(self, kind: str, qualname: str, node: ast.AST, **extra: Any) -> FlowScope:
+        key = id(node)
+        return FlowScope(
+            kind, qualname, locals=set(self.bound.get(key, ())),
+            globals=self.globals.get(key, set()), nonlocals=self.nonlocals.get(key, set()), **extra,
+        )

@@ -1,0 +1,186 @@
+"""The value graph the solver runs on: nodes holding sets of objects, edges, and the bounds.
+
+The objects (``Obj``) are what a value can be: a function, class or instance of the project, a
+bound method, a module, a name outside the project, a ``functools.partial``. Values flow along
+edges (``edge``) and *watchers* react to each value a node gains (``watch``: a call site reacts
+to a callee it learns); ``propagate`` runs this to the fixed point, within the bounds below.
+What the solved graph answers is a ``CallGraph``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Union
+
+from graphlint.checks.facts import FileFacts
+
+Obj = tuple  # ("F"|"C"|"I", file, qualname), ("B", function, receiver), ("S", file, class, receiver),
+#             ("M", module), ("X", dotted), ("P", file, ordinal)
+EXTERNAL_VALUE: Obj = ("X", "")  # what a call outside the project returns
+MAX_DEPTH = 16
+# Bounds that keep the fixed point a matter of seconds on any tree (sglang's srt, transformers'
+# models/). A node holding more than VALUE_CAP values is *saturated*: it takes no more, and the
+# calls through it count as unresolved (what it already holds are still values it can have, so
+# no link is wrong; the region may be incomplete). Outside names are collapsed into one outside
+# value past OUTSIDE_CAP in a node: they resolve to no project function either way. Past
+# WORK_BUDGET values delivered the solve stops, and the run says so (``CallGraph.stopped``).
+VALUE_CAP = 256
+OUTSIDE_CAP = 16
+WORK_BUDGET = 3_000_000
+
+
+@dataclass(frozen=True)
+class FunctionKey:
+    file: int  # index into the project's files
+    qualname: str
+
+
+Target = Union[FunctionKey, str]  # a function of the project, or a dotted name outside it
+
+
+@dataclass
+class LinkedModule:
+    """What the solver needs of one file."""
+
+    module: str
+    is_package: bool
+    facts: FileFacts
+
+
+@dataclass
+class CallArgs:
+    """A call's arguments as nodes."""
+
+    positional: list[int | None] = field(default_factory=list)
+    star: list[int] = field(default_factory=list)
+    keywords: list[tuple[str, int | None]] = field(default_factory=list)
+    double_star: list[int] = field(default_factory=list)
+
+
+@dataclass
+class CallGraph:
+    """What the solved graph answers."""
+
+    callees: dict[tuple[int, int], dict[Target, str]]  # (file, call ordinal) → target → "call" | "init"
+    resolved: set[tuple[int, int]]  # calls whose callee holds any value at all
+    # (file, scope) → what runs there without a call site: decorators, ``raise Error``, iteration
+    implicit_calls: dict[tuple[int, str], set[Target]]
+    entry_targets: dict[tuple[int, int], list[FunctionKey]]  # (file, entry index) → functions
+    # (file, entry index) → outside names it hands over (a library's function compiled as is)
+    entry_outside: dict[tuple[int, int], list[str]] = field(default_factory=dict)
+    stopped: int | None = None  # the steps after which the work budget stopped the solve
+    saturated: int = 0  # nodes that reached VALUE_CAP values and took no more
+
+    def notice(self) -> str | None:
+        """What a run must say when the bounds cut the solve short (None when they did not)."""
+        if self.stopped is not None:
+            return f"value flow stopped after {self.stopped:,} steps; regions may be incomplete"
+        if self.saturated:
+            return f"value flow: {self.saturated:,} value set(s) past {VALUE_CAP} values left unresolved; regions may be incomplete"
+        return None
+
+
+def instance_of(obj: Obj) -> Obj:
+    """A class stands for its instances; anything else for itself."""
+    return ("I", obj[1], obj[2]) if obj[0] == "C" else obj
+
+
+class ValueGraph:
+    """Nodes, edges and watchers, and the nodes named by what they stand for."""
+
+    def __init__(self) -> None:
+        self.values: list[set[Obj]] = []
+        self.successors: list[set[int]] = []
+        self.watchers: list[list[Callable[[Iterable[Obj]], None]]] = []
+        self.pending: list[tuple[int, set[Obj]]] = []
+        self.variables: dict[tuple[int, str], int] = {}
+        self.constants: dict[Obj, int] = {}
+        self.results: dict[tuple[int, int], int] = {}
+        self.decorated: dict[tuple[int, int], int] = {}
+        self.iterated: dict[tuple[int, int], int] = {}
+        self.saturated: set[int] = set()
+        self.steps = 0
+        self.stopped = False
+
+    def node(self) -> int:
+        self.values.append(set())
+        self.successors.append(set())
+        self.watchers.append([])
+        return len(self.values) - 1
+
+    def add(self, node: int, objects: Iterable[Obj]) -> None:
+        if self.stopped or node in self.saturated:
+            return
+        held = self.values[node]
+        new = set(objects) - held
+        if not new:
+            return
+        if len(held) + len(new) > OUTSIDE_CAP:  # many outside names: one outside value
+            outside = {o for o in new if o[0] == "X" and o[1]}
+            if outside and sum(1 for o in held if o[0] == "X") + len(outside) > OUTSIDE_CAP:
+                new = (new - outside) | ({EXTERNAL_VALUE} - held)
+                if not new:
+                    return
+        if len(held) + len(new) > VALUE_CAP:
+            self.saturated.add(node)
+            return
+        self.steps += len(new)
+        if self.steps > WORK_BUDGET:
+            self.stopped = True
+            self.pending.clear()
+            return
+        held |= new
+        self.pending.append((node, new))
+
+    def edge(self, source: int | None, target: int) -> None:
+        if source is None or source == target or target in self.successors[source]:
+            return
+        self.successors[source].add(target)
+        if self.values[source]:
+            self.add(target, self.values[source])
+
+    def watch(self, node: int, react: Callable[[Iterable[Obj]], None]) -> None:
+        self.watchers[node].append(react)
+        if self.values[node]:
+            react(list(self.values[node]))
+
+    def propagate(self) -> None:
+        while self.pending and not self.stopped:
+            node, new = self.pending.pop()
+            for successor in list(self.successors[node]):
+                self.add(successor, new)
+            for react in list(self.watchers[node]):
+                self.steps += 1
+                react(new)
+
+    def constant(self, obj: Obj) -> int:
+        node = self.constants.get(obj)
+        if node is None:
+            node = self.constants[obj] = self.node()
+            self.add(node, (obj,))
+        return node
+
+    def variable(self, file: int, key: str) -> int:
+        node = self.variables.get((file, key))
+        if node is None:
+            node = self.variables[file, key] = self.node()
+        return node
+
+    def result(self, file: int, ordinal: int) -> int:
+        node = self.results.get((file, ordinal))
+        if node is None:
+            node = self.results[file, ordinal] = self.node()
+        return node
+
+    def iteration_result(self, file: int, index: int) -> int:
+        node = self.iterated.get((file, index))
+        if node is None:
+            node = self.iterated[file, index] = self.node()
+        return node
+
+    def decorated_result(self, file: int, index: int) -> int:
+        node = self.decorated.get((file, index))
+        if node is None:
+            node = self.decorated[file, index] = self.node()
+        return node
