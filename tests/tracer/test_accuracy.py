@@ -88,3 +88,44 @@ def test_a_stateful_model_is_compared_from_the_state_it_was_built_in(tmp_path: P
     assert status == 0 and not [f for f in report["findings"] if f["layer"] == "accuracy"]
     [note] = [f for f in report["findings"] if f["stage"] == "eager"]
     assert note["kind"] == "first-call-state" and "Counter.calls: 0 → 1" in note["message"]
+
+
+def test_low_precision_rounding_is_judged_against_a_float64_run() -> None:
+    # Values of 0.01 computed two ways, each with its own rounding noise of 1e-3 (relative 0.1,
+    # far beyond bf16's rtol): elementwise they differ, yet neither is further from the exact
+    # values than the other.
+    exact = torch.full((1000,), 0.01, dtype=torch.float64)
+    noise = torch.Generator().manual_seed(0)
+    ref = (exact + 1e-3 * torch.randn(1000, generator=noise, dtype=torch.float64)).bfloat16()
+    act = (exact + 1e-3 * torch.randn(1000, generator=noise, dtype=torch.float64)).bfloat16()
+    assert compare_outputs("torchair", ref, act) is not None
+    asked: list[bool] = []
+
+    def fp64() -> tuple[torch.Tensor]:
+        asked.append(True)
+        return (exact,)
+
+    assert compare_outputs("torchair", (ref,), (act,), fp64) is None and asked == [True]
+    # A real error stays one, and says how far from float64 it is against eager's own error.
+    wrong = compare_outputs("torchair", (ref,), ((exact + 0.05).bfloat16(),), fp64)
+    assert wrong is not None and "from float64 where eager is" in wrong.details["where"]
+    # float32 outputs are never sent to the float64 run; without one, the dtype's tolerance judges.
+    assert compare_outputs("aot", torch.zeros(3), torch.ones(3), lambda: asked.append(False)) is not None
+    assert asked == [True, True] and compare_outputs("torchair", ref, act, lambda: None) is not None
+
+
+def test_the_float64_run_is_the_target_before_any_call_cast_to_float64() -> None:
+    from graphlint.tracer.first_call import pristine_copy
+    from graphlint.tracer.fp64_reference import fp64_outputs
+    from graphlint.tracer.stages.base import StageContext, TraceOptions, TraceTarget
+
+    model = torch.nn.Linear(4, 2).to(torch.bfloat16)
+    target = TraceTarget(model, [(torch.ones(3, 4, dtype=torch.bfloat16),)], [{}], name="linear")
+    ctx = StageContext(target, TraceOptions())
+    assert fp64_outputs(ctx) is None  # no copy of the target as built: nothing to cast
+    ctx = StageContext(target, TraceOptions())
+    ctx.pristine = pristine_copy(target)
+    [out] = fp64_outputs(ctx)
+    assert out.dtype == torch.float64 and model.weight.dtype == torch.bfloat16  # the target is untouched
+    expected = torch.ones(3, 4, dtype=torch.float64) @ model.weight.double().T + model.bias.double()
+    assert torch.allclose(out, expected)

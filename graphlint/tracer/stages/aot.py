@@ -28,7 +28,7 @@ class AotStage(Stage):
         ctx.shared["aot_graphs"] = aot_graphs
         return self.result(
             start,
-            findings + self.accuracy(reference, outputs),
+            findings + self.accuracy(ctx, reference, outputs),
             graphs=len(aot_graphs),
             artifacts={
                 "copies_aten": count_aten_copies(aot_graphs, ctx.target.user_files),

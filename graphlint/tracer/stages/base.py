@@ -116,13 +116,15 @@ class Stage(ABC):
                 )
             ]
 
-    def accuracy(self, reference: list[Any] | None, outputs: list[Any] | None) -> list[Finding]:
-        """An ``accuracy`` finding when this stage's outputs differ from eager's."""
+    def accuracy(self, ctx: StageContext, reference: list[Any] | None, outputs: list[Any] | None) -> list[Finding]:
+        """An ``accuracy`` finding when this stage's outputs differ from eager's (low-precision
+        ones judged against a float64 run, see accuracy.py)."""
         from graphlint.tracer.accuracy import compare_outputs
+        from graphlint.tracer.fp64_reference import fp64_outputs
 
         if reference is None or outputs is None:
             return []
-        mismatch = compare_outputs(self.name, reference, outputs)
+        mismatch = compare_outputs(self.name, reference, outputs, lambda: fp64_outputs(ctx))
         return [] if mismatch is None else [mismatch]
 
     def result(

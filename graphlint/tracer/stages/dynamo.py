@@ -38,7 +38,7 @@ class DynamoStage(Stage):
         recompiles, recompile_count = self._recompiles(reports, ctx.target.user_files)
         return self.result(
             start,
-            findings + breaks + recompiles + self.accuracy(reference, outputs),
+            findings + breaks + recompiles + self.accuracy(ctx, reference, outputs),
             graphs=len(recorder.of_kind("dynamo")),
             graph_breaks=sum(f.count for f in breaks),
             recompiles=recompile_count,

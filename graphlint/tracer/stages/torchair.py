@@ -68,7 +68,7 @@ class TorchairStage(Stage):
             mode, outcome = "real", self._translate_for_real(ctx)
         else:
             mode, outcome = self._translate_offline(ctx, source)
-        findings += outcome.findings + self.accuracy(reference, outcome.outputs)
+        findings += outcome.findings + self.accuracy(ctx, reference, outcome.outputs)
         findings = [annotate(f, ctx.options.lang) for f in findings]
         artifacts = {"torchair": f"{mode} {source.version or ''}".strip(), "source": source.describe()}
         ctx.dump("torchair/config.json", json.dumps({"mode": mode, "settings": _settings_of(mode)}))
