@@ -33,10 +33,11 @@ install-test: venv
 
 # Where no torch_npu release pairs with the installed torch, fetch says so in one line and exits
 # 1; the demo goes on and the trace shows the torchair stage skipped with that reason.
+# check and trace exit 1 on the samples, which are made to fail: that is said, not made an error.
 demo: install
 	-$(BIN)/graphlint torchair fetch
-	-$(BIN)/graphlint check samples/
-	-$(BIN)/graphlint trace samples/trace/str_on_symint.py
+	@$(BIN)/graphlint check samples/ || echo "(graphlint check exited $$?: the samples are made to have findings)"
+	@$(BIN)/graphlint trace samples/trace/str_on_symint.py || echo "(graphlint trace exited $$?: this sample is made to fail in dynamo)"
 
 # pytest-xdist, one worker per core (at most 4), each taking a run of tests in order and stealing
 # from the others when done: the corpus lint (first, see tests/conftest.py) keeps one worker busy
