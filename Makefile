@@ -42,9 +42,10 @@ demo: install
 # pytest-xdist, one worker per core (at most 4), each taking a run of tests in order and stealing
 # from the others when done: the corpus lint (first, see tests/conftest.py) keeps one worker busy
 # while the others get through the rest, most of which waits on one single-threaded compile.
+# The 30 slowest tests are listed at the end: the suite must stay under 15 minutes in CI.
 test: install-test
 	$(BIN)/graphlint torchair fetch  # the torch_npu wheel the torchair tests read (never installed)
-	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --maxprocesses 4 --dist worksteal tests
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --maxprocesses 4 --dist worksteal --durations 30 tests
 
 test-matrix:
 	MATRIX_HOME=$(MATRIX_HOME) PYTEST_WORKERS=$(PYTEST_WORKERS) PYTHON=$(PYTHON) scripts/test_matrix.sh "$(TORCH)"
