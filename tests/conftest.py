@@ -41,3 +41,24 @@ def torch_npu_wheel() -> Path:
     )
     assert fetched.returncode == 0, fetched.stderr
     return Path(fetched.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture
+def audit_kernels_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``Library.impl`` refuses the registrations the capture audit makes (aten Meta kernels), the
+    way torch refuses a second Python kernel for an op. Every other registration goes through:
+    torch makes its own when a module of it is first imported (``import torch._dynamo`` registers
+    ``torch._inductor.test_operators``' kernels), and refusing those would leave that module half
+    imported for the rest of the test process ("partially initialized module 'torch._dynamo'")."""
+    import torch
+
+    register = torch.library.Library.impl
+
+    def refuse_the_audits(self, op_name, fn, dispatch_key="", **kwargs):
+        if (self.ns, dispatch_key) == ("aten", "Meta"):
+            raise RuntimeError(
+                f"This is not allowed since there's already a kernel registered from python overriding {op_name}"
+            )
+        return register(self, op_name, fn, dispatch_key, **kwargs)
+
+    monkeypatch.setattr(torch.library.Library, "impl", refuse_the_audits)
