@@ -24,9 +24,3 @@ def graphlint_target():
     x = torch.randn(2, 8)
     return {"fn": refiner, "inputs": [(x, steps) for steps in range(1, 11)]}
 
-
-# Known gap on torch 2.6 (not torch's behaviour, graphlint's): run in graphlint's trace worker,
-# torch 2.6's recompile reports name the loop's line only for some guards and graphlint places
-# the limit hit at forward's def line (15); the same reports read in-process give line 16
-# (tests/tracer/test_classify.py). docs/versions.md lists it.
-# expect-trace[torch 2.6]: verdict=dynamo GB0039@15

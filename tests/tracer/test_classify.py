@@ -171,3 +171,24 @@ def test_recompile_of_torch_2_6_is_placed_by_the_guard_source_comment() -> None:
     # a comment that names no user file: the recompiled function's own line
     other_file = recompile_of_log(message, {"/elsewhere/model.py"})
     assert other_file is not None and other_file.line == 15
+
+
+@pytest.mark.parametrize("torch_folder", ["/" + Path(__file__).parts[1] + "/venv/lib", "/elsewhere/venv/lib"])
+def test_recompile_is_placed_whatever_folder_torch_is_installed_in(torch_folder: str) -> None:
+    # torch 2.6 shortens the guard comment's path by the folder it shares with torch's install;
+    # when that is only "/" (a venv under /root, a model under /work), the path loses the first
+    # character of its first folder as well: "ork/…/model.py"
+    from torch.utils._traceback import shorten_filename
+
+    shortened = shorten_filename(__file__, base=torch_folder)
+    message = (
+        f"Recompiling function forward in {__file__}:15\n"
+        "    triggered by the following guard failure(s):\n"
+        f"    - 0/1: L['steps'] == 2  # for _ in range(steps):  # {shortened}:16 in forward "
+        "(_dynamo/variables/tensor.py:1201 in evaluate_expr)\n"
+    )
+    recompile = recompile_of_log(message, THIS_FILE)
+    assert recompile is not None and (recompile.file, recompile.line) == (__file__, 16), shortened
+    if shortened == __file__[2:]:  # a file whose path only ends in the same characters is not it
+        other = recompile_of_log(message, {"/x" + __file__})
+        assert other is not None and other.line == 15

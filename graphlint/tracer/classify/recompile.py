@@ -24,7 +24,7 @@ _LIMIT = re.compile(
 
 
 # The source comment a guard carries: "# for _ in range(n):  # wt/pkg/model.py:16 in forward",
-# its path shortened by torch to its last parts.
+# its path shortened by torch (``torch.utils._traceback.shorten_filename``).
 _GUARD_SOURCE = re.compile(r"#\s*(?P<path>[^\s#]+\.py):(?P<line>\d+) in \w+")
 _RESUME_FUNCTION = re.compile(r"^torch_dynamo_resume_in_(?P<name>\w+?)_at_(?P<line>\d+)$")
 
@@ -63,19 +63,25 @@ def recompile_of_log(message: str, user_files: set[str]) -> Recompile | None:
 def _guard_source(guard: str, body: str, user_files: set[str]) -> list[tuple[str, int]]:
     """The user line of the failing guards, from their source comments, where the report has no
     stack trace of its own (torch 2.6): the first guard's comment, else the first other guard's
-    that names a user file (2.6 may list first a guard of the first compile, which has none).
-    Torch shortens the comment's path; it is matched to the end of a user file."""
+    that names a user file (2.6 may list first a guard of the first compile, which has none)."""
     lines = body.splitlines()
     first = [line for line in lines if guard and guard in line]
     for line in first + lines:
         m = _GUARD_SOURCE.search(line)
         if m is None:
             continue
-        suffix = "/" + m["path"].lstrip("/")
-        files = [file for file in sorted(user_files) if file.endswith(suffix)]
+        files = [file for file in sorted(user_files) if _shortened_to(file, m["path"])]
         if files:
             return [(files[0], int(m["line"]))]
     return []
+
+
+def _shortened_to(file: str, shortened: str) -> bool:
+    """Whether torch shortens ``file`` to ``shortened``: it cuts the path the file has in common
+    with torch's install folder and one character more, the separator. When that common path is
+    only the root ("/" for a venv under /root and a model under /work), the character cut is the
+    first of the path's first folder: /work/pkg/model.py becomes "ork/pkg/model.py"."""
+    return file == shortened or file.endswith("/" + shortened) or (file.startswith("/") and file[2:] == shortened)
 
 
 @dataclass
