@@ -11,9 +11,13 @@
 #
 #   scripts/test_matrix.sh torch==2.6.0        MATRIX_HOME=... PYTEST_WORKERS=0 PYTHON=python3.11
 #   scripts/test_matrix.sh torch==2.8.0 tests/tracer/test_classify.py    (other tests, same venv)
+#   scripts/test_matrix.sh --prepare torch==2.6.0   only the venv and the wheel (CI makes them
+#                                                   while its main suite runs), no tests
 set -euo pipefail
 cd "$(dirname "$0")/.."
-TORCH=${1:?usage: scripts/test_matrix.sh TORCH_REQUIREMENT [TESTS...] (e.g. torch==2.6.0)}
+prepare_only=false
+if [ "${1:-}" = "--prepare" ]; then prepare_only=true; shift; fi
+TORCH=${1:?usage: scripts/test_matrix.sh [--prepare] TORCH_REQUIREMENT [TESTS...] (e.g. torch==2.6.0)}
 shift
 PYTHON=${PYTHON:-python3}
 MATRIX_HOME=${MATRIX_HOME:-$HOME/.cache/graphlint-ci}
@@ -36,6 +40,7 @@ started=$(date +%s)
 
 # The venv is made once per torch and refreshed when pyproject.toml (graphlint's dependencies)
 # changes; graphlint itself runs from this tree (PYTHONPATH), so a new clone installs nothing.
+# The stamp is written last: a run stopped half way through pip is completed by the next.
 stamp="$TORCH $(sha256sum pyproject.toml | cut -c1-16)"
 if [ ! -x "$venv/bin/python" ]; then
   "$PYTHON" -m venv "$venv"
@@ -49,5 +54,6 @@ export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 echo "test-matrix: $("$venv/bin/python" -c 'import torch; print("torch", torch.__version__)') in $venv ($(( $(date +%s) - started )) s to set up)"
 "$venv/bin/python" -m graphlint torchair fetch
 "$venv/bin/python" -m graphlint env | grep -E '^(torch|torchair|pairing)'
+if $prepare_only; then exit 0; fi
 "$venv/bin/python" -m pytest -n "$PYTEST_WORKERS" --maxprocesses 4 --dist worksteal -p no:cacheprovider "${TESTS[@]}"
 echo "test-matrix: $TORCH done in $(( $(date +%s) - started )) s"
