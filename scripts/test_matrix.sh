@@ -6,8 +6,8 @@
 # pairs with that torch (`graphlint torchair fetch`: the newest release of its X.Y.Z, else of
 # its X.Y; read, never installed) and runs the tracer's version-sensitive tests: the golden
 # trace samples, the capture samples, the classifiers, the inconclusive paths, the audit's Meta
-# kernels and the torchair stage. The venvs, pip's download cache and graphlint's wheel cache
-# live under $MATRIX_HOME (outside the clone), so a second run downloads nothing.
+# kernels and the torchair stage. The venvs and graphlint's wheel cache live under $MATRIX_HOME
+# (outside the clone), so a second run downloads nothing.
 #
 #   scripts/test_matrix.sh torch==2.6.0        MATRIX_HOME=... PYTEST_WORKERS=0 PYTHON=python3.11
 #   scripts/test_matrix.sh torch==2.8.0 tests/tracer/test_classify.py    (other tests, same venv)
