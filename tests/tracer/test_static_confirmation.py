@@ -7,7 +7,8 @@ import os
 
 import pytest
 
-from graphlint.tracer.report.static import confirmation
+from graphlint.tracer.findings import Finding
+from graphlint.tracer.report.static import confirmation, traced_sites
 
 PATH = "pkg/model.py"
 
@@ -38,3 +39,14 @@ def finding(code: str, line: int, predicts: list[str], end_line: int | None = No
 )
 def test_confirmation(static: dict, traced: dict, expected: str | None) -> None:
     assert confirmation(static, traced) == expected
+
+
+def test_a_break_confirms_a_prediction_made_in_another_torch_releases_code() -> None:
+    # str() of a SymInt: GL102 predicts GB0059 (torch ≤ 2.13); torch 2.14 files it as GB6053
+    str_break = Finding(layer="dynamo", stage="dynamo", kind="graph-break", message="graph break", code="GB6053",
+                        file=PATH, line=21, details={"meaning": "str-on-symint"})
+    assert confirmation(finding("GL102", 21, ["GB0059"]), traced_sites([str_break])) == "code"
+    # a GB6053 of another meaning (an object dynamo cannot repr) is something else going wrong
+    other = Finding(layer="dynamo", stage="dynamo", kind="graph-break", message="graph break", code="GB6053",
+                    file=PATH, line=21, details={"meaning": None})
+    assert confirmation(finding("GL102", 21, ["GB0059"]), traced_sites([other])) is None

@@ -59,6 +59,11 @@ def break_meanings(path: Path = MEANINGS_FILE) -> tuple[BreakMeaning, ...]:
     )
 
 
+def codes_of_meaning(meaning: str | None) -> tuple[str, ...]:
+    """Every code torch releases give a break of this meaning (none for an unknown meaning)."""
+    return next((known.codes for known in break_meanings() if known.meaning == meaning), ())
+
+
 def classify_graph_break(text: str, gb_type: str | None = None) -> tuple[str | None, str | None]:
     """(GBxxxx code, meaning) of a graph break, from its message or its ``gb_type``: the code
     torch names, else graphlint's for what the message says; the meaning when graphlint knows it."""

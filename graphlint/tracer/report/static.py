@@ -4,7 +4,8 @@ It runs through its stable JSON contract (``graphlint check --format json FILES`
 subprocess started as soon as the target's files are known, so it costs no time beside the
 ladder. A static finding is ``confirmed`` when the trace found something on its lines (its
 ``line`` to ``end_line``) of the same file that agrees with it: the same code, or a graph break
-with a GBxxxx code the finding ``predicts`` (``confirmed_by: "code"``); or, where one side names
+with a GBxxxx code the finding ``predicts``, in any torch release's code for that break's meaning
+(``confirmed_by: "code"``); or, where one side names
 no code to compare (a rule that predicts no break, a break dynamo gave no code), anything on the
 same line (``confirmed_by: "line"``). A break with another code on that line is something else
 going wrong there, and confirms nothing.
@@ -18,6 +19,7 @@ import subprocess
 import sys
 from typing import Any
 
+from graphlint.tracer.classify.graph_break import codes_of_meaning
 from graphlint.tracer.findings import Finding
 
 CHECK_TIMEOUT_SECONDS = 120
@@ -47,10 +49,7 @@ class StaticCheck:
             return {"findings": [], "error": f"graphlint check gave no report: {type(exc).__name__}: {exc}"}
         if not isinstance(report, dict) or not isinstance(report.get("findings"), list):
             return {"findings": [], "error": "graphlint check gave a report without findings"}
-        traced: dict[tuple[str, int], list[str | None]] = {}
-        for f in trace_findings:
-            if f.file and f.line:
-                traced.setdefault((os.path.abspath(f.file), f.line), []).append(f.code)
+        traced = traced_sites(trace_findings)
         marked = []
         for finding in report["findings"]:
             how = confirmation(finding, traced)
@@ -61,6 +60,19 @@ class StaticCheck:
         if self.process is not None and self.process.poll() is None:
             self.process.kill()
             self.process.communicate()
+
+
+def traced_sites(trace_findings: list[Finding]) -> dict[tuple[str, int], list[str | None]]:
+    """The codes the trace found at each (absolute file, line). A graph break whose meaning
+    graphlint knows stands for every code torch releases give that meaning (str() of a SymInt:
+    GB0059 up to 2.13, GB6053 in 2.14), since a rule predicts one release's code."""
+    traced: dict[tuple[str, int], list[str | None]] = {}
+    for f in trace_findings:
+        if f.file and f.line:
+            codes = traced.setdefault((os.path.abspath(f.file), f.line), [])
+            codes.append(f.code)
+            codes.extend(code for code in codes_of_meaning(f.details.get("meaning")) if code != f.code)
+    return traced
 
 
 def confirmation(finding: dict[str, Any], traced: dict[tuple[str, int], list[str | None]]) -> str | None:
