@@ -55,5 +55,5 @@ echo "test-matrix: $("$venv/bin/python" -c 'import torch; print("torch", torch._
 "$venv/bin/python" -m graphlint torchair fetch
 "$venv/bin/python" -m graphlint env | grep -E '^(torch|torchair|pairing)'
 if $prepare_only; then exit 0; fi
-"$venv/bin/python" -m pytest -n "$PYTEST_WORKERS" --maxprocesses 4 --dist worksteal -p no:cacheprovider "${TESTS[@]}"
+"$venv/bin/python" -m pytest -n "$PYTEST_WORKERS" --maxprocesses 4 --dist worksteal --durations 15 -p no:cacheprovider "${TESTS[@]}"
 echo "test-matrix: $TORCH done in $(( $(date +%s) - started )) s"
