@@ -29,6 +29,7 @@ from graphlint.checks.collect import collect_facts
 from graphlint.checks.coverage import Coverage, summarize
 from graphlint.checks.discover import discover
 from graphlint.checks.facts import Candidate, ExtractOptions, FileFacts
+from graphlint.checks.graph_cache import SolvedGraphs
 from graphlint.checks.presets import active_presets, knowledge
 from graphlint.checks.link import LinkedFile, Project
 from graphlint.checks.modules import ModuleNames, imported_heads, module_name
@@ -161,7 +162,7 @@ def link_paths(options: CheckOptions) -> LinkedProject:
     libraries = [f for f in discover(extra, root) if f not in facts]
     facts.update(load(libraries))
     names = module_names(root, config, facts, extra)
-    project, regions = link(targets, facts, known, names, libraries)
+    project, regions = link(targets, facts, known, names, libraries, graphs=SolvedGraphs(cache))
     return LinkedProject(root, config, len(targets), project, regions, selection, catalog, presets)
 
 
@@ -182,14 +183,16 @@ def link(
     names: ModuleNames,
     libraries: Sequence[Path] = (),
     display: Callable[[Path], str] = lambda path: display_path(path),
+    graphs: SolvedGraphs | None = None,
 ) -> tuple[Project, Regions]:
     """Every file of ``facts`` linked (targets first, then their context, then the read-only
-    ``libraries``) with what ``known`` says of frameworks, and the regions marked on it."""
+    ``libraries``) with what ``known`` says of frameworks, and the regions marked on it.
+    ``graphs``: where solved call graphs are kept (none: the graph is solved)."""
     named, read_only = set(targets), set(libraries)
     context = [path for path in facts if path not in named and path not in read_only]
     files = [LinkedFile(path, display(path), *names.name(path), facts[path]) for path in [*targets, *context]]
     files += [LinkedFile(path, display(path), *names.name(path), facts[path], library=True) for path in libraries]
-    project = Project(files, dispatch=known.dispatch)
+    project = Project(files, dispatch=known.dispatch, graphs=graphs or SolvedGraphs())
     add_root_entries(project, known)
     return project, mark_regions(project)
 
@@ -203,11 +206,13 @@ def judge(
     catalog: Catalog,
     names: ModuleNames,
     display: Callable[[Path], str] = lambda path: display_path(path),
+    graphs: SolvedGraphs | None = None,
 ) -> tuple[list[Finding], int]:
     """The findings in ``targets``, with every file of ``facts`` linked (the targets and their
     context) with what ``known`` says of frameworks, and how many targets met an internal error.
-    ``display`` is where a long-lived caller memoizes how each path is reported."""
-    project, regions = link(targets, facts, known, names, display=display)
+    ``display`` and ``graphs`` are where a long-lived caller memoizes how each path is reported
+    and the solved call graphs."""
+    project, regions = link(targets, facts, known, names, display=display, graphs=graphs)
     return judge_linked(project, regions, len(targets), root, selection, catalog)
 
 

@@ -190,6 +190,7 @@ class _Extractor(EntryPoints, ScopeStack[_Scope]):
         if len(self.facts.flow.calls) != self.counts["Call"]:  # calls cannot be matched by ordinal
             self.facts.flow = FlowFacts(error="the calls of this file could not be numbered")
             self.facts.eager_calls, self.facts.block_calls = [], {}
+        self.facts.flow.digest = self.facts.flow.solver_digest()
         anchors = [(*self.ordinals[id(r.node)], r.node) for r in self.reports]
         sites = [(*self.ordinals[id(node)], node) for node in self.entry_sites]
         spans = locate(self.text, module, self.counts, anchors + sites, tree=self.tree)

@@ -21,6 +21,8 @@ Containers are transparent: a list of layers evaluates to the layers.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -99,6 +101,7 @@ class FlowFacts:
     implicit: list[ImplicitCall] = field(default_factory=list)  # ``["it", index]``: what iterating gives
     star_imports: list[str] = field(default_factory=list)
     error: str | None = None  # why the calls of this file could not be numbered
+    digest: str = ""  # ``solver_digest`` of these facts, taken when they are extracted ("": not taken)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "FlowFacts":
@@ -110,7 +113,19 @@ class FlowFacts:
             implicit=[ImplicitCall(**i) for i in data["implicit"]],
             star_imports=data["star_imports"],
             error=data["error"],
+            digest=data["digest"],
         )
+
+    def solver_digest(self) -> str:
+        """A hash of what the value-flow solve reads of these facts: lines and the callees' texts
+        are left out, so code that moves, or changes without changing what flows where, gives
+        the same digest (and the solved graph cached under it is used again)."""
+        calls = [None if c is None else [c.scope, c.callee, c.args, c.star, c.keywords, c.double_star] for c in self.calls]
+        defs = [[name, d.kind, d.params, d.method, d.bases] for name, d in self.defs.items()]
+        decorations = [[d.scope, d.decorator, d.value] for d in self.decorations]
+        implicit = [[i.scope, i.kind, i.value] for i in self.implicit]
+        parts = [defs, self.assigns, calls, decorations, implicit, self.star_imports, self.error]
+        return hashlib.sha256(json.dumps(parts, separators=(",", ":")).encode()).hexdigest()
 
 
 @dataclass

@@ -1,9 +1,10 @@
 """The facts of all files → one project: module names, and the call graph they make together.
 
 Module names come from the files' places under the project's import roots (``modules.py``);
-the call graph is the assignment graph solved to a fixed point (``valueflow.py``). This module
-answers what the regions walk and the commands ask of them: the calls made in a function, the
-functions each call runs, the functions an entry point hands to dynamo or to capture.
+the call graph is the assignment graph solved to a fixed point (``valueflow.py``; kept between
+runs by ``graph_cache.py``). This module answers what the regions walk and the commands ask of
+them: the calls made in a function, the functions each call runs, the functions an entry point
+hands to dynamo or to capture.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from functools import cached_property
 from pathlib import Path
 
 from graphlint.checks.facts import MODULE_SCOPE, CallSite, FileFacts, FunctionFacts
+from graphlint.checks.graph_cache import SolvedGraphs
 from graphlint.checks.value_graph import CallGraph, FunctionKey, LinkedModule, Target
-from graphlint.checks.valueflow import solve
 
 
 @dataclass
@@ -33,6 +34,8 @@ class Project:
     # Class (dotted name, globs) → methods that calling an instance runs besides ``forward``:
     # a framework's dispatch (vLLM's ``CustomOp`` → ``forward_oot``), from presets and config.
     dispatch: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # Where the graph comes from: solved, or kept from a solve of the same facts (``graph_cache.py``).
+    graphs: SolvedGraphs = field(default_factory=SolvedGraphs)
     _sites: dict[tuple[int, str], list[int]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -43,7 +46,7 @@ class Project:
 
     @cached_property
     def graph(self) -> CallGraph:
-        return solve([LinkedModule(f.module, f.is_package, f.facts) for f in self.files], self.dispatch)
+        return self.graphs.graph([LinkedModule(f.module, f.is_package, f.facts) for f in self.files], self.dispatch)
 
     def function(self, key: FunctionKey) -> FunctionFacts:
         return self.files[key.file].facts.functions.get(key.qualname) or FunctionFacts(key.qualname)

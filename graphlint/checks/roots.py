@@ -11,6 +11,7 @@ model, so dynamo's boundaries do not stop it, as with ``torch.npu.graph``.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -28,9 +29,10 @@ def add_root_entries(project: Project, known: Knowledge) -> None:
     if not roots and not exports:
         return
     for linked in project.files:
-        facts = linked.facts
-        if facts.error is not None:
+        if linked.facts.error is not None:
             continue
+        # The entries are added to a copy: the facts may be kept (a session links them again).
+        facts = linked.facts = dataclasses.replace(linked.facts, entries=list(linked.facts.entries))
         modules = {linked.module, _path_module(linked.path)}  # the second for namespace packages
         for qualname, function in facts.functions.items():
             if qualname == MODULE_SCOPE:

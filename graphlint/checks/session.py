@@ -5,8 +5,8 @@ server``): the stable interface between an editor and the checker.
 ``targets`` if the files of ``unsaved`` held that text, with every file of the project linked.
 The facts of each file are kept in memory: a file on disk is read again only when its size or
 modification time changed (then from the facts cache when its content is known), an unsaved
-text is walked only when it is new. Only the link step, the regions and the judging run every
-time; they cost a small part of a parse (``benchmarks/README.md``).
+text is walked only when it is new. The call graph is solved again only when the files' flow
+facts changed (``graph_cache.py``); the regions and the judging run every time.
 
 The facts cache is read and filled for files on disk, never for unsaved text: an editor changes
 a buffer at every key stroke, and none of those texts needs to outlive the session.
@@ -30,6 +30,7 @@ from graphlint.checks.collect import collect_facts
 from graphlint.checks.discover import discover, is_excluded
 from graphlint.checks.engine import CheckResult, Selection, cache_dir, extract_options_of, judge, module_names
 from graphlint.checks.facts import FileFacts
+from graphlint.checks.graph_cache import SolvedGraphs
 from graphlint.checks.presets import active_presets, knowledge
 from graphlint.config import Config, Knowledge, load_config
 
@@ -87,6 +88,7 @@ class CheckSession:
         self._unsaved: OrderedDict[str, FileFacts] = OrderedDict()
         self._displays: dict[Path, str] = {}
         self._catalog: Catalog | None = None
+        self._graphs: SolvedGraphs | None = None  # solved call graphs: an edit that changes no flow solves nothing
         self._presets: list[str] = []
         self._known: Knowledge | None = None  # the project's knowledge and its presets'
         self._parser: StatementParser | None = None  # parses unsaved texts, reusing their statements
@@ -128,16 +130,22 @@ class CheckSession:
                 self._on_disk.clear()
                 self._unsaved.clear()
                 self._catalog = None
+                self._graphs = None
             self._presets, self._known = presets, known
         assert self._known is not None
         context = set(self._files).difference(named)
         facts = self._facts([*named, *(p for p in self._files if p in context)], unsaved, self._known)
         if self._catalog is None:
             self._catalog = Catalog(self._cache(self._known))
+        if self._graphs is None:
+            self._graphs = SolvedGraphs(self._cache(self._known))
+        self._graphs.write = not unsaved.keys() & facts.keys()
         named = [t for t in named if t in facts]  # neither on disk nor unsaved: nothing to check
         selection = Selection(config, self._select, self._ignore, self._catalog.codes())
         names = module_names(self.root, config, facts)
-        findings, internal = judge(named, facts, self.root, self._known, selection, self._catalog, names, display=self._display)
+        findings, internal = judge(
+            named, facts, self.root, self._known, selection, self._catalog, names, display=self._display, graphs=self._graphs
+        )
         return CheckResult(findings, len(named), time.perf_counter() - started, internal, list(self._presets))
 
     def _facts(self, files: list[Path], unsaved: Mapping[Path, str], known: Knowledge) -> dict[Path, FileFacts]:
@@ -211,6 +219,7 @@ class CheckSession:
         self._on_disk.clear()
         self._unsaved.clear()
         self._catalog = None
+        self._graphs = None
 
 
 def _encoded(text: str) -> bytes:

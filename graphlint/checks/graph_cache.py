@@ -1,0 +1,115 @@
+"""The solved call graph, kept under the fingerprints of what the solve reads: a run whose files'
+assignment facts did not change does not solve again.
+
+The solve (``valueflow.py``) reads, per file, its module name, whether it is a package, its flow
+facts (``FlowFacts.solver_digest``: lines and callee texts left out, so code that only moves or
+changes what no value follows keeps its digest) and its entries' targets; and the framework
+dispatch. Their hash, in link order, is the key. Solved graphs are kept in memory (a long-lived
+caller such as ``graphlint server`` solves only when an edit changes what flows where) and beside
+the facts, as a JSON table of the facts cache (``graphlint check`` with every file cached reads
+the graph instead of solving it). The facts cache's directory is named by the checker's
+fingerprint, which hashes the solver's sources too: a changed solver never reads an old graph.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from graphlint.checks.cache import FactsCache
+from graphlint.checks.value_graph import CallGraph, FunctionKey, LinkedModule, Target
+from graphlint.checks.valueflow import solve
+
+_KEPT_IN_MEMORY = 2  # the graph before an edit and after it: an undo solves nothing
+
+
+def solve_key(files: Sequence[LinkedModule], dispatch: Mapping[str, tuple[str, ...]]) -> str:
+    digest = hashlib.sha256(json.dumps(sorted(dispatch.items())).encode())
+    for linked in files:
+        flow = linked.facts.flow
+        targets = [entry.targets for entry in linked.facts.entries]
+        digest.update(json.dumps([linked.module, linked.is_package, flow.digest or flow.solver_digest(), targets]).encode())
+    return digest.hexdigest()
+
+
+class SolvedGraphs:
+    """Where ``Project`` gets its call graph: solved, or kept from a solve of the same inputs."""
+
+    def __init__(self, cache: FactsCache | None = None) -> None:
+        self.cache = cache
+        # Whether a graph solved now is written to the cache: not for unsaved editor text, which
+        # need not outlive the session (``session.py``).
+        self.write = True
+        self._memory: OrderedDict[str, CallGraph] = OrderedDict()
+
+    def graph(self, files: Sequence[LinkedModule], dispatch: Mapping[str, tuple[str, ...]]) -> CallGraph:
+        key = solve_key(files, dispatch)
+        graph = self._memory.get(key)
+        if graph is None:
+            # One table per set of modules: a project's table is replaced when its facts change,
+            # not added to.
+            table = "graph-" + hashlib.sha256("\n".join(f.module for f in files).encode()).hexdigest()[:16]
+            graph = self._read(table, key)
+            if graph is None:
+                graph = solve(list(files), dict(dispatch))
+                if self.cache is not None and self.write:
+                    self.cache.put_table(table, {"key": key, "graph": graph_to_json(graph)})
+            self._memory[key] = graph
+        self._memory.move_to_end(key)
+        while len(self._memory) > _KEPT_IN_MEMORY:
+            self._memory.popitem(last=False)
+        return graph
+
+    def _read(self, table: str, key: str) -> CallGraph | None:
+        if self.cache is None:
+            return None
+        data = self.cache.get_table(table)
+        if not isinstance(data, dict) or data.get("key") != key:
+            return None
+        try:
+            return graph_from_json(data["graph"])
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+            return None  # unreadable: solve again
+
+
+def _target_to_json(target: Target) -> Any:
+    return [target.file, target.qualname] if isinstance(target, FunctionKey) else target
+
+
+def graph_to_json(graph: CallGraph) -> dict[str, Any]:
+    return {
+        "callees": [[f, o, [[_target_to_json(t), kind] for t, kind in targets.items()]] for (f, o), targets in graph.callees.items()],
+        "resolved": [list(key) for key in graph.resolved],
+        "implicit_calls": [[f, scope, [_target_to_json(t) for t in targets]] for (f, scope), targets in graph.implicit_calls.items()],
+        "entry_targets": [[f, i, [_target_to_json(t) for t in targets]] for (f, i), targets in graph.entry_targets.items()],
+        "entry_outside": [[f, i, names] for (f, i), names in graph.entry_outside.items()],
+        "stopped": graph.stopped,
+        "saturated": graph.saturated,
+    }
+
+
+def graph_from_json(data: dict[str, Any]) -> CallGraph:
+    function_keys: dict[tuple[int, str], FunctionKey] = {}  # one object per function, as the solve makes
+
+    def target(item: Any) -> Target:
+        if isinstance(item, str):
+            return item
+        key = (int(item[0]), str(item[1]))
+        found = function_keys.get(key)
+        if found is None:
+            found = function_keys[key] = FunctionKey(*key)
+        return found
+
+    entry_targets = {(f, i): [target(t) for t in targets] for f, i, targets in data["entry_targets"]}
+    return CallGraph(
+        callees={(f, o): {target(t): str(kind) for t, kind in targets} for f, o, targets in data["callees"]},
+        resolved={(f, o) for f, o in data["resolved"]},
+        implicit_calls={(f, scope): {target(t) for t in targets} for f, scope, targets in data["implicit_calls"]},
+        entry_targets=entry_targets,  # type: ignore[arg-type]
+        entry_outside={(f, i): list(names) for f, i, names in data["entry_outside"]},
+        stopped=data["stopped"],
+        saturated=int(data["saturated"]),
+    )
