@@ -2,6 +2,7 @@
 
     python benchmarks/check_throughput.py                         # transformers models/b*
     python benchmarks/check_throughput.py --glob '*'               # the whole models/ tree
+    python benchmarks/check_throughput.py --warm-runs 3 --no-floor # cold, then three warm runs
     python benchmarks/check_throughput.py --tools-venv /tmp/benchvenv   # + TorchFix and Fixit rows
     python benchmarks/check_throughput.py --corpora                # stdlib, torch, transformers: every file
 
@@ -10,7 +11,8 @@ Rows, each on the same files: ``graphlint check`` with a cold facts cache (``-j 
 loop, the floor any libcst linter stands on; and, where their executables are found (on PATH or
 in ``--tools-venv``: install them in a separate venv, never in graphlint's), ``torchfix`` and
 ``fixit lint``. Each row gives wall seconds and the CPU seconds it used: on a shared machine
-the wall time of one row depends on who else is running, its CPU time much less.
+the wall time of one row depends on who else is running, its CPU time much less; each row ends
+with the machine's load average.
 
 ``--corpora`` lints the three corpora of the ``corpus`` test whole, in place (the test lints a
 copy of each), and reports files, lines, seconds, ``GL000`` findings and internal errors;
@@ -32,7 +34,7 @@ import sysconfig
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 GRAPHLINT = Path(sys.executable).with_name("graphlint")
@@ -46,11 +48,12 @@ class Row:
     files: int
     lines: int
     note: str = ""
+    load: float = field(default_factory=lambda: os.getloadavg()[0])  # the machine's, when the row ends
 
     def render(self) -> str:
         return (
-            f"{self.name:<34} {self.wall:8.1f} s {self.cpu:8.1f} cpu-s "
-            f"{self.files / self.wall:8.1f} files/s {self.lines / self.wall:10,.0f} lines/s  {self.note}"
+            f"{self.name:<34} {self.wall:8.2f} s {self.cpu:8.2f} cpu-s "
+            f"{self.files / self.wall:8.1f} files/s {self.lines / self.wall:10,.0f} lines/s  load {self.load:4.1f}  {self.note}"
         )
 
 
@@ -135,7 +138,7 @@ def copy_models(pattern: str, tree: Path) -> None:
                         ignore=shutil.ignore_patterns("__pycache__"))
 
 
-def models_tree(pattern: str, jobs: int, tools_venv: Path | None) -> None:
+def models_tree(pattern: str, jobs: int, tools_venv: Path | None, warm_runs: int = 1, floor: bool = True) -> None:
     import transformers  # only its version; the sources are what is linted
 
     with tempfile.TemporaryDirectory() as scratch:
@@ -150,8 +153,8 @@ def models_tree(pattern: str, jobs: int, tools_venv: Path | None) -> None:
         options = ["-j", str(jobs), "--cache-dir", str(cache)]
         measures: list[Callable[[], Row | None]] = [
             lambda: graphlint_row(f"graphlint check cold, -j {jobs}", paths, len(files), lines, options),
-            lambda: graphlint_row(f"graphlint check warm, -j {jobs}", paths, len(files), lines, options),
-            lambda: libcst_floor(files, lines),
+            *[lambda: graphlint_row(f"graphlint check warm, -j {jobs}", paths, len(files), lines, options)] * warm_runs,
+            *([lambda: libcst_floor(files, lines)] if floor else []),
             lambda: tool_row("torchfix", find_tool("torchfix", tools_venv), paths, len(files), lines),
             lambda: tool_row("fixit lint", find_tool("fixit", tools_venv), ["lint", *paths], len(files), lines),
         ]
@@ -182,11 +185,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("-j", "--jobs", type=int, default=2, help="graphlint processes (default 2)")
     parser.add_argument("--tools-venv", type=Path, help="a venv with torchfix and fixit installed")
     parser.add_argument("--corpora", action="store_true", help="lint stdlib, torch and transformers whole instead")
+    parser.add_argument("--warm-runs", type=int, default=1, help="warm rows, each a run of its own (default 1)")
+    parser.add_argument("--no-floor", action="store_true", help="leave out the libcst parse row (minutes on models/)")
     args = parser.parse_args(argv)
     if args.corpora:
         corpora(args.jobs)
     else:
-        models_tree(args.glob, args.jobs, args.tools_venv)
+        models_tree(args.glob, args.jobs, args.tools_venv, args.warm_runs, not args.no_floor)
     return 0
 
 

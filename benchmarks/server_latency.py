@@ -3,13 +3,17 @@
     python benchmarks/server_latency.py                    # the whole transformers models/ tree
     python benchmarks/server_latency.py --glob 'b*'        # models/b* only
     python benchmarks/server_latency.py --debounce 0       # the check alone, no debounce wait
+    python benchmarks/server_latency.py --edit value       # edits that change what flows where
 
 Copies the chosen ``transformers/models/`` directories into a scratch project (with a
 ``pyproject.toml`` at its top, so the whole copy is one project, as in a repository), fills the
 facts cache with ``graphlint check`` (the cold row), then starts ``graphlint server`` under a real
 LSP client (pygls's, as in ``tests/server``), opens ``--files`` modeling files spread over the
 tree and edits each ``--edits`` times (a full-text change that adds a line inside the file, so
-that every edit is walked again and the whole project linked again). The latency of an edit is
+that every edit is walked again and the whole project linked again). ``--edit constant`` (the
+default) adds ``EDIT_n = n``: no assignment fact changes, so the solved call graph is used again
+(``graph_cache.py``); ``--edit value`` adds ``EDIT_n = int(n)``, a call: every call after it is
+numbered anew, and the graph is solved again. The latency of an edit is
 the time from sending ``didChange`` to receiving the diagnostics published for that version;
 it includes ``--debounce``. Also printed: the time to the first diagnostics after ``didOpen``
 (the first one loads the whole project from the cache) and the server's resident memory.
@@ -42,15 +46,19 @@ def spread(files: Sequence[Path], count: int) -> list[Path]:
     return ordered[::step][:count]
 
 
-def edited(text: str, edit: int) -> str:
+EDITS = {"constant": "EDIT_{0} = {0}\n", "value": "EDIT_{0} = int({0})\n"}
+
+
+def edited(text: str, edit: int, kind: str = "constant") -> str:
     """The text with one more line in its middle, at a line break outside any bracket (a
     blank line between two top-level statements), so that the file still parses."""
     lines = text.splitlines(keepends=True)
     middle = len(lines) // 2
+    line = EDITS[kind].format(edit)
     for index in range(middle, len(lines)):
         if lines[index].strip() == "" and index + 1 < len(lines) and not lines[index + 1][:1].isspace():
-            return "".join([*lines[: index + 1], f"EDIT_{edit} = {edit}\n", *lines[index + 1 :]])
-    return text + f"\nEDIT_{edit} = {edit}\n"
+            return "".join([*lines[: index + 1], line, *lines[index + 1 :]])
+    return text + "\n" + line
 
 
 def cpu_seconds(pid: int | None) -> float:
@@ -72,7 +80,7 @@ def rss_mib(pid: int) -> float | None:
     return None
 
 
-async def measure(root: Path, cache: Path, files: list[Path], edits: int, debounce: float, jobs: int) -> None:
+async def measure(root: Path, cache: Path, files: list[Path], edits: int, debounce: float, jobs: int, kind: str) -> None:
     async with Editor(root, "--cache-dir", str(cache), "--debounce", str(debounce), "-j", str(jobs)) as editor:
         opened: list[float] = []
         for path in files:
@@ -89,13 +97,13 @@ async def measure(root: Path, cache: Path, files: list[Path], edits: int, deboun
             text = path.read_text(encoding="utf-8")
             for edit in range(1, edits + 1):
                 started = time.perf_counter()
-                version = editor.change(path, edited(text, edit))
+                version = editor.change(path, edited(text, edit, kind))
                 await editor.diagnostics(path, version=version, timeout=120)
                 latencies.append(time.perf_counter() - started)
         cpu = (cpu_seconds(pid) - cpu_before) / len(latencies)
         latencies.sort()
         memory = rss_mib(pid) if pid else None
-        print(f"edits: {len(latencies)}, median {statistics.median(latencies) * 1000:.0f} ms, "
+        print(f"{kind} edits: {len(latencies)}, median {statistics.median(latencies) * 1000:.0f} ms, "
               f"p90 {latencies[int(len(latencies) * 0.9)] * 1000:.0f} ms, max {latencies[-1] * 1000:.0f} ms, "
               f"min {latencies[0] * 1000:.0f} ms (debounce {debounce * 1000:.0f} ms included); "
               f"server CPU {cpu * 1000:.0f} ms per edit; load average {os.getloadavg()[0]:.1f}")
@@ -110,6 +118,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--edits", type=int, default=5, help="edits per file (default 5)")
     parser.add_argument("--debounce", type=float, action="append",
                         help="the server's debounce in seconds, one run each (default: 0.05, its own default, and 0)")
+    parser.add_argument("--edit", choices=sorted(EDITS), default="constant",
+                        help="what each edit adds: a constant (no assignment fact changes) or a call (default constant)")
+    parser.add_argument("--warm-runs", type=int, default=0, help="warm `graphlint check` runs after the fill (default 0)")
     parser.add_argument("-j", "--jobs", type=int, default=2, help="processes for the cold fill of the cache (default 2)")
     parser.add_argument("--cache-dir", type=Path, help="reuse this facts cache (filled if needed) instead of a fresh one")
     args = parser.parse_args(argv)
@@ -123,13 +134,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         cache = args.cache_dir or Path(scratch) / "cache"
         wall, cpu, result = timed_command([GRAPHLINT, "check", "--format", "json", "-j", str(args.jobs),
                                            "--cache-dir", cache, tree])
-        print(f"graphlint check (fills the cache): {wall:.1f} s, {cpu:.1f} cpu-s, exit {result.returncode}")
+        print(f"graphlint check (fills the cache): {wall:.1f} s, {cpu:.1f} cpu-s, exit {result.returncode}; "
+              f"load average {os.getloadavg()[0]:.1f}")
+        for _ in range(args.warm_runs):
+            wall, cpu, result = timed_command([GRAPHLINT, "check", "--format", "json", "--cache-dir", cache, tree])
+            print(f"graphlint check (warm): {wall:.2f} s, {cpu:.2f} cpu-s, exit {result.returncode}; "
+                  f"load average {os.getloadavg()[0]:.1f}")
         modeling = [f for f in files if f.name.startswith("modeling_")] or files
         chosen = spread(modeling, args.files)
         sizes = sorted(count_lines([f]) for f in chosen)
         print(f"edited files: {len(chosen)}, {sizes[0]}–{sizes[-1]} lines (median {statistics.median(sizes):.0f})")
         for debounce in args.debounce or [0.05, 0.0]:
-            asyncio.run(measure(tree, cache, chosen, args.edits, debounce, args.jobs))
+            asyncio.run(measure(tree, cache, chosen, args.edits, debounce, args.jobs, args.edit))
     return 0
 
 

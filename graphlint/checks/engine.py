@@ -166,14 +166,20 @@ def link_paths(options: CheckOptions) -> LinkedProject:
     return LinkedProject(root, config, len(targets), project, regions, selection, catalog, presets)
 
 
-def module_names(root: Path, config: Config, facts: Mapping[Path, FileFacts], extra: Iterable[Path] = ()) -> ModuleNames:
+def module_names(
+    root: Path, config: Config, facts: Mapping[Path, FileFacts], extra: Iterable[Path] = (), kept: ModuleNames | None = None
+) -> ModuleNames:
     """How the files of ``facts`` are named as modules: up to the configured import roots (and
-    the extra paths), else to the roots the project's own absolute imports show."""
-    return ModuleNames(
+    the extra paths), else to the roots the project's own absolute imports show. ``kept``: the
+    naming of an earlier check, used again (with the names it found) when it has the same roots."""
+    names = ModuleNames(
         [*(root / src for src in config.src), *extra],
         imported_heads(name for f in facts.values() for name in f.imports.values()),
         top=root,
     )
+    if kept is not None and (kept.roots, kept.imported, kept.top) == (names.roots, names.imported, names.top):
+        return kept
+    return names
 
 
 def link(

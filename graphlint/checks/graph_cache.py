@@ -57,6 +57,7 @@ class SolvedGraphs:
                 graph = solve(list(files), dict(dispatch))
                 if self.cache is not None and self.write:
                     self.cache.put_table(table, {"key": key, "graph": graph_to_json(graph)})
+                    self.cache.put_table(f"{table}-key", {"key": key})
             self._memory[key] = graph
         self._memory.move_to_end(key)
         while len(self._memory) > _KEPT_IN_MEMORY:
@@ -64,8 +65,8 @@ class SolvedGraphs:
         return graph
 
     def _read(self, table: str, key: str) -> CallGraph | None:
-        if self.cache is None:
-            return None
+        if self.cache is None or self.cache.get_table(f"{table}-key") != {"key": key}:
+            return None  # (the small table says so without reading the graph)
         data = self.cache.get_table(table)
         if not isinstance(data, dict) or data.get("key") != key:
             return None

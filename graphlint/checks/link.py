@@ -36,13 +36,7 @@ class Project:
     dispatch: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # Where the graph comes from: solved, or kept from a solve of the same facts (``graph_cache.py``).
     graphs: SolvedGraphs = field(default_factory=SolvedGraphs)
-    _sites: dict[tuple[int, str], list[int]] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        for index, file in enumerate(self.files):
-            for ordinal, site in enumerate(file.facts.flow.calls):
-                if site is not None:
-                    self._sites.setdefault((index, site.scope), []).append(ordinal)
+    _sites: dict[int, dict[str, list[int]]] = field(default_factory=dict)  # file → scope → call ordinals
 
     @cached_property
     def graph(self) -> CallGraph:
@@ -52,8 +46,15 @@ class Project:
         return self.files[key.file].facts.functions.get(key.qualname) or FunctionFacts(key.qualname)
 
     def calls_in(self, key: FunctionKey) -> list[int]:
-        """The ordinals of the calls made in ``key``'s own body."""
-        return self._sites.get((key.file, key.qualname), [])
+        """The ordinals of the calls made in ``key``'s own body (each file's, sorted out when the
+        first function of that file is asked about: a region walk reaches few of the files)."""
+        sites = self._sites.get(key.file)
+        if sites is None:
+            sites = self._sites[key.file] = {}
+            for ordinal, site in enumerate(self.files[key.file].facts.flow.calls):
+                if site is not None:
+                    sites.setdefault(site.scope, []).append(ordinal)
+        return sites.get(key.qualname, [])
 
     def site(self, file: int, ordinal: int) -> CallSite | None:
         calls = self.files[file].facts.flow.calls

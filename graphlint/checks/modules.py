@@ -25,9 +25,16 @@ class ModuleNames:
         self.imported = set(imported)
         self.top = top.resolve() if top is not None else None
         self._namespaces: dict[Path, tuple[str, ...]] = {}
+        self._names: dict[Path, tuple[str, bool]] = {}  # a long-lived caller names its files once
 
     def name(self, path: Path) -> tuple[str, bool]:
         """The module name of ``path`` and whether it is a package's ``__init__``."""
+        named = self._names.get(path)
+        if named is None:
+            named = self._names[path] = self._name(path)
+        return named
+
+    def _name(self, path: Path) -> tuple[str, bool]:
         path = path.resolve()
         is_package = path.name == "__init__.py"
         parts = [] if is_package else [path.stem]

@@ -31,6 +31,7 @@ from graphlint.checks.discover import discover, is_excluded
 from graphlint.checks.engine import CheckResult, Selection, cache_dir, extract_options_of, judge, module_names
 from graphlint.checks.facts import FileFacts
 from graphlint.checks.graph_cache import SolvedGraphs
+from graphlint.checks.modules import ModuleNames
 from graphlint.checks.presets import active_presets, knowledge
 from graphlint.config import Config, Knowledge, load_config
 
@@ -88,6 +89,7 @@ class CheckSession:
         self._unsaved: OrderedDict[str, FileFacts] = OrderedDict()
         self._displays: dict[Path, str] = {}
         self._catalog: Catalog | None = None
+        self._names: ModuleNames | None = None  # module names found so far (the files' places don't change)
         self._graphs: SolvedGraphs | None = None  # solved call graphs: an edit that changes no flow solves nothing
         self._presets: list[str] = []
         self._known: Knowledge | None = None  # the project's knowledge and its presets'
@@ -109,6 +111,7 @@ class CheckSession:
         self._files = None
         self._stated_at = float("-inf")
         self._displays.clear()
+        self._names = None
 
     def contains(self, path: Path) -> bool:
         """Whether ``path`` is a file this session checks (under the root, not excluded)."""
@@ -142,7 +145,7 @@ class CheckSession:
         self._graphs.write = not unsaved.keys() & facts.keys()
         named = [t for t in named if t in facts]  # neither on disk nor unsaved: nothing to check
         selection = Selection(config, self._select, self._ignore, self._catalog.codes())
-        names = module_names(self.root, config, facts)
+        names = self._names = module_names(self.root, config, facts, kept=self._names)
         findings, internal = judge(
             named, facts, self.root, self._known, selection, self._catalog, names, display=self._display, graphs=self._graphs
         )

@@ -42,9 +42,13 @@ def solve(files: list[LinkedModule], dispatch: dict[str, tuple[str, ...]] | None
     # models/ (2,544 files).
     collecting = gc.isenabled()
     gc.disable()
+    solver = _Solver(files, dispatch or {})
     try:
-        return _Solver(files, dispatch or {}).run()
+        return solver.run()
     finally:
+        # The watchers close over the solver: a cycle only the collector would free, after a
+        # pass over the whole heap (seconds, in a session that solves again and again).
+        solver.watchers.clear()
         if collecting:
             gc.enable()
 

@@ -47,8 +47,9 @@ def test_cache_holds_json_only_and_no_temporary_files(project, uncached, tmp_pat
     warm = graphlint_check("--cache-dir", cache_dir, ".", cwd=project)
     assert_same_findings([uncached, cold, warm])
     entries = cache_entries(cache_dir)
-    tables = [e.name for e in entries if e.parent.name.startswith("facts-")]  # the rule table, the solved graph
-    assert sorted(tables)[0].startswith("graph-") and sorted(tables)[1:] == [f"{catalog.TABLE_NAME}.json"]
+    # The rule table, the solved graph and its key.
+    tables = sorted(e.name for e in entries if e.parent.name.startswith("facts-"))
+    assert tables[2] == f"{catalog.TABLE_NAME}.json" and tables[0] == tables[1].replace(".json", "-key.json")
     assert len(entries) - len(tables) == len(list(SAMPLES.rglob("*.py")))
     for entry in entries:
         json.loads(entry.read_bytes())  # data, never pickle
