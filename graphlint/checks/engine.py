@@ -125,7 +125,9 @@ def run_check(options: CheckOptions) -> CheckResult:
     """Raises ``ConfigError`` for a malformed ``[tool.graphlint]`` or a mistyped code."""
     started = time.perf_counter()
     linked = link_paths(options)
-    findings, internal = judge_linked(linked.project, linked.regions, linked.targets, linked.root, linked.selection, linked.catalog)
+    findings, internal = judge_linked(
+        linked.project, linked.regions, range(linked.targets), linked.root, linked.selection, linked.catalog
+    )
     coverage = summarize(linked.project, linked.regions)
     elapsed = time.perf_counter() - started
     return CheckResult(findings, linked.targets, elapsed, internal, linked.presets, coverage)
@@ -153,6 +155,9 @@ def link_paths(options: CheckOptions) -> LinkedProject:
         facts = _with_project_context(targets, root, config, load)
     else:
         facts = load(targets)
+    # The link order (files are numbered by it, and the solved graph is kept under it): the
+    # targets as found, then their context by path; never the order a pool parsed them in.
+    facts = {path: facts[path] for path in [*(t for t in targets if t in facts), *sorted(set(facts).difference(targets))]}
     # Code outside the project that runs it (a host framework for a plugin): read-only context,
     # linked for its regions and never reported. Each directory is an import root.
     extra = [root / p for p in config.extra_paths] + list(options.extra_paths)
@@ -191,12 +196,12 @@ def link(
     display: Callable[[Path], str] = lambda path: display_path(path),
     graphs: SolvedGraphs | None = None,
 ) -> tuple[Project, Regions]:
-    """Every file of ``facts`` linked (targets first, then their context, then the read-only
-    ``libraries``) with what ``known`` says of frameworks, and the regions marked on it.
-    ``graphs``: where solved call graphs are kept (none: the graph is solved)."""
-    named, read_only = set(targets), set(libraries)
-    context = [path for path in facts if path not in named and path not in read_only]
-    files = [LinkedFile(path, display(path), *names.name(path), facts[path]) for path in [*targets, *context]]
+    """Every file of ``facts`` linked, in the order of ``facts`` (``link_paths`` puts the targets
+    first), then the read-only ``libraries``, with what ``known`` says of frameworks, and the
+    regions marked on it. ``graphs``: where solved call graphs are kept (none: the graph is
+    solved); an order that does not change with the targets (a session's) keeps their key."""
+    read_only = set(libraries)
+    files = [LinkedFile(path, display(path), *names.name(path), facts[path]) for path in facts if path not in read_only]
     files += [LinkedFile(path, display(path), *names.name(path), facts[path], library=True) for path in libraries]
     project = Project(files, dispatch=known.dispatch, graphs=graphs or SolvedGraphs())
     add_root_entries(project, known)
@@ -219,17 +224,19 @@ def judge(
     ``display`` and ``graphs`` are where a long-lived caller memoizes how each path is reported
     and the solved call graphs."""
     project, regions = link(targets, facts, known, names, display=display, graphs=graphs)
-    return judge_linked(project, regions, len(targets), root, selection, catalog)
+    named = set(targets)
+    indices = [index for index, linked in enumerate(project.files) if linked.path in named]
+    return judge_linked(project, regions, indices, root, selection, catalog)
 
 
 def judge_linked(
-    project: Project, regions: Regions, targets: int, root: Path, selection: Selection, catalog: Catalog
+    project: Project, regions: Regions, targets: Iterable[int], root: Path, selection: Selection, catalog: Catalog
 ) -> tuple[list[Finding], int]:
-    """The findings in the first ``targets`` files of a linked project, and how many of them met
-    an internal error."""
+    """The findings in the ``targets`` files (indices) of a linked project, and how many of them
+    met an internal error."""
     findings: list[Finding] = []
     internal = 0
-    for index in range(targets):
+    for index in targets:
         linked = project.files[index]
         if linked.facts.error is not None:
             internal += linked.facts.internal

@@ -136,8 +136,12 @@ class CheckSession:
                 self._graphs = None
             self._presets, self._known = presets, known
         assert self._known is not None
-        context = set(self._files).difference(named)
-        facts = self._facts([*named, *(p for p in self._files if p in context)], unsaved, self._known)
+        # One order whatever the targets (the project's files, then unsaved files not on disk):
+        # the solved graph is kept under it, and opening another document solves nothing.
+        on_disk = set(self._files)
+        order = [*self._files, *(t for t in named if t not in on_disk)]
+        found = self._facts(order, unsaved, self._known)
+        facts = {path: found[path] for path in order if path in found}
         if self._catalog is None:
             self._catalog = Catalog(self._cache(self._known))
         if self._graphs is None:

@@ -147,6 +147,8 @@ def test_an_editor_edit_that_changes_no_assignment_fact_does_not_solve(
     assert solves == [3, 3]  # ``forward`` no longer calls ``count``: solved again
     assert [(f.code, f.line) for f in session.check([helpers]).findings] == [("GL202", 5)]
     assert solves == [3, 3]  # back to the files on disk: their graph is still in memory
+    assert session.check([run, helpers]).findings and session.check([run]).findings == []
+    assert solves == [3, 3]  # other documents open: the same files, linked in the same order
 
 
 def test_a_session_with_configured_roots_links_the_same_entries_every_time(
