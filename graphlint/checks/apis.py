@@ -82,6 +82,7 @@ PASS_THROUGH_CALLS = frozenset(
         "builtins.list", "builtins.tuple", "builtins.set", "builtins.frozenset", "builtins.dict",
         "builtins.sorted", "builtins.reversed", "builtins.iter", "builtins.next", "builtins.enumerate",
         "builtins.zip", "builtins.filter", "copy.copy", "copy.deepcopy", "itertools.chain",
+        "itertools.islice", "itertools.zip_longest", "itertools.cycle", "itertools.chain.from_iterable",
         "collections.OrderedDict", "collections.deque", "typing.cast",
         "torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.ModuleDict",
         "torch.nn.modules.container.ModuleList", "torch.nn.modules.container.Sequential",
@@ -121,6 +122,16 @@ HOST_DEVICE = "cpu"
 # Serving code names its host copies so (``seq_lens_cpu``, ``self.input_ids_cpu``): reading one
 # back (``.tolist()``) or ``.cpu()`` of one syncs and copies nothing.
 HOST_NAME_SUFFIXES = ("_cpu",)
+
+# Tensor methods whose result stays on the tensor's device (the value flow follows a host
+# tensor through them: ``cu_seqlens_cpu.view(-1).tolist()`` reads host memory).
+DEVICE_PRESERVING_METHODS = frozenset(
+    {
+        "detach", "view", "reshape", "contiguous", "clone", "flatten", "ravel", "squeeze", "unsqueeze",
+        "long", "int", "float", "half", "bool", "type", "cumsum", "diff", "flip", "narrow", "t",
+        "transpose", "permute", "expand", "repeat", "split", "chunk", "unbind",
+    }
+)
 
 # Tensor methods that copy between host and device (GL201).
 HOST_DEVICE_METHODS = frozenset({"cuda", "npu", "cpu", "numpy"})

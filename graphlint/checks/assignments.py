@@ -167,7 +167,7 @@ class _FlowWalker(FlowExpressions):
         for decorator, expr in reversed(decorators):
             if expr and expr[0] == "x" and f"builtins.{expr[1]}" in _METHOD_DECORATORS:
                 continue
-            value = self._decorate(expr, value)
+            value = self._decorate(expr, value, decorator.lineno)
         self._assign(self._store(node.name), value)
         scope = self.scan.scope("function", qualname, node)
         scope.locals.update(p for p, _ in params)
@@ -207,8 +207,8 @@ class _FlowWalker(FlowExpressions):
             value = ["a", value, attr]
         return value
 
-    def _decorate(self, decorator: Expr | None, value: Expr) -> Expr:
-        self.facts.decorations.append(Decoration(self.function_scope.qualname, decorator, value))
+    def _decorate(self, decorator: Expr | None, value: Expr, line: int) -> Expr:
+        self.facts.decorations.append(Decoration(self.function_scope.qualname, decorator, value, line))
         return ["r", len(self.facts.decorations) - 1]
 
     def _class(self, node: ast.ClassDef) -> None:
@@ -216,11 +216,11 @@ class _FlowWalker(FlowExpressions):
         bases = [b for b in (self._expr(base) for base in node.bases) if b is not None]
         for keyword in node.keywords:
             self._expr(keyword.value)
-        decorators = [self._expr(d) for d in node.decorator_list]
+        decorators = [(d.lineno, self._expr(d)) for d in node.decorator_list]
         self.facts.defs.setdefault(qualname, DefFacts("class", bases=bases, line=node.lineno))
         value: Expr = ["d", qualname]
-        for expr in reversed(decorators):
-            value = self._decorate(expr, value)
+        for line, expr in reversed(decorators):
+            value = self._decorate(expr, value, line)
         self._assign(self._store(node.name), value)
         scope = self.scan.scope("class", qualname, node, class_name=qualname)
         self.scopes.append(scope)
@@ -234,6 +234,8 @@ class _FlowWalker(FlowExpressions):
         ]
         if not pairwise:
             value = self._expr(value_node)
+            if isinstance(value_node, ast.Call):
+                self._note_rebinding(targets, value_node)
             for target in targets:
                 self._bind_target(target, value, value_node)
             return
@@ -244,6 +246,20 @@ class _FlowWalker(FlowExpressions):
                     self._bind_target(part, element, node)
             else:
                 self._bind_target(target, union(elements))
+
+    def _note_rebinding(self, targets: list[ast.expr], call: ast.Call) -> None:
+        """``self.model = Wrapper(self.model, ...)``: the argument holds what the target held
+        *before* this statement, never what the call makes (the graph alone cannot tell, as it
+        does not follow the order of statements)."""
+        written = {dotted(t) for t in targets} - {None}
+        if not written:
+            return
+        site = self.facts.calls[self.ordinal[id(call)]]
+        assert site is not None
+        positional = [arg for arg in call.args if not isinstance(arg, ast.Starred)]  # as ``site.args``
+        site.rebinds = [i for i, arg in enumerate(positional) if dotted(arg) in written] + [
+            k.arg for k in call.keywords if k.arg is not None and dotted(k.value) in written
+        ]
 
     def _bind_target(self, target: ast.expr, value: Expr | None, node: ast.expr | None = None) -> None:
         if isinstance(target, ast.Name):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from functools import cached_property
 from typing import Any
 
 from graphlint.checks import apis
@@ -20,6 +21,7 @@ from graphlint.checks.facts import CallSite, Expr
 from graphlint.checks.value_graph import (
     MAX_DEPTH,
     EXTERNAL_VALUE,
+    HOST_TENSOR,
     CallArgs,
     CallGraph,
     FunctionKey,
@@ -60,7 +62,11 @@ class CallSemantics(ValueGraph):
             [(name, self.compile(file, value)) for name, value in site.keywords],
             [n for n in (self.compile(file, d) for d in site.double_star) if n is not None],
         )
+        if site.rebinds and callee is not None:
+            args = self.before_rebinding(file, site, args)
         self.site_args[file, ordinal] = args
+        if ordinal in self.host_calls[file]:
+            self.add(self.result(file, ordinal), [HOST_TENSOR])
         if callee_node is None:
             return
         self.callee_nodes[file, ordinal] = callee_node
@@ -68,12 +74,57 @@ class CallSemantics(ValueGraph):
         key = (file, ordinal)
         self.watch(callee_node, lambda objs: [self.call(key, obj, args, out) for obj in objs])
 
+    @cached_property
+    def host_calls(self) -> list[set[int]]:
+        return [set(linked.facts.host_calls) for linked in self.files]
+
+    def before_rebinding(self, file: int, site: CallSite, args: CallArgs) -> CallArgs:
+        """``self.model = Wrapper(self.model)``: the argument written as the assignment's own
+        target holds what the target held before, never an instance of the class called here."""
+        made = {
+            ("I", o[1], o[2]) if o[0] == "C" else o
+            for o in self.classes.static(file, site.callee) if o[0] in ("C", "X")  # type: ignore[arg-type]
+        }
+        if not made:
+            return args
+
+        def before(node: int | None) -> int | None:
+            if node is None:
+                return None
+            out = self.node()
+            self.watch(node, lambda objs: self.add(out, [o for o in objs if o not in made]))
+            return out
+
+        return CallArgs(
+            [before(n) if i in site.rebinds else n for i, n in enumerate(args.positional)],
+            args.star,
+            [(name, before(n) if name in site.rebinds else n) for name, n in args.keywords],
+            args.double_star,
+        )
+
+    @cached_property
+    def entry_decorator_lines(self) -> list[set[int]]:
+        """Per file, the lines of decorators the configuration names as entry points."""
+        return [
+            {e.line for e in linked.facts.entries if e.via == "config" and any(t[0] == "def" for t in e.targets)}
+            for linked in self.files
+        ]
+
     def decoration(self, file: int, index: int) -> None:
         decoration = self.files[file].facts.flow.decorations[index]
         callee = self._decorator_node(file, index)
         value = self.compile(file, decoration.value)
         out = self.decorated_result(file, index)
         if value is None:
+            return
+        if decoration.line in self.entry_decorator_lines[file]:
+            # An entry point named by the configuration (a framework's compile decorator) means
+            # what the configuration says: it compiles the class or function and hands it back.
+            # Its body is not followed: one decorator shared by every model of a project would
+            # carry each model's constructor and call arguments to all the others (the analysis
+            # is context-insensitive), and the patches it makes (``cls.__call__ = ...``) would
+            # stand in front of the ``forward`` the entry already names.
+            self.edge(value, out)
             return
         key = ("implicit", file, decoration.scope)
         args = CallArgs([value])
@@ -132,9 +183,16 @@ class CallSemantics(ValueGraph):
                 if self.defines(obj, name):
                     self.member(("C", obj[1], obj[2]), name, obj, method, skip_to=None)
             self.watch(method, lambda objs: [self.call(site, o, args, out) for o in objs if o[0] in ("B", "F")])
+        elif kind in ("X", "H") and isinstance(site[0], int) and site[1] in self.host_calls[site[0]]:
+            if obj[1] and kind == "X":  # torch.arange(..., device="cpu"), x.cpu(): a host tensor
+                self.record(site, obj[1], "call")
         elif kind == "X" and obj[1]:
             self.record(site, obj[1], "call")
             self.external_call(site, obj[1], args, out)
+        elif kind == "X":  # what an unknown callable returns is unknown, not nothing
+            self.add(out, [EXTERNAL_VALUE])
+        elif kind == "H":  # a method of a host tensor that keeps it there
+            self.add(out, [HOST_TENSOR] if obj[1] else [EXTERNAL_VALUE])
         elif kind == "P":
             self.call_partial(site, obj, args, out)
 
@@ -239,7 +297,11 @@ class CallSemantics(ValueGraph):
             if node is None:
                 continue
             site, out = ("entry", file, index), self.node()
-            self.watch(node, lambda objs, site=site, out=out: [self.call(site, self.called_as_entry(o), CallArgs(), out) for o in objs])
+            # dynamo and capture call it with what the framework passes: values graphlint
+            # cannot see, so every parameter holds an unknown value (not nothing)
+            unknown = self.constant(EXTERNAL_VALUE)
+            given = CallArgs(star=[unknown], double_star=[unknown])
+            self.watch(node, lambda objs, site=site, out=out: [self.call(site, self.called_as_entry(o), given, out) for o in objs])
 
     def called_as_entry(self, obj: Obj) -> Obj:
         """A class stands for its instances, a method decorated in its class body for the method

@@ -115,6 +115,7 @@ class _Report:
     entry_scope_only: bool
     own_entry: int | None
     predicts: tuple[str, ...] = ()
+    host_receiver: bool = False
 
 
 _ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo, cst.Divide, cst.Power)
@@ -215,6 +216,7 @@ class _Extractor(EntryPoints, ScopeStack[_Scope]):
                     entry_scope_only=report.entry_scope_only,
                     own_entry=report.own_entry,
                     predicts=list(report.predicts),
+                    host_receiver=report.host_receiver,
                 )
             )
         self.facts.suppressions = suppressions(self.text)
@@ -397,6 +399,7 @@ class _Extractor(EntryPoints, ScopeStack[_Scope]):
         entry_scope_only: bool = False,
         own_entry: int | None = None,
         predicts: tuple[str, ...] = (),
+        host_receiver: bool = False,
     ) -> None:
         if type(node) not in ANCHOR_KINDS:
             raise TypeError(f"{rule.code} reports a {type(node).__name__}; report one of {list(ANCHOR_KINDS)}")
@@ -413,6 +416,7 @@ class _Extractor(EntryPoints, ScopeStack[_Scope]):
                 entry_scope_only=entry_scope_only,
                 own_entry=own_entry,
                 predicts=predicts,
+                host_receiver=host_receiver,
             )
         )
 
@@ -696,20 +700,25 @@ class _Extractor(EntryPoints, ScopeStack[_Scope]):
         ordinal = self.ordinals[id(node)][1]
         callee = self.qualify(node.func)
         targets = self._compile_targets(node, ordinal)
+        handed = any(arg.keyword is None for arg in node.args)
         if targets is not None:
             options = node.func if isinstance(node.func, cst.Call) else node
             self._add_entry(
                 node, self._compile_kind(options), traced=True, targets=targets, dynamic=flag_option(options, "dynamic"),
                 fullgraph=flag_option(options, "fullgraph"), via="call",
             )
-        elif node.args and callee in apis.MAKE_GRAPHED_CALLABLES:
+        # A call with keywords only hands over nothing: ``support_torch_compile(dynamic=...)``
+        # makes the decorator that is the entry point.
+        elif handed and callee in apis.MAKE_GRAPHED_CALLABLES:
             self._add_entry(node, "capture", traced=False, targets=[["arg", ordinal]], via="call")
-        elif node.args and callee in self.options.capture_entrypoints:
+        elif handed and callee in self.options.capture_entrypoints:
             self._add_entry(node, "capture", traced=False, targets=[["arg", ordinal]], via="config")
-        elif node.args and callee in self.options.compile_entrypoints:
+        elif handed and callee in self.options.compile_entrypoints:
             entry = self._add_entry(node, "compiled", traced=True, targets=[["arg", ordinal]], via="config")
             if callee in self.options.nesting_safe_entrypoints:
                 self.nesting_safe.add(entry)
+        if self.known_device(node) == apis.HOST_DEVICE:
+            self.facts.host_calls.append(ordinal)
         if self.eager:
             self.facts.eager_calls.append(ordinal)
         if self.block is not None:

@@ -73,6 +73,9 @@ class CallSite:
     line: int = 0
     text: str = ""  # the callee as written, for reports (``self.runnable``)
     named: bool = False  # a plain name or an attribute of ``self``: worth reporting when unresolved
+    # Arguments (positions, keyword names) that are the target the call's result is assigned to:
+    # ``self.model = Wrapper(self.model)`` hands the wrapper what ``self.model`` held before.
+    rebinds: list[int | str] = field(default_factory=list)
 
 
 @dataclass
@@ -80,6 +83,7 @@ class Decoration:
     scope: str
     decorator: Expr | None
     value: Expr  # the function or class (or the inner decorator's result) it wraps
+    line: int = 0  # the decorator's line: a configured entry point's decorator is known by it
 
 
 @dataclass
@@ -166,6 +170,9 @@ class Candidate:
     entry_scope_only: bool = False  # only where ``scope`` is itself an entry's target
     own_entry: int | None = None  # GL101: the entry this site creates does not count
     predicts: list[str] = field(default_factory=list)  # GB codes for this site, if narrower than the rule's
+    # Void when the value flow shows the receiver of this call (the anchor) holds only host
+    # tensors: ``.cpu()`` / ``.tolist()`` of one copies and waits for nothing.
+    host_receiver: bool = False
 
 
 @dataclass
@@ -175,6 +182,8 @@ class FileFacts:
     flow: FlowFacts = field(default_factory=FlowFacts)
     eager_calls: list[int] = field(default_factory=list)  # ordinals of calls under ``not is_compiling()``
     block_calls: dict[int, int] = field(default_factory=dict)  # call ordinal → capture block (entry index)
+    # Ordinals of calls whose result is a tensor on the host on purpose (``device="cpu"``, ``.cpu()``)
+    host_calls: list[int] = field(default_factory=list)
     entries: list[EntryFacts] = field(default_factory=list)
     candidates: list[Candidate] = field(default_factory=list)
     suppressions: dict[int, list[str]] = field(default_factory=dict)  # line → codes ([] = all)
@@ -194,6 +203,7 @@ class FileFacts:
             flow=FlowFacts.from_json(data["flow"]),
             eager_calls=data["eager_calls"],
             block_calls={int(k): v for k, v in data["block_calls"].items()},
+            host_calls=data["host_calls"],
             entries=[EntryFacts(**e) for e in data["entries"]],
             candidates=[Candidate(**{**c, "anchor": tuple(c["anchor"])}) for c in data["candidates"]],
             suppressions={int(k): v for k, v in data["suppressions"].items()},

@@ -94,6 +94,9 @@ class FlowExpressions(ScopeStack[FlowScope]):
             return base
         if isinstance(node, (ast.Starred, ast.Await)):
             return self._expr(node.value)
+        if isinstance(node, ast.BinOp) and _is_sequence_arithmetic(node):
+            # [a] + helper() + [b], [layer] * n: the list holds what each operand holds
+            return union([self._expr(operand) for operand in (node.left, node.right)])
         if isinstance(node, (ast.Yield, ast.YieldFrom)):
             if node.value is not None:
                 self._return(self._expr(node.value))
@@ -162,6 +165,26 @@ class FlowExpressions(ScopeStack[FlowScope]):
                     result = union([result, ["a", owner, name], *site.args[2:3]]) or result
         return result
 
+
+
+_SEQUENCE_DISPLAYS = (ast.List, ast.Tuple, ast.ListComp)
+
+
+def _is_sequence_arithmetic(node: ast.BinOp) -> bool:
+    """``+`` / ``*`` on a list or tuple written in place (somewhere in a chain of ``+``): a
+    concatenation or a repetition, not arithmetic on tensors (which carries no project value)."""
+    if isinstance(node.op, ast.Mult):
+        return isinstance(node.left, _SEQUENCE_DISPLAYS) or isinstance(node.right, _SEQUENCE_DISPLAYS)
+    if not isinstance(node.op, ast.Add):
+        return False
+    operands: list[ast.expr] = [node.left, node.right]
+    while operands:
+        operand = operands.pop()
+        if isinstance(operand, _SEQUENCE_DISPLAYS):
+            return True
+        if isinstance(operand, ast.BinOp) and isinstance(operand.op, ast.Add):
+            operands += [operand.left, operand.right]
+    return False
 
 
 def union(values: list[Expr | None]) -> Expr | None:

@@ -16,8 +16,12 @@ from typing import Union
 from graphlint.checks.facts import FileFacts
 
 Obj = tuple  # ("F"|"C"|"I", file, qualname), ("B", function, receiver), ("S", file, class, receiver),
-#             ("M", module), ("X", dotted), ("P", file, ordinal)
+#             ("M", module), ("X", dotted), ("P", file, ordinal), ("H", method)
 EXTERNAL_VALUE: Obj = ("X", "")  # what a call outside the project returns
+# A tensor made on the host on purpose (``facts.host_calls``: ``device="cpu"``, ``.cpu()``), and
+# ("H", method) its methods: followed so that ``.tolist()`` of one, passed or stored elsewhere,
+# is known to read host memory.
+HOST_TENSOR: Obj = ("H", "")
 MAX_DEPTH = 16
 # Bounds that keep the fixed point a matter of seconds on any tree (sglang's srt, transformers'
 # models/). A node holding more than VALUE_CAP values is *saturated*: it takes no more, and the
@@ -70,6 +74,8 @@ class CallGraph:
     # (file, entry index) → outside names it hands over (a library's function compiled as is)
     entry_outside: dict[tuple[int, int], list[str]] = field(default_factory=dict)
     stopped: int | None = None  # the steps after which the work budget stopped the solve
+    # (file, call ordinal) of ``x.m()`` calls whose receiver ``x`` holds host tensors only
+    host_receivers: set[tuple[int, int]] = field(default_factory=set)
     saturated: int = 0  # nodes that reached VALUE_CAP values and took no more
 
     def notice(self) -> str | None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterable
 
+from graphlint.checks import apis
 from graphlint.checks.call_semantics import CallSemantics
 from graphlint.checks.class_hierarchy import ClassHierarchy, absolute_name
 from graphlint.checks.facts import Expr
@@ -27,6 +28,7 @@ from graphlint.checks.presets import glob_pattern
 from graphlint.checks.value_graph import (
     MAX_DEPTH,
     EXTERNAL_VALUE,
+    HOST_TENSOR,
     CallGraph,
     FunctionKey,
     LinkedModule,
@@ -107,6 +109,10 @@ class _Solver(CallSemantics):
                 break
         self.graph.resolved = {
             key for key, node in self.callee_nodes.items() if self.values[node] and node not in self.saturated
+        }
+        self.graph.host_receivers = {
+            key for key, node in self.receivers.items()
+            if self.values[node] == {HOST_TENSOR} and node not in self.saturated
         }
         self.graph.stopped = self.steps if self.stopped else None
         self.graph.saturated = len(self.saturated)
@@ -254,6 +260,8 @@ class _Solver(CallSemantics):
         elif kind == "S":
             receiver = obj[3]
             self.member(("C", receiver[1], receiver[2]), name, receiver, node, skip_to=("C", obj[1], obj[2]))
+        elif kind == "H":
+            self.add(node, [("H", name)] if not obj[1] and name in apis.DEVICE_PRESERVING_METHODS else [EXTERNAL_VALUE])
         elif kind == "X" and obj[1] and obj[1].count(".") < MAX_DEPTH:
             self.add(node, [("X", f"{obj[1]}.{name}")])
         elif kind == "X":  # past the depth too: an attribute of an outside value is outside

@@ -3,6 +3,7 @@ presets turn on by themselves, and the false alarms found on the real trees stay
 
 from __future__ import annotations
 
+import json
 import textwrap
 from contextlib import chdir
 from pathlib import Path
@@ -366,3 +367,227 @@ def test_a_malformed_knowledge_key_is_a_usage_error(tmp_path: Path) -> None:
     (tmp_path / "app.py").write_text("x = 1\n")
     with chdir(tmp_path):
         assert run_cli("check", "--no-cache", ".")[0] == 2
+
+
+# vLLM's shape: a class decorator that compiles the model's forward, patches the class's
+# ``__init__`` / ``__call__`` with functions that forward ``*args, **kwargs`` to the originals
+# (one pair shared by every decorated model), and models whose layers come from a helper with a
+# lambda, a layer type given as a parameter default or by a subclass.
+PATCHING_DECORATOR = """
+    def support_torch_compile(cls=None, *, dynamic_arg_dims=None):
+        def decorate(cls):
+            return _patch(cls)
+
+        if cls is not None:
+            return decorate(cls)
+        return decorate
+
+
+    def _patch(cls):
+        old_init = cls.__init__
+
+        def __init__(self, *args, vllm_config=None, prefix="", **kwargs):
+            old_init(self, *args, vllm_config=vllm_config, prefix=prefix, **kwargs)
+            self.compiled = False
+
+        def __call__(self, *args, **kwargs):
+            return self.forward(*args, **kwargs)
+
+        cls.__init__ = __init__
+        cls.__call__ = __call__
+        return cls
+"""
+LAYER_HELPERS = """
+    import torch
+
+
+    class MissingLayer(torch.nn.Identity):
+        pass
+
+
+    def make_layers(num_layers, layer_fn, prefix):
+        start, end = 0, num_layers
+        return start, end, torch.nn.ModuleList(
+            [MissingLayer() for _ in range(start)]
+            + [layer_fn(prefix=f"{prefix}.{i}") for i in range(start, end)]
+            + [MissingLayer() for _ in range(end, num_layers)]
+        )
+"""
+DECODER_MODELS = """
+    from itertools import islice
+
+    from torch import nn
+    from vllm.compilation.decorators import support_torch_compile
+    from vllm.model_executor.models.utils import make_layers
+
+
+    class LlamaDecoderLayer(nn.Module):
+        def __init__(self, vllm_config, prefix=""):
+            super().__init__()
+
+        def forward(self, positions, hidden_states):
+            return hidden_states * 2
+
+
+    @support_torch_compile(dynamic_arg_dims={"input_ids": 0})
+    class LlamaModel(nn.Module):
+        def __init__(self, *, vllm_config, prefix="", layer_type=LlamaDecoderLayer):
+            super().__init__()
+            self.start_layer, self.end_layer, self.layers = make_layers(
+                4, lambda prefix: layer_type(vllm_config=vllm_config, prefix=prefix), prefix=f"{prefix}.layers"
+            )
+
+        def forward(self, input_ids, positions):
+            hidden_states = input_ids
+            for layer in islice(self.layers, self.start_layer, self.end_layer):
+                hidden_states = layer(positions, hidden_states)
+            return hidden_states
+
+
+    class QwenDecoderLayer(LlamaDecoderLayer):
+        def forward(self, positions, hidden_states):
+            return hidden_states + 1
+
+
+    @support_torch_compile
+    class QwenModel(nn.Module):
+        def __init__(self, *, vllm_config, prefix=""):
+            super().__init__()
+            self.layers = nn.ModuleList([QwenDecoderLayer(vllm_config) for _ in range(2)])
+
+        def forward(self, input_ids, positions):
+            for layer in self.layers:
+                input_ids = layer(positions, input_ids)
+            return input_ids
+
+
+    class LlamaForCausalLM(nn.Module):
+        def __init__(self, *, vllm_config, prefix=""):
+            super().__init__()
+            self.model = LlamaModel(vllm_config=vllm_config, prefix=prefix)
+
+        def forward(self, input_ids, positions):
+            return self.model(input_ids, positions)
+"""
+
+
+def test_a_compile_decorator_named_by_a_preset_compiles_each_model_with_its_own_layers(tmp_path: Path) -> None:
+    """The decorator's body is not followed (the preset says what it does): followed, its shared
+    ``__init__`` carried every model's constructor arguments to every other model, and its
+    ``__call__`` stood in front of ``forward``. A decorator call with keywords only
+    (``support_torch_compile(dynamic_arg_dims=...)``) makes the decorator; it is no entry of its own."""
+    files = {
+        "vllm/__init__.py": "",
+        "vllm/compilation/__init__.py": "",
+        "vllm/compilation/decorators.py": PATCHING_DECORATOR,
+        "vllm/model_executor/__init__.py": "",
+        "vllm/model_executor/models/__init__.py": "",
+        "vllm/model_executor/models/utils.py": LAYER_HELPERS,
+        "vllm/model_executor/models/llama.py": DECODER_MODELS,
+    }
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    with chdir(tmp_path):
+        status, out = run_cli("regions", "--format", "json", "--no-cache", "vllm")
+    assert status == 0, out
+    entries = {(e["path"], e["line"]): e["functions"] for e in json.loads(out)["entries"]}
+    models = "vllm.model_executor.models.llama"
+    assert entries == {
+        ("vllm/model_executor/models/llama.py", 17): [f"{models}.LlamaDecoderLayer.forward", f"{models}.LlamaModel.forward"],
+        ("vllm/model_executor/models/llama.py", 37): [f"{models}.QwenDecoderLayer.forward", f"{models}.QwenModel.forward"],
+    }
+
+
+ASCEND_WRAPPER = """
+    import torch
+
+
+    class ACLGraphWrapper:
+        def __init__(self, runnable, vllm_config, runtime_mode=None):
+            self.runnable = runnable
+            self.graph = None
+            self.output = None
+
+        def __call__(self, *args, **kwargs):
+            if self.graph is None:
+                self.graph = torch.npu.NPUGraph()
+                with torch.npu.graph(self.graph):
+                    self.output = self.runnable(*args, **kwargs)
+                return self.output
+            torch.npu.current_stream().synchronize()  # before replay, outside the capture
+            self.graph.replay()
+            return self.output
+"""
+ASCEND_ATTENTION = """
+    import torch
+
+
+    def seq_lengths(cu_seqlens):
+        return cu_seqlens.detach().cpu().view(-1).tolist()
+
+
+    def device_lengths(lengths):
+        return lengths.tolist()
+
+
+    class Attention(torch.nn.Module):
+        def _cu_seqlens(self, bsz, q_len):
+            # made on the host on purpose: the capture path must not sync to read it
+            return torch.arange(0, (bsz + 1) * q_len, step=q_len, dtype=torch.int32, device="cpu")
+
+        def forward(self, q):
+            host = seq_lengths(self._cu_seqlens(q.shape[0], q.shape[1]))
+            on_device = device_lengths(q.sum(-1))
+            return q * len(host) * len(on_device)
+"""
+ASCEND_RUNNER = """
+    import torch
+    from vllm_ascend.compilation.acl_graph import ACLGraphWrapper
+    from vllm_ascend.ops.attention import Attention
+
+
+    class ToyModel(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attn = Attention()
+
+        def forward(self, x):
+            return self.attn(x)
+
+
+    class NPUModelRunner:
+        def __init__(self, vllm_config, full_graph):
+            self.vllm_config = vllm_config
+            self.full_graph = full_graph
+
+        def load_model(self):
+            self.model = ToyModel()
+            if self.full_graph:
+                self.model = ACLGraphWrapper(self.model, self.vllm_config)
+
+        def execute(self, x):
+            return self.model(x)
+"""
+
+
+def test_vllm_ascend_wrapper_and_host_lengths_give_only_the_true_sync(tmp_path: Path) -> None:
+    """vllm-ascend's two false-error classes: ``self.model = ACLGraphWrapper(self.model)`` hands
+    the wrapper the model held before (never the wrapper, whose own ``synchronize()`` before
+    replay then looked captured), and ``.cpu()`` / ``.tolist()`` of a tensor another method made
+    with ``device="cpu"``. The ``.tolist()`` of a device tensor stays an error."""
+    files = {
+        "vllm_ascend/__init__.py": "",
+        "vllm_ascend/compilation/__init__.py": "",
+        "vllm_ascend/compilation/acl_graph.py": ASCEND_WRAPPER,
+        "vllm_ascend/ops/__init__.py": "",
+        "vllm_ascend/ops/attention.py": ASCEND_ATTENTION,
+        "vllm_ascend/worker/__init__.py": "",
+        "vllm_ascend/worker/model_runner.py": ASCEND_RUNNER,
+    }
+    _, report = _project(tmp_path, files, pyproject='[tool.graphlint]\npresets = ["vllm", "vllm_ascend"]\n')
+    assert [(f["path"], f["code"], f["line"], f["severity"]) for f in report["findings"]] == [
+        ("vllm_ascend/ops/attention.py", "GL202", 10, "error"),
+    ]
+    assert report["findings"][0]["region"]["chain"] == ["ToyModel.forward", "Attention.forward", "device_lengths"]

@@ -217,10 +217,26 @@ def test_a_layer_factory_with_a_lambda_reaches_every_layer(tmp_path: Path) -> No
             "model = Net()\nfast = torch.compile(lambda x: model(x) + 1)\n",
             ["app.<lambda1>", "app.Net.forward"],
         ),
+        (  # lists joined with + (padding layers around a helper's list) and repeated with *
+            "class Pad(nn.Module):\n    def forward(self, x):\n        return x\n\n"
+            "def wrap_all(layers):\n    return list(layers)\n\n"
+            "class Model(nn.Module):\n    def __init__(self, n):\n        super().__init__()\n"
+            "        self.layers = nn.ModuleList([Pad() for _ in range(1)] + wrap_all(Net() for _ in range(n)) + [Pad()] * 2)\n\n"
+            "    def forward(self, x):\n        for layer in self.layers:\n            x = layer(x)\n        return x\n\n"
+            "fast = torch.compile(Model(2))\n",
+            ["app.Model.forward", "app.Net.forward", "app.Pad.forward"],
+        ),
+        (  # itertools.islice over a ModuleList, enumerated
+            "from itertools import islice\n\nclass Model(nn.Module):\n    def __init__(self, n):\n        super().__init__()\n"
+            "        self.layers = nn.ModuleList([Net() for _ in range(n)])\n\n"
+            "    def forward(self, x):\n        for i, layer in enumerate(islice(self.layers, 0, 2)):\n            x = layer(x)\n"
+            "        return x\n\nfast = torch.compile(Model(2))\n",
+            ["app.Model.forward", "app.Net.forward"],
+        ),
     ],
     ids=[
         "argument", "closure", "partial", "decorator-wrapper", "kwargs", "modulelist-append", "classmethod",
-        "super-mro", "generator-dict", "lambda",
+        "super-mro", "generator-dict", "lambda", "list-concatenation", "islice",
     ],
 )
 def test_a_value_flow_form_reaches_the_model(tmp_path: Path, code: str, functions: list[str]) -> None:

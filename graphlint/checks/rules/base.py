@@ -95,6 +95,7 @@ class SiteContext(Protocol):
         entry_scope_only: bool = False,
         own_entry: int | None = None,
         predicts: tuple[str, ...] = (),
+        host_receiver: bool = False,
     ) -> None:
         """Record a candidate at ``node`` (a Call, Subscript, BinaryOperation, Decorator,
         FormattedStringExpression or WithItem: see ``positions.ANCHOR_KINDS``). ``fix``: the rule's fix
@@ -102,7 +103,8 @@ class SiteContext(Protocol):
         ``entry_scope_only``: only where the enclosing function is itself an entry's target
         (int parameters are dynamic only there); ``own_entry``: the entry point this site
         creates, whose own region does not count (nested compile); ``predicts``: the GB codes
-        dynamo gives this very site, where they are narrower than the rule's own."""
+        dynamo gives this very site, where they are narrower than the rule's own; ``host_receiver``:
+        a call ``x.m()`` that is void when the value flow shows ``x`` holds only host tensors."""
 
 
 class Rule:

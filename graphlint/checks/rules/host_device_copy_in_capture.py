@@ -70,7 +70,9 @@ class HostDeviceCopyInCapture(CaptureRule):
             if on_host and method in ("cpu", "numpy"):
                 return  # already on the host: nothing is copied
             if not _is_module_path(func, ctx):  # type: ignore[arg-type]
-                ctx.report(self, node)
+                # .cpu() of a tensor the value flow shows was made on the host (in another
+                # function, passed or stored here) copies nothing either
+                ctx.report(self, node, host_receiver=method in ("cpu", "numpy"))
 
     def apply_fix(self, node: cst.CSTNode) -> cst.CSTNode:
         assert isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)

@@ -63,7 +63,10 @@ class SyncInCapture(CaptureRule):
             if func.attr.value in apis.READBACK_METHODS and ctx.known_device(func.value) == apis.HOST_DEVICE:
                 return  # a host tensor's values are read without waiting for the device
             if name is None or not name.startswith(("torch.", "torch_npu.")) or func.attr.value == "synchronize":
-                ctx.report(self, node, f".{func.attr.value}() inside graph capture: device sync or data-dependent shape")
+                ctx.report(
+                    self, node, f".{func.attr.value}() inside graph capture: device sync or data-dependent shape",
+                    host_receiver=func.attr.value in apis.READBACK_METHODS,
+                )
 
     def visit_Subscript(self, node: cst.Subscript, ctx: SiteContext) -> None:
         stored = ctx.assigned_value(node)
