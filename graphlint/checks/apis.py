@@ -123,16 +123,6 @@ HOST_DEVICE = "cpu"
 # back (``.tolist()``) or ``.cpu()`` of one syncs and copies nothing.
 HOST_NAME_SUFFIXES = ("_cpu",)
 
-# Annotations of values that hold no object of the project (the value flow lets only outside
-# values through a parameter annotated so; a project class named in an annotation lets its
-# instances and its subclasses' through).
-VALUE_ANNOTATIONS = frozenset(
-    {
-        "builtins.bool", "builtins.int", "builtins.float", "builtins.str", "builtins.bytes", "builtins.complex",
-        "torch.Tensor", "torch.dtype", "torch.device", "torch.Size",
-    }
-)
-
 # Tensor methods whose result stays on the tensor's device (the value flow follows a host
 # tensor through them: ``cu_seqlens_cpu.view(-1).tolist()`` reads host memory).
 DEVICE_PRESERVING_METHODS = frozenset(

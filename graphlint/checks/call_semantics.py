@@ -45,7 +45,6 @@ class CallSemantics(ValueGraph):
     site_args: dict[tuple[int, int], CallArgs]
     called: set[tuple[Any, Obj]]
     callee_nodes: dict[tuple[int, int], int]
-    gates: dict[tuple[int, str], int]
     compile: Callable[..., int | None]
     member: Callable[[Obj, str, Obj, int, Obj | None], None]
 
@@ -267,60 +266,20 @@ class CallSemantics(ValueGraph):
         for index, node in enumerate(args.positional):
             name = positional[index] if index < len(positional) else varargs
             if node is not None and name is not None:
-                self.edge(node, self.parameter(file, qualname, name))
+                self.edge(node, self.variable(file, f"{qualname}.{name}"))
         rest = positional[len(args.positional) :] + ([varargs] if varargs else [])
         for node in args.star:
             for name in rest:
-                self.edge(node, self.parameter(file, qualname, name))
+                self.edge(node, self.variable(file, f"{qualname}.{name}"))
         by_keyword = {name for name, kind in params if kind in ("p", "k")}
         for name, node in args.keywords:
             target = name if name in by_keyword else varkw
             if node is not None and target is not None:
-                self.edge(node, self.parameter(file, qualname, target))
+                self.edge(node, self.variable(file, f"{qualname}.{target}"))
         unfilled = [name for name, kind in params if kind == "k" or (kind == "p" and name in rest)]
         for node in args.double_star:
             for name in [*unfilled, *([varkw] if varkw else [])]:
-                self.edge(node, self.parameter(file, qualname, name))
-
-    def parameter(self, file: int, qualname: str, name: str) -> int:
-        """The node a call's argument for parameter ``name`` flows into: the parameter itself, or,
-        when its annotation names classes graphlint knows, a gate that lets through only what
-        can be one (``vllm_config: VllmConfig``, ``log_stats: bool``, ``x: torch.Tensor``): an
-        argument spread with ``*args`` from a tuple of mixed values reaches every parameter."""
-        key = (file, f"{qualname}.{name}")
-        gate = self.gates.get(key)
-        if gate is None:
-            target = self.variable(*key)
-            allowed = self.annotated_classes(file, key[1])
-            if allowed is None:
-                gate = target
-            else:
-                gate = self.node()
-                self.watch(gate, lambda objs: self.add(target, [o for o in objs if self.fits(o, allowed)]))
-            self.gates[key] = gate
-        return gate
-
-    def annotated_classes(self, file: int, variable: str) -> set[Obj] | None:
-        """The classes a parameter's annotation names, when each of them is a project class or a
-        value type of ``apis.VALUE_ANNOTATIONS``; None when it has none or names anything else
-        (a protocol, ``Callable``, a type alias: no filter)."""
-        named = [v[1] for v in self.classes.assigned[file].get(variable, ()) if v[0] == "n"]
-        if not named:
-            return None
-        allowed: set[Obj] = set()
-        for expr in named:
-            found = self.classes.static(file, expr)
-            if not found or not all(o[0] == "C" or (o[0] == "X" and o[1] in apis.VALUE_ANNOTATIONS) for o in found):
-                return None
-            allowed.update(found)
-        return allowed
-
-    def fits(self, obj: Obj, allowed: set[Obj]) -> bool:
-        if obj[0] in ("X", "H"):  # outside values and host tensors: what the annotation may mean
-            return True
-        if obj[0] == "I":
-            return any(k in allowed for k in self.classes.mro(("C", obj[1], obj[2])))
-        return False
+                self.edge(node, self.variable(file, f"{qualname}.{name}"))
 
     # ---- entry points -----------------------------------------------------------------------
     def entry(self, file: int, index: int, targets: list[Expr]) -> None:

@@ -74,7 +74,6 @@ class _Solver(CallSemantics):
         self.site_args = {}
         self.called = set()
         self.callee_nodes = {}
-        self.gates: dict[tuple[int, str], int] = {}  # (file, parameter) → the node arguments enter by
         self.graph = CallGraph({}, set(), {}, {})
 
     # ---- the run ----------------------------------------------------------------------------

@@ -241,19 +241,10 @@ def test_a_layer_factory_with_a_lambda_reaches_every_layer(tmp_path: Path) -> No
             "eager = Read()\nfast = torch.compile(Add())\n",
             ["app.Add.forward_native", "app.Op.forward"],
         ),
-        (  # *args from a tuple of mixed values: an annotated parameter takes only what fits it
-            "class Config:\n    def scale(self, x):\n        return x\n\n"
-            "class Head(nn.Module):\n    def scale(self, x):\n        return x.item()\n\n"
-            "class Runner:\n    def __init__(self, config: Config, flag: bool, head):\n"
-            "        self.config = config\n        self.head = head\n\n"
-            "    def run(self, x):\n        return self.config.scale(x)\n\n"
-            "parts = (Config(), True, Head())\nfast = torch.compile(Runner(*parts).run)\n",
-            ["app.Config.scale", "app.Runner.run"],
-        ),
     ],
     ids=[
         "argument", "closure", "partial", "decorator-wrapper", "kwargs", "modulelist-append", "classmethod",
-        "super-mro", "generator-dict", "lambda", "list-concatenation", "islice", "dispatch-table", "annotated-parameter",
+        "super-mro", "generator-dict", "lambda", "list-concatenation", "islice", "dispatch-table",
     ],
 )
 def test_a_value_flow_form_reaches_the_model(tmp_path: Path, code: str, functions: list[str]) -> None:
