@@ -301,17 +301,7 @@ class CallSemantics(ValueGraph):
             # cannot see, so every parameter holds an unknown value (not nothing)
             unknown = self.constant(EXTERNAL_VALUE)
             given = CallArgs(star=[unknown], double_star=[unknown])
-            self.watch(node, lambda objs, site=site, out=out: [
-                self.call(site, entered, given, out) for o in objs for entered in self.entered_as(o)
-            ])
-
-    def entered_as(self, obj: Obj) -> list[Obj]:
-        """What an entry handed ``obj`` runs: a class's instances, its subclasses' too (a
-        compiled class stays compiled in a subclass: it inherits what the decorator made of
-        it, ``__call__`` or a wrapper base), each with its own ``forward``."""
-        if obj[0] == "C":
-            return [instance_of(c) for c in (obj, *self.classes.subclasses.get(obj, ()))]
-        return [self.called_as_entry(obj)]
+            self.watch(node, lambda objs, site=site, out=out: [self.call(site, self.called_as_entry(o), given, out) for o in objs])
 
     def called_as_entry(self, obj: Obj) -> Obj:
         """A class stands for its instances, a method decorated in its class body for the method

@@ -40,21 +40,14 @@ class ClassHierarchy:
         self._mro: dict[Obj, list[Obj]] = {}
 
     @cached_property
-    def subclasses(self) -> dict[Obj, list[Obj]]:
-        """The project's classes that derive from each class (directly or not)."""
-        found: dict[Obj, list[Obj]] = {}
+    def derived(self) -> set[Obj]:
+        """The project's classes that another class of the project derives from."""
+        bases: set[Obj] = set()
         for file, linked in enumerate(self.files):
             for qualname, definition in linked.facts.flow.defs.items():
                 if definition.kind == "class":
-                    cls = ("C", file, qualname)
-                    for base in self.mro(cls)[1:]:
-                        found.setdefault(base, []).append(cls)
-        return found
-
-    @cached_property
-    def derived(self) -> set[Obj]:
-        """The project's classes that another class of the project derives from."""
-        return set(self.subclasses)
+                    bases.update(self.mro(("C", file, qualname))[1:])
+        return bases
 
     def mro(self, cls: Obj) -> list[Obj]:
         """C3 linearisation over the bases graphlint can name (project classes and outside names)."""

@@ -276,30 +276,19 @@ class _Solver(CallSemantics):
         for klass in order:
             if klass[0] == "C" and f"{klass[2]}.{name}" in self.declared[klass[1]]:
                 source = self.variable(klass[1], f"{klass[2]}.{name}")
-                self.watch(source, lambda objs, klass=klass: self.bind_member(objs, receiver, out, klass))
+                self.watch(source, lambda objs: self.bind_member(objs, receiver, out))
                 return
         for klass in order:
             if klass[0] == "X" and klass[1] != "builtins.object":
                 self.add(out, [("X", f"{klass[1]}.{name}")])
                 return
 
-    def bound_to_a_sibling(self, bound: Obj, receiver: Obj, owner: Obj | None) -> bool:
-        """``self._forward = self.forward_cuda`` in a base class: the attribute, one per class
-        (the analysis is not instance-sensitive), holds a method bound to every instance of every
-        subclass; read through one instance, the others' are not its own (dispatch tables)."""
-        return (
-            owner is not None and receiver[0] == "I" and bound[0] == "I" and bound != receiver
-            and owner in self.classes.mro(("C", bound[1], bound[2]))
-        )
-
-    def bind_member(self, objs: Iterable[Obj], receiver: Obj, out: int, owner: Obj | None = None) -> None:
+    def bind_member(self, objs: Iterable[Obj], receiver: Obj, out: int) -> None:
         """Functions read through an instance become bound methods; a property gives what its
-        getter returns. ``owner``: the class whose attribute is read."""
+        getter returns."""
         plain = []
         for obj in objs:
             method = self.files[obj[1]].facts.flow.defs[obj[2]].method if obj[0] == "F" else None
-            if obj[0] == "B" and self.bound_to_a_sibling(obj[2], receiver, owner):
-                continue
             if method == "instance" and receiver[0] == "I":
                 plain.append(("B", obj, receiver))
             elif method == "class":

@@ -461,17 +461,6 @@ DECODER_MODELS = """
             return input_ids
 
 
-    class Qwen3DecoderLayer(QwenDecoderLayer):
-        def forward(self, positions, hidden_states):
-            return hidden_states - 1
-
-
-    class Qwen3Model(QwenModel):  # compiled as its base is: it inherits what the decorator made
-        def __init__(self, *, vllm_config, prefix=""):
-            super().__init__(vllm_config=vllm_config, prefix=prefix)
-            self.layers = nn.ModuleList([Qwen3DecoderLayer(vllm_config)])
-
-
     class LlamaForCausalLM(nn.Module):
         def __init__(self, *, vllm_config, prefix=""):
             super().__init__()
@@ -485,9 +474,8 @@ DECODER_MODELS = """
 def test_a_compile_decorator_named_by_a_preset_compiles_each_model_with_its_own_layers(tmp_path: Path) -> None:
     """The decorator's body is not followed (the preset says what it does): followed, its shared
     ``__init__`` carried every model's constructor arguments to every other model, and its
-    ``__call__`` stood in front of ``forward``. A subclass of a compiled model is compiled too. A
-    decorator call with keywords only (``support_torch_compile(dynamic_arg_dims=...)``) makes the
-    decorator; it is no entry of its own."""
+    ``__call__`` stood in front of ``forward``. A decorator call with keywords only
+    (``support_torch_compile(dynamic_arg_dims=...)``) makes the decorator; it is no entry of its own."""
     files = {
         "vllm/__init__.py": "",
         "vllm/compilation/__init__.py": "",
@@ -508,9 +496,7 @@ def test_a_compile_decorator_named_by_a_preset_compiles_each_model_with_its_own_
     models = "vllm.model_executor.models.llama"
     assert entries == {
         ("vllm/model_executor/models/llama.py", 17): [f"{models}.LlamaDecoderLayer.forward", f"{models}.LlamaModel.forward"],
-        ("vllm/model_executor/models/llama.py", 37): [
-            f"{models}.Qwen3DecoderLayer.forward", f"{models}.QwenDecoderLayer.forward", f"{models}.QwenModel.forward",
-        ],
+        ("vllm/model_executor/models/llama.py", 37): [f"{models}.QwenDecoderLayer.forward", f"{models}.QwenModel.forward"],
     }
 
 

@@ -233,18 +233,10 @@ def test_a_layer_factory_with_a_lambda_reaches_every_layer(tmp_path: Path) -> No
             "        return x\n\nfast = torch.compile(Model(2))\n",
             ["app.Model.forward", "app.Net.forward"],
         ),
-        (  # a dispatch table in a base class: each instance runs its own method, not its siblings'
-            "class Op(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-            "        self._forward = self.forward_native\n\n    def forward(self, x):\n        return self._forward(x)\n\n"
-            "class Add(Op):\n    def forward_native(self, x):\n        return x + 1\n\n"
-            "class Read(Op):\n    def forward_native(self, x):\n        return x.item()\n\n"
-            "eager = Read()\nfast = torch.compile(Add())\n",
-            ["app.Add.forward_native", "app.Op.forward"],
-        ),
     ],
     ids=[
         "argument", "closure", "partial", "decorator-wrapper", "kwargs", "modulelist-append", "classmethod",
-        "super-mro", "generator-dict", "lambda", "list-concatenation", "islice", "dispatch-table",
+        "super-mro", "generator-dict", "lambda", "list-concatenation", "islice",
     ],
 )
 def test_a_value_flow_form_reaches_the_model(tmp_path: Path, code: str, functions: list[str]) -> None:
