@@ -15,7 +15,8 @@ class HostDeviceCopyInCapture(CaptureRule):
     A host-made factory moved with `.to(device)` (`torch.arange(n).to(x.device)`) is both this
     copy and a GL203 host tensor; the fix here settles both. Moves that copy nothing are not
     flagged: `torch.tensor(data, device="cpu")` (host-side work on purpose), `.cpu()` / `.numpy()`
-    of a tensor made on the host, `.to(d)` of a tensor made on or moved to that same `d`
+    of a tensor made on the host (here, or in another function whose value reaches here only
+    through arguments, returns or attributes), `.to(d)` of a tensor made on or moved to that same `d`
     (`t = torch.zeros(n, device=x.device)` … `t.to(x.device)`). A host tensor moved to the
     device (`torch.zeros(n, device="cpu", pin_memory=True).to(device)`) still is a copy.
 

@@ -27,7 +27,9 @@ class SyncInCapture(CaptureRule):
     ```
 
     `.item()` / `.tolist()` of a tensor known to be on the host (made with `device="cpu"`, or
-    named `*_cpu` as serving code names its host copies) waits for nothing and is not flagged.
+    named `*_cpu` as serving code names its host copies; also when it was made so in another
+    function and reached here only through arguments, returns or attributes, as the value flow
+    shows) waits for nothing and is not flagged.
     Assigning a scalar through a mask (`x[mask] = -1`, `x[x > 0] = float("-inf")`, an `int`
     parameter) is
     `masked_fill`: no sync, and the shape stays static, so it is not flagged; reading through a
