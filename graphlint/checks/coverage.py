@@ -99,7 +99,9 @@ def summarize(project: Project, regions: Regions) -> Coverage:
             unresolved.update((u["path"], u["line"], u["call"]) for u in report.unresolved)
     coverage.functions = {kind: len(names) for kind, names in functions.items()}
     coverage.capture_unresolved = len(unresolved)
-    coverage.notice = project.graph.notice()
+    # With no entry point there is no region to be incomplete, and asking would solve the whole
+    # value flow for nothing (the standard library: 3 M steps, most of a cold run).
+    coverage.notice = project.graph.notice() if reports else None
     return coverage
 
 

@@ -78,3 +78,17 @@ def test_saturated_value_set_leaves_its_calls_unresolved(tmp_path: Path, monkeyp
     assert "value set(s) past 0 values" in document["notice"]
     for entry in document["entries"]:
         assert "serve.Block.forward" not in entry["functions"]
+
+
+def test_a_project_without_entry_points_is_not_solved_and_gives_no_notice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # No compile or capture entry: no region can be incomplete, and the value flow (3 M steps on
+    # the standard library) is not solved just to say so.
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "serve.py").write_text(textwrap.dedent(WRAPPER).replace("with torch.npu.graph(self.graph):", "if True:"))
+    monkeypatch.setattr(value_graph, "WORK_BUDGET", 3)
+    solved = []
+    monkeypatch.setattr(value_graph.CallGraph, "notice", lambda self: solved.append(self) or "cut short")
+    with chdir(tmp_path):
+        status, out = run_cli("check", "--no-cache", "--format", "json")
+    summary = json.loads(out)["summary"]
+    assert status == 0 and "notice" not in summary and solved == []
