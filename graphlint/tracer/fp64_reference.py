@@ -16,7 +16,7 @@ import dataclasses
 from typing import Any
 
 from graphlint.tracer.calls import call_each_input
-from graphlint.tracer.stages.base import StageContext
+from graphlint.tracer.stages.base import StageContext, TraceTarget
 
 _NOT_COMPUTED = object()
 
@@ -38,13 +38,14 @@ def _run_in_fp64(ctx: StageContext) -> list[Any] | None:
         return None
     for dtype in (torch.float64, torch.float32):
         try:
-            return _run_in(ctx, dtype)
+            return _run_in(ctx.pristine, ctx.options.train, dtype)
         except Exception:  # noqa: BLE001 - a kernel without this dtype: the next, else none
             continue
     return None
 
 
-def _run_in(ctx: StageContext, dtype: Any) -> list[Any]:
+def _run_in(pristine: TraceTarget, train: bool, dtype: Any) -> list[Any]:
+    """A copy of the target as built, its weights and floating inputs in ``dtype``, called eagerly."""
     import torch
 
     from graphlint.tracer.first_call import copy_of
@@ -54,12 +55,11 @@ def _run_in(ctx: StageContext, dtype: Any) -> list[Any]:
             return value.detach().to(dtype).requires_grad_(value.requires_grad)
         return value
 
-    assert ctx.pristine is not None
-    target = copy_of(ctx.pristine)
+    target = copy_of(pristine)
     getattr(target.fn, "__self__", target.fn).to(dtype)
     target = dataclasses.replace(
         target,
         inputs=[torch.utils._pytree.tree_map(cast, args) for args in target.inputs],
         kwargs=[torch.utils._pytree.tree_map(cast, kwargs) for kwargs in target.kwargs],
     )
-    return call_each_input(target.fn, target, ctx.options.train)
+    return call_each_input(target.fn, target, train)
