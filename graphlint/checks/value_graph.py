@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Union
+from typing import Any, Union
 
 from graphlint.checks.facts import FileFacts
 
@@ -167,26 +167,21 @@ class ValueGraph:
             self.add(node, (obj,))
         return node
 
-    def variable(self, file: int, key: str) -> int:
-        node = self.variables.get((file, key))
+    def _node_in(self, table: dict[Any, int], key: Any) -> int:
+        """The node ``table`` keeps for ``key``, made on first use."""
+        node = table.get(key)
         if node is None:
-            node = self.variables[file, key] = self.node()
+            node = table[key] = self.node()
         return node
+
+    def variable(self, file: int, key: str) -> int:
+        return self._node_in(self.variables, (file, key))
 
     def result(self, file: int, ordinal: int) -> int:
-        node = self.results.get((file, ordinal))
-        if node is None:
-            node = self.results[file, ordinal] = self.node()
-        return node
+        return self._node_in(self.results, (file, ordinal))
 
     def iteration_result(self, file: int, index: int) -> int:
-        node = self.iterated.get((file, index))
-        if node is None:
-            node = self.iterated[file, index] = self.node()
-        return node
+        return self._node_in(self.iterated, (file, index))
 
     def decorated_result(self, file: int, index: int) -> int:
-        node = self.decorated.get((file, index))
-        if node is None:
-            node = self.decorated[file, index] = self.node()
-        return node
+        return self._node_in(self.decorated, (file, index))
