@@ -108,9 +108,13 @@ class TorchNpuSource:
         torchair = self.torchair_dir()
         if self.kind == "wheel" and not (torchair.parent / _BYTECODE_MARK).exists():
             import compileall
+            import warnings
 
-            # quiet=2: a module this Python cannot compile is left to fail at import, as it would
-            compileall.compile_dir(torchair, quiet=2, workers=1)
+            # quiet=2: a module this Python cannot compile is left to fail at import, as it would;
+            # its warnings (invalid escapes) are torchair's, which an import would not show either
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                compileall.compile_dir(torchair, quiet=2, workers=1)
             (torchair.parent / _BYTECODE_MARK).touch()
         return torchair
 
