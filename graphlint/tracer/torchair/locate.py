@@ -106,7 +106,9 @@ class TorchNpuSource:
         about 1.7 CPU-s. An installed torch_npu has its own bytecode; a folder the user gave is
         not graphlint's to write into."""
         torchair = self.torchair_dir()
-        if self.kind == "wheel" and not (torchair.parent / _BYTECODE_MARK).exists():
+        mark = torchair.parent / _BYTECODE_MARK
+        # a cache graphlint may not write to (shared, read-only) is imported from source, as before
+        if self.kind == "wheel" and not mark.exists() and os.access(torchair, os.W_OK):
             import compileall
             import warnings
 
@@ -114,8 +116,9 @@ class TorchNpuSource:
             # its warnings (invalid escapes) are torchair's, which an import would not show either
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                compileall.compile_dir(torchair, quiet=2, workers=1)
-            (torchair.parent / _BYTECODE_MARK).touch()
+                compiled = compileall.compile_dir(torchair, quiet=2, workers=1)
+            if compiled:  # else a module failed to compile or be written: the next run tries again
+                mark.touch()
         return torchair
 
     def native_modules(self) -> set[str]:
