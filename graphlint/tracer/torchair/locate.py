@@ -103,7 +103,7 @@ class TorchNpuSource:
         """``torchair_dir()``; for a wheel, unpacked in graphlint's cache, its modules are compiled
         to bytecode beside their sources first (once per wheel and Python). The worker writes no
         bytecode, and compiling torchair's thousand modules from source cost each offline run
-        about 1.7 CPU-s. An installed torch_npu has its own bytecode; a folder the user gave is
+        about 1.3 CPU-s. An installed torch_npu has its own bytecode; a folder the user gave is
         not graphlint's to write into."""
         torchair = self.torchair_dir()
         mark = torchair.parent / _BYTECODE_MARK
