@@ -53,6 +53,9 @@ class StageResult:
     status: Status
     mode: Mode = "real"
     seconds: float = 0.0
+    # CPU seconds of the worker's process (all its threads) over the stage; None where no worker
+    # measured it (a crashed or hung stage, one the target never reached)
+    cpu_seconds: float | None = None
     reason: str | None = None  # why skipped or inconclusive, or a one-line cause of failure
     graphs: int | None = None
     graph_breaks: int | None = None
@@ -69,6 +72,8 @@ class StageResult:
             "mode": self.mode,
             "seconds": round(self.seconds, 3),
         }
+        if self.cpu_seconds is not None:
+            row["cpu_seconds"] = round(self.cpu_seconds, 3)
         if self.reason is not None:
             row["reason"] = self.reason
         for key in ("graphs", "graph_breaks", "recompiles"):

@@ -87,7 +87,9 @@ def run_worker(request: dict[str, Any], events: EventWriter) -> None:
     for name in request["run"]:
         if name != "eager" and ctx.pristine is not None:
             ctx.target = copy_of(ctx.pristine)  # as a user's first call would find it
+        cpu_started = time.process_time()
         result = run_stage(name, ctx, events)
+        result.cpu_seconds = time.process_time() - cpu_started
         ctx.results[name] = result
         if rank is not None:
             rank.stage_done(name, ctx)

@@ -30,6 +30,18 @@ def test_the_wheel_lists_aten_ops_by_name_and_overload(npu_kernels: frozenset[st
     assert "lgamma" not in npu_kernels and "lgamma.out" not in npu_kernels
 
 
+def test_libyaml_and_the_pure_python_parser_read_the_same_kernels(
+    torch_npu_wheel: Path, npu_kernels: frozenset[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import yaml
+
+    from graphlint.tracer.capture import npu_kernels as module
+
+    monkeypatch.setattr(module, "_YAML_LOADER", yaml.SafeLoader)
+    source = locate_torch_npu(str(torch_npu_wheel))
+    assert source is not None and read_npu_kernels(source) == npu_kernels
+
+
 @pytest.mark.parametrize(
     ("op", "has_kernel"),
     [

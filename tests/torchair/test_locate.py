@@ -55,3 +55,26 @@ def test_nothing_anywhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setenv("GRAPHLINT_HOME", str(tmp_path))
     monkeypatch.delenv("GRAPHLINT_TORCHAIR", raising=False)
     assert locate_torch_npu(None) is None
+
+
+def test_a_cached_wheel_is_imported_from_bytecode_written_once(
+    torch_npu_wheel: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    monkeypatch.setenv("GRAPHLINT_HOME", str(tmp_path))
+    source = source_at(torch_npu_wheel)
+    torchair = source.torchair_dir()
+    compiled = torchair / "__pycache__" / f"npu_fx_compiler.{sys.implementation.cache_tag}.pyc"
+    assert not compiled.exists()  # unpacking writes sources only
+    assert source.importable_torchair_dir() == torchair
+    assert compiled.is_file()
+    # the mark keeps a second run from compiling again
+    stamp = compiled.stat().st_mtime_ns
+    assert source.importable_torchair_dir() == torchair and compiled.stat().st_mtime_ns == stamp
+
+
+def test_a_folder_the_user_gave_gets_no_bytecode(unpacked: Path) -> None:
+    source = source_at(unpacked)
+    assert source.importable_torchair_dir() == unpacked / TORCHAIR_DIR
+    assert not (unpacked / TORCHAIR_DIR / "__pycache__").exists()

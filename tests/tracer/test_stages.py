@@ -82,3 +82,11 @@ def test_a_first_call_far_slower_than_the_next_is_noted(tmp_path: Path, trace_js
     notes = [f for f in report["findings"] if f["kind"] == "slow-first-run"]
     assert status == 0 and len(notes) == 1
     assert notes[0]["severity"] == "info" and "pytorch#1428" in notes[0]["refs"]
+
+
+def test_each_stage_row_says_the_cpu_seconds_its_worker_spent(trace_json) -> None:
+    _, report = trace_json("samples/trace/clean.py", "--stages", "aot,eager")
+    rows = {r["name"]: r for r in report["stages"]}
+    # compiling through AOTAutograd costs CPU; one eager call of a tiny function next to none
+    assert rows["aot"]["cpu_seconds"] > 0.05
+    assert rows["aot"]["cpu_seconds"] > rows["eager"]["cpu_seconds"] >= 0

@@ -13,6 +13,7 @@ import importlib.util
 import os
 import re
 import shutil
+import sys
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,8 @@ _VERSION_FILE = "torch_npu/version.py"
 _VERSION = re.compile(r"""^__version__\s*=\s*['"]([^'"]+)['"]""", re.MULTILINE)
 _WHEEL_VERSION = re.compile(r"^torch_npu-([^-]+)-")
 _UNPACKED_MARK = ".complete"  # written last: a folder without it is a partial unpack
+# written once the unpacked modules are compiled to this Python's bytecode (pyc names carry the tag)
+_BYTECODE_MARK = f".bytecode-{sys.implementation.cache_tag}"
 _RELEASE = re.compile(r"^(\d+)\.(\d+)")
 # Where CANN announces itself: the variables its set_env.sh exports, then its default prefix.
 _CANN_VARIABLES = ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", "ASCEND_OPP_PATH")
@@ -95,6 +98,28 @@ class TorchNpuSource:
         if not (target / _UNPACKED_MARK).exists():
             _unpack_torchair(self.path, target)
         return target / "torchair"
+
+    def importable_torchair_dir(self) -> Path:
+        """``torchair_dir()``; for a wheel, unpacked in graphlint's cache, its modules are compiled
+        to bytecode beside their sources first (once per wheel and Python). The worker writes no
+        bytecode, and compiling torchair's thousand modules from source cost each offline run
+        about 1.3 CPU-s. An installed torch_npu has its own bytecode; a folder the user gave is
+        not graphlint's to write into."""
+        torchair = self.torchair_dir()
+        mark = torchair.parent / _BYTECODE_MARK
+        # a cache graphlint may not write to (shared, read-only) is imported from source, as before
+        if self.kind == "wheel" and not mark.exists() and os.access(torchair, os.W_OK):
+            import compileall
+            import warnings
+
+            # quiet=2: a module this Python cannot compile is left to fail at import, as it would;
+            # its warnings (invalid escapes) are torchair's, which an import would not show either
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                compiled = compileall.compile_dir(torchair, quiet=2, workers=1)
+            if compiled:  # else a module failed to compile or be written: the next run tries again
+                mark.touch()
+        return torchair
 
     def native_modules(self) -> set[str]:
         """Dotted names of torchair's compiled extension modules (``torchair.core._torchair``…):

@@ -112,7 +112,7 @@ def offline_torchair(source: TorchNpuSource) -> Iterator[types.ModuleType]:
 
     Import errors propagate (the caller falls back to the static registry); whatever happens,
     the process is left as it was found."""
-    torchair_dir = source.torchair_dir()
+    torchair_dir = source.importable_torchair_dir()
     saved_modules = dict(sys.modules)
     saved_meta_path = list(sys.meta_path)
     torch_attributes = _TorchAttributeSnapshot()

@@ -103,3 +103,19 @@ def gemma2():
 
 def qwen3():
     return _causal_lm("Qwen3Config", "Qwen3ForCausalLM", **_TINY_ATTENTION)
+
+
+def whisper():
+    """An encoder-decoder speech model: log-mel features in, decoder logits out."""
+    from transformers import WhisperConfig, WhisperForConditionalGeneration
+
+    torch.manual_seed(0)
+    config = WhisperConfig(
+        vocab_size=VOCAB, num_mel_bins=16, d_model=32, encoder_layers=1, decoder_layers=1,
+        encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64,
+        max_source_positions=16, max_target_positions=32, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+        decoder_start_token_id=1,
+    )
+    model = WhisperForConditionalGeneration(config).eval()
+    features = torch.randn(1, config.num_mel_bins, 2 * config.max_source_positions, generator=torch.Generator().manual_seed(0))
+    return {"fn": model, "inputs": [(features,)], "kwargs": {"decoder_input_ids": _ids(1, 8), "use_cache": False}}
