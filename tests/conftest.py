@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -41,6 +43,16 @@ def torch_npu_wheel() -> Path:
     )
     assert fetched.returncode == 0, fetched.stderr
     return Path(fetched.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="session")
+def torch_npu_wheel_version(torch_npu_wheel: Path) -> str:
+    """The version the fetched wheel declares in its own METADATA (not graphlint's reading of it):
+    which one it is depends on the torch of the test environment."""
+    with zipfile.ZipFile(torch_npu_wheel) as wheel:
+        (metadata,) = [n for n in wheel.namelist() if n.endswith(".dist-info/METADATA")]
+        text = wheel.read(metadata).decode("utf-8")
+    return re.search(r"^Version: (\S+)$", text, re.MULTILINE).group(1)
 
 
 @pytest.fixture

@@ -46,7 +46,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     trace.add_argument("--timeout", type=float, default=300.0, help="seconds per stage before it counts as a hang")
     trace.add_argument(
         "--memory-limit", type=float, metavar="GB",
-        help="bound the worker's address space (RLIMIT_AS): a target that allocates past it gets an oom finding",
+        help="let the target map at most GB of address space (RLIMIT_AS) beyond what torch's import maps: "
+        "a target that allocates past it gets an oom finding",
     )
     trace.add_argument(
         "--nproc", type=int, metavar="N",

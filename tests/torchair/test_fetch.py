@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from packaging.version import Version
 
 from graphlint.cli import main
 from graphlint.tracer.stages.base import StageContext, TraceOptions
@@ -54,13 +55,19 @@ def test_specifiers_admit_post_releases_only_of_their_line() -> None:
 
 
 def test_a_cached_wheel_of_the_line_is_used_without_a_download(
-    torch_npu_wheel: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    torch_npu_wheel: Path,
+    torch_npu_wheel_version: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     (tmp_path / "wheels").mkdir()
     shutil.copy2(torch_npu_wheel, tmp_path / "wheels" / torch_npu_wheel.name)
     monkeypatch.setenv("GRAPHLINT_HOME", str(tmp_path))
-    # torch 2.13.3 has no torch_npu 2.13.3.*: pip is asked, then the cached 2.13.0 serves.
-    assert main(["torchair", "fetch", "--torch", "2.13.3"]) == 0
+    # A patch release of the wheel's line that has no torch_npu (e.g. torch 2.13.99 for the
+    # 2.13.0 wheel): pip is asked, then the cached wheel of the line serves.
+    major, minor = Version(torch_npu_wheel_version).release[:2]
+    assert main(["torchair", "fetch", "--torch", f"{major}.{minor}.99"]) == 0
     assert capsys.readouterr().out.strip() == str(tmp_path / "wheels" / torch_npu_wheel.name)
     assert [p.name for p in (tmp_path / "wheels").iterdir()] == [torch_npu_wheel.name]
 

@@ -24,7 +24,7 @@ PACKAGE_FILES = ("torch_npu/__init__.py", "torch_npu/version.py", f"{TORCHAIR_DI
 
 
 def test_installed_torch_npu_with_cann_runs_for_real(
-    torch_npu_wheel: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    torch_npu_wheel: Path, torch_npu_wheel_version: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     site = tmp_path / "site-packages"
     with zipfile.ZipFile(torch_npu_wheel) as wheel:
@@ -36,7 +36,7 @@ def test_installed_torch_npu_with_cann_runs_for_real(
     monkeypatch.setenv("ASCEND_HOME_PATH", str(tmp_path / "Ascend"))  # the device check's input
 
     source = locate_torch_npu(None)
-    assert source is not None and (source.kind, source.version, source.has_cann) == ("installed", "2.13.0", True)
+    assert source is not None and (source.kind, source.version, source.has_cann) == ("installed", torch_npu_wheel_version, True)
     assert runs_for_real(source)
 
     target = TraceTarget(models.Clean(), [(torch.randn(4, 8),)], [{}], name="clean")
@@ -48,5 +48,5 @@ def test_installed_torch_npu_with_cann_runs_for_real(
     assert (result.status, result.mode) == ("failed", "real")
     (finding,) = result.findings
     assert finding.layer == "torchair" and finding.message.startswith("torch_npu could not be imported")
-    assert result.artifacts["torchair"] == "real 2.13.0"
+    assert result.artifacts["torchair"] == f"real {torch_npu_wheel_version}"
 

@@ -99,6 +99,8 @@ def test_fetch_reports_a_version_pip_cannot_find(torch_npu_wheel: Path, capsys: 
     assert "pip could not download torch-npu==0.0.1" in capsys.readouterr().err
 
 
-def test_fetch_finds_the_cached_wheel_without_pip(torch_npu_wheel: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["torchair", "fetch", "--version", "2.13.0"]) == 0
+def test_fetch_finds_the_cached_wheel_without_pip(
+    torch_npu_wheel: Path, torch_npu_wheel_version: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["torchair", "fetch", "--version", torch_npu_wheel_version]) == 0
     assert capsys.readouterr().out.strip() == str(torch_npu_wheel)

@@ -4,6 +4,7 @@ a real screenshot, no console errors, nothing wider than 1280 px)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -49,8 +50,10 @@ def test_the_index_has_ladder_failures_frames_graphs_and_environment(site: Path)
     index = (site / "index.html").read_text(encoding="utf-8")
     assert "aria-label='stage ladder'" in index and index.count("<rect") >= 5
     failures = index.split("id=failures", 1)[1].split("id=findings", 1)[0]
-    assert "GB0059" in failures and "GT003" in failures
-    assert "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0059.html" in index
+    report = json.loads((site / "report.json").read_text(encoding="utf-8"))
+    (code,) = [f["code"] for f in report["findings"] if f["kind"] == "graph-break"]  # GB0059; 2.14: GB6053
+    assert code in failures and "GT003" in failures
+    assert f"https://meta-pytorch.github.io/compile-graph-break-site/gb/{code.lower()}.html" in index
     assert "<mark>❱   21          key = &quot;batch_&quot; + str(batch)</mark>" in index  # the code frame
     for number in range(4):
         assert f"<a href='graphs/graph_{number}.html'>graph_{number}</a>" in index
