@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import inspect
 import json
+from collections.abc import Collection
+from pathlib import Path
 from typing import Any
 
 from graphlint.tracer.recording import RecordedGraph
@@ -28,7 +30,7 @@ def dump_graphs(ctx: StageContext, folder: str, graphs: list[RecordedGraph]) -> 
         if path is not None:
             written.append(str(path))
             try:
-                ctx.dump(f"{folder}/{graph.name}.runnable.py", runnable_graph_code(graph.module, graph.example_inputs))
+                ctx.dump(f"{folder}/{graph.name}.runnable.py", runnable_graph_code(graph.module, graph.example_inputs, ctx.target.user_files))
             except Exception as exc:  # noqa: BLE001 - a graph torch's writer cannot express
                 ctx.dump(f"{folder}/{graph.name}.runnable.FAILED.txt", f"{type(exc).__name__}: {exc}\n")
     return written
@@ -38,9 +40,10 @@ def dump_graphs(ctx: StageContext, folder: str, graphs: list[RecordedGraph]) -> 
 GRAPH_CODE_IMPORTS = ("import torch", "from math import inf, nan", "from torch import device, tensor")
 
 
-def runnable_graph_code(module: Any, example_inputs: list[Any]) -> str:
+def runnable_graph_code(module: Any, example_inputs: list[Any], user_files: Collection[str] = ()) -> str:
     """``module`` as source of a class ``Repro`` and a ``load_args(reader)`` that builds inputs of
-    the recorded metadata (random values; torch's ``InputReader`` reads it)."""
+    the recorded metadata (random values; torch's ``InputReader`` reads it). Custom ops defined
+    in ``user_files`` (or in code compiled from a string) are written out as source."""
     import copy
 
     import torch
@@ -61,28 +64,51 @@ def runnable_graph_code(module: Any, example_inputs: list[Any]) -> str:
             writer.symint(name, value)
         else:
             writer.unsupported(name, value)
-    registering = [f"import {name}  # registers {ops}" for name, ops in _custom_op_modules(module).items()]
+    registering = _custom_op_lines(module, user_files)
     return "\n".join([*GRAPH_CODE_IMPORTS, *registering, NNModuleToString.convert(module), *writer.lines(), ""])
 
 
-def _custom_op_modules(module: Any) -> dict[str, str]:
-    """The modules that define the graph's custom ops (``torch.ops.transformers.grouped_mm_fallback``
-    exists once ``transformers.integrations.moe`` is imported): module → the ops it registers."""
+def _custom_op_lines(module: Any, user_files: Collection[str]) -> list[str]:
+    """What makes the graph's custom ops exist: an import of the installed module that defines
+    one (``torch.ops.transformers.grouped_mm_fallback`` exists once ``transformers.integrations.moe``
+    is imported), or the source of one defined in the project (a repro needs no file of it),
+    cut from its file with its registrations."""
     import importlib
 
     import torch
 
+    from graphlint.tracer.repro.source import custom_op_source
+
     definitions = getattr(importlib.import_module("torch._library.custom_ops"), "OPDEFS", {})
-    found: dict[str, set[str]] = {}
+    imported: dict[str, set[str]] = {}
+    written: dict[str, str] = {}  # op → the source that defines it
     for node in module.graph.nodes:
         target = node.target
         if node.op != "call_function" or not isinstance(target, torch._ops.OpOverload):
             continue
-        definition = definitions.get(f"{target.namespace}::{target._opname}")
-        defining = getattr(getattr(definition, "_init_fn", None), "__module__", None)
-        if defining and defining != "__main__":
-            found.setdefault(defining, set()).add(f"{target.namespace}.{target._opname}")
-    return {name: ", ".join(sorted(ops)) for name, ops in sorted(found.items())}
+        qualified = f"{target.namespace}::{target._opname}"
+        function = getattr(definitions.get(qualified), "_init_fn", None)
+        file = getattr(getattr(function, "__code__", None), "co_filename", None)
+        if function is None or file is None:
+            continue  # an op of torch itself, or registered some other way (torch.library.Library)
+        if _installed(file) and str(Path(file).resolve()) not in user_files and function.__module__ != "__main__":
+            imported.setdefault(function.__module__, set()).add(qualified.replace("::", "."))
+        elif qualified not in written:
+            written[qualified] = custom_op_source(file, function.__name__, qualified, set(user_files)).code().strip("\n") + "\n"
+    lines = [f"import {name}  # registers {', '.join(sorted(ops))}" for name, ops in sorted(imported.items())]
+    return lines + list(written.values())
+
+
+def _installed(file: str) -> bool:
+    """Whether ``file`` belongs to an installed package or the standard library (importable from
+    anywhere), as opposed to the project's own files."""
+    import site
+    import sysconfig
+
+    paths = {sysconfig.get_paths()[key] for key in ("purelib", "platlib", "stdlib", "platstdlib")}
+    paths.update(site.getsitepackages() if hasattr(site, "getsitepackages") else [])
+    resolved = Path(file).resolve()
+    return not file.startswith("<") and any(resolved.is_relative_to(Path(p).resolve()) for p in paths)
 
 
 def dump_target(ctx: StageContext) -> None:

@@ -57,6 +57,8 @@ CASES = [
          "updated = torch.index_put(hidden, (slots,), values)",
          "updated = hidden.scatter(0, slots[:, None].expand(-1, 8), values)",
          "target", "updated = hidden.scatter(0, slots[:, None].expand(-1, 8), values)"),
+    Case(SAMPLES / "undeclared_mutation.py", "accuracy", "accuracy mismatch",
+         "mutates_args=()", 'mutates_args=("q",)', "repro", 'Fix: ``mutates_args=("q",)``'),
     Case(SAMPLES / "capture_unsafe_copy.py", "capture", "capture GL201 at aten._to_copy",
          "return h - means.to(h.device)", "return h - h.mean(dim=0)", "target", "h - h.mean(dim=0)"),
 ]

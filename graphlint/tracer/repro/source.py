@@ -5,11 +5,14 @@ names) the target reaches by name, transitively, with the imports they use; a na
 another of the user's files is followed into that file and its definition taken from there, so
 the result needs none of the project's files. Module-level settings of imported libraries
 (``torch._dynamo.config.recompile_limit = 16``) are kept too: they change what dynamo does.
+``custom_op_source`` cuts a custom op's definition with its registrations (``@op.register_fake``)
+the same way, for graphs that call an op defined in the project.
 ``shrink`` removes statements one at a time while a check still sees the same failure.
 """
 
 from __future__ import annotations
 
+import linecache
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -103,18 +106,68 @@ def _user_module_file(importer: Path, statement: cst.ImportFrom, user_files: set
     return None
 
 
-def cut(file: Path, roots: list[str], user_files: set[str]) -> Cut:
-    """The definitions ``roots`` reach in ``file`` (and the user's files it imports from)."""
+Selects = Callable[[cst.BaseStatement], bool]
+
+
+def cut(file: Path, roots: list[str], user_files: set[str], also: Selects | None = None) -> Cut:
+    """The definitions ``roots`` reach in ``file`` (and the user's files it imports from), and
+    those the module-level statements ``also`` selects reach. ``file`` may name code that was
+    compiled from a string and put in ``linecache`` (``<graphlint graph 1>``)."""
     result = Cut()
-    _cut_file(file, roots, user_files, result, set())
+    _cut_file(file, roots, user_files, result, set(), also)
     return result
 
 
-def _cut_file(file: Path, roots: list[str], user_files: set[str], result: Cut, seen: set[tuple[str, str]]) -> None:
-    table = _top_level(cst.parse_module(file.read_text(encoding="utf-8")))
+class _Strings(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.strings: set[str] = set()
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        value = node.evaluated_value
+        self.strings.add(value if isinstance(value, str) else "")
+
+
+def _strings_used(node: cst.CSTNode) -> set[str]:
+    visitor = _Strings()
+    node.visit(visitor)
+    return visitor.strings
+
+
+def custom_op_source(file: str, function: str, op: str, user_files: set[str]) -> Cut:
+    """The source defining the custom op ``op`` ("ns::name") whose implementation is ``function``
+    in ``file``: that function (its decorator registers the op) and every module-level
+    registration on it (``@function.register_fake``, ``torch.library.register_kernel("ns::name")``),
+    with what they use."""
+
+    def registers(statement: cst.BaseStatement) -> bool:
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            parts: list[cst.CSTNode] = list(statement.decorators)
+        elif isinstance(statement, cst.SimpleStatementLine):
+            parts = [s for s in statement.body if isinstance(s, cst.Expr)]
+        else:
+            return False
+        return any(function in names_used(p) or op in _strings_used(p) for p in parts)
+
+    return cut(Path(file), [function], user_files, registers)
+
+
+def _source_text(file: Path) -> str:
+    if file.name.startswith("<"):  # compiled from a string: linecache holds it
+        return "".join(linecache.getlines(str(file)))
+    return file.read_text(encoding="utf-8")
+
+
+def _cut_file(
+    file: Path, roots: list[str], user_files: set[str], result: Cut, seen: set[tuple[str, str]], also: Selects | None = None
+) -> None:
+    table = _top_level(cst.parse_module(_source_text(file)))
     body = table.module.body
     kept: set[int] = set()
     pending = list(roots)
+    for index, statement in enumerate(body):
+        if also is not None and also(statement):
+            kept.add(index)
+            pending.extend(names_used(statement))
     for index in table.settings:
         kept.add(index)
         pending.extend(names_used(body[index]))

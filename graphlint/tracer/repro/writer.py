@@ -38,7 +38,10 @@ def render(parts: ReproParts, report: dict[str, Any], failure: dict[str, Any] | 
     versions = ", ".join(
         f"{name} {env[name]}" for name in ("python", "torch", "torch_npu", "torchair", "transformers") if env.get(name)
     )
-    where = f"{failure.get('code') or failure.get('kind')} at {failure.get('file')}:{failure.get('line')}" if failure else "the layer passed"
+    where = "the layer passed"
+    if failure:
+        place = f"at {failure['file']}:{failure.get('line')}" if failure.get("file") else f"in the {failure.get('stage')} stage"
+        where = f"{failure.get('code') or failure.get('kind')} {place}"
     header = HEADER.format(
         layer=parts.layer,
         what=parts.what,
