@@ -77,7 +77,7 @@ def _custom_op_lines(module: Any, user_files: Collection[str]) -> list[str]:
 
     import torch
 
-    from graphlint.tracer.repro.source import custom_op_source
+    from graphlint.tracer.repro.source import custom_op_source, installed
 
     definitions = getattr(importlib.import_module("torch._library.custom_ops"), "OPDEFS", {})
     imported: dict[str, set[str]] = {}
@@ -91,24 +91,12 @@ def _custom_op_lines(module: Any, user_files: Collection[str]) -> list[str]:
         file = getattr(getattr(function, "__code__", None), "co_filename", None)
         if function is None or file is None:
             continue  # an op of torch itself, or registered some other way (torch.library.Library)
-        if _installed(file) and str(Path(file).resolve()) not in user_files and function.__module__ != "__main__":
+        if installed(file) and str(Path(file).resolve()) not in user_files and function.__module__ != "__main__":
             imported.setdefault(function.__module__, set()).add(qualified.replace("::", "."))
         elif qualified not in written:
             written[qualified] = custom_op_source(file, function.__name__, qualified, set(user_files)).code().strip("\n") + "\n"
     lines = [f"import {name}  # registers {', '.join(sorted(ops))}" for name, ops in sorted(imported.items())]
     return lines + list(written.values())
-
-
-def _installed(file: str) -> bool:
-    """Whether ``file`` belongs to an installed package or the standard library (importable from
-    anywhere), as opposed to the project's own files."""
-    import site
-    import sysconfig
-
-    paths = {sysconfig.get_paths()[key] for key in ("purelib", "platlib", "stdlib", "platstdlib")}
-    paths.update(site.getsitepackages() if hasattr(site, "getsitepackages") else [])
-    resolved = Path(file).resolve()
-    return not file.startswith("<") and any(resolved.is_relative_to(Path(p).resolve()) for p in paths)
 
 
 def dump_target(ctx: StageContext) -> None:

@@ -151,3 +151,26 @@ def test_an_unknown_layer_is_a_usage_error() -> None:
 def test_a_shrink_budget_that_is_not_seconds_is_a_usage_error(seconds: str) -> None:
     made = graphlint("repro", "model.py", "--shrink-seconds", seconds)
     assert made.returncode == 2 and "not a number of seconds" in made.stderr
+
+
+@pytest.mark.parametrize(
+    ("entry", "signature", "helper"),
+    [
+        ("by_module", "dynamo Unsupported at GB0170", "def clamp_if_large("),  # import layers.checks as checks
+        ("by_name", "dynamo Unsupported at GB0059", "def batch_tag("),  # from .shapes import batch_tag
+    ],
+)
+def test_a_break_in_another_file_of_the_project_is_cut_into_the_repro(entry, signature, helper, tmp_path: Path, run_repro) -> None:
+    """The breaking function is in another file of the project, imported as a module or by name
+    (relative): the repro holds its source (and what it uses there) and imports nothing of the
+    project. Shrinking is off: what is tested is the cut, which must reproduce as it is."""
+    project = tmp_path / "project"
+    shutil.copytree(TARGETS / "helpers_project", project)
+    out = tmp_path / "repro.py"
+    made = graphlint("repro", f"layers.model:{entry}", "-o", str(out), "--layer", "dynamo", "--shrink-seconds", "0", cwd=project)
+    assert made.returncode == 0, made.stderr[-3000:]
+    text = out.read_text(encoding="utf-8")
+    assert helper in text and "import layers" not in text and "from .shapes" not in text
+    ran = run_repro(out)
+    assert ran.returncode == 1, ran.stdout + ran.stderr[-3000:]
+    assert f"reproduced: {signature}" in ran.stdout

@@ -93,17 +93,53 @@ def _top_level(module: cst.Module) -> _TopLevel:
     return table
 
 
-def _user_module_file(importer: Path, statement: cst.ImportFrom, user_files: set[str]) -> Path | None:
-    """The user's file a ``from X import name`` reads, or None for a library."""
-    dots = len(statement.relative)
-    dotted = cst.Module([]).code_for_node(statement.module) if statement.module is not None else ""
+def installed(file: str) -> bool:
+    """Whether ``file`` belongs to an installed package or the standard library (importable from
+    anywhere), as opposed to the project's own files, which a repro must not need."""
+    import site
+    import sysconfig
+
+    paths = {sysconfig.get_paths()[key] for key in ("purelib", "platlib", "stdlib", "platstdlib")}
+    paths.update(site.getsitepackages() if hasattr(site, "getsitepackages") else [])
+    resolved = Path(file).resolve()
+    return not file.startswith("<") and any(resolved.is_relative_to(Path(p).resolve()) for p in paths)
+
+
+def _project_module_file(importer: Path, dots: int, dotted: str, user_files: set[str]) -> Path | None:
+    """The project's file that module ``dotted`` (``dots`` levels up, for a relative import)
+    names from ``importer``, or None for a library: a file of ``user_files``, or one beside the
+    importer or above it that is not installed."""
+    if importer.name.startswith("<"):
+        return None  # code compiled from a string imports no file of its own
     bases = [importer.parent.parents[dots - 2] if dots > 1 else importer.parent] if dots else [importer.parent, *importer.parents]
     for base in bases:
         stem = base.joinpath(*dotted.split(".")) if dotted else base
         for candidate in (stem.with_suffix(".py"), stem / "__init__.py"):
-            if str(candidate.resolve()) in user_files:
+            resolved = str(candidate.resolve())
+            if resolved in user_files or (candidate.is_file() and not installed(resolved)):
                 return candidate
     return None
+
+
+def _attributes_used(module: cst.Module, dotted: str) -> list[str]:
+    """The names ``dotted.NAME`` that ``module`` reads (``h.tag`` for ``import pkg.helpers as h``)."""
+    found: set[str] = set()
+
+    class Visitor(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            if module.code_for_node(node.value) == dotted:
+                found.add(node.attr.value)
+
+    module.visit(Visitor())
+    return sorted(found)
+
+
+def _namespace_code(path: list[str], names: list[str]) -> str:
+    """``a = types.SimpleNamespace(b=types.SimpleNamespace(tag=tag))`` for ``a.b.tag``."""
+    value = "types.SimpleNamespace(" + ", ".join(f"{n}={n}" for n in names) + ")"
+    for part in reversed(path[1:]):
+        value = f"types.SimpleNamespace({part}={value})"
+    return f"{path[0]} = {value}\n"
 
 
 Selects = Callable[[cst.BaseStatement], bool]
@@ -184,20 +220,55 @@ def _cut_file(
         elif name in table.imports:
             statement = body[table.imports[name]]
             small = cst.ensure_type(statement, cst.SimpleStatementLine).body[0]
-            source = _user_module_file(file, small, user_files) if isinstance(small, cst.ImportFrom) else None
-            if source is None:
+            if not _follow_import(file, table.module, small, name, user_files, result, seen):
                 code = table.module.code_for_node(statement).strip()
                 if code not in result.imports:
                     result.imports.append(code)
-                continue
-            for alias in small.names:  # type: ignore[union-attr]
-                bound = cst.ensure_type(alias.asname.name, cst.Name).value if alias.asname else alias.name.value
-                if bound == name:
-                    _cut_file(source, [alias.name.value], user_files, result, seen)
-                    if bound != alias.name.value:
-                        result.definitions.append(f"{bound} = {alias.name.value}\n")
     for index in sorted(kept):
         result.definitions.append(table.module.code_for_node(body[index]))
+
+
+def _follow_import(
+    file: Path, module: cst.Module, statement: cst.BaseSmallStatement, name: str, user_files: set[str],
+    result: Cut, seen: set[tuple[str, str]],
+) -> bool:
+    """Cut what ``name``, bound by the import ``statement``, stands for from the project's file
+    it imports: ``from .helpers import tag [as t]`` takes ``tag``; ``import pkg.helpers [as h]``
+    takes each ``h.NAME`` the file reads and binds ``h`` to a namespace of them. False: a library."""
+    for alias in statement.names:  # type: ignore[union-attr]
+        dotted = module.code_for_node(alias.name)
+        bound = cst.ensure_type(alias.asname.name, cst.Name).value if alias.asname else dotted.split(".")[0]
+        if bound != name:
+            continue
+        if isinstance(statement, cst.ImportFrom):
+            package = module.code_for_node(statement.module) if statement.module is not None else ""
+            submodule = _project_module_file(file, len(statement.relative), f"{package}.{dotted}".strip("."), user_files)
+            if submodule is not None:  # from pkg import helpers: a module, used as helpers.NAME
+                used = _attributes_used(module, bound)
+                _cut_file(submodule, used, user_files, result, seen)
+                _bind_namespace(result, [bound], used)
+                return True
+            source = _project_module_file(file, len(statement.relative), package, user_files)
+            if source is None:
+                return False
+            _cut_file(source, [dotted], user_files, result, seen)
+            if bound != dotted:
+                result.definitions.append(f"{bound} = {dotted}\n")
+            return True
+        source = _project_module_file(file, 0, dotted, user_files)
+        if source is None:
+            return False
+        used = _attributes_used(module, bound if alias.asname else dotted)
+        _cut_file(source, used, user_files, result, seen)
+        _bind_namespace(result, [bound] if alias.asname else dotted.split("."), used)
+        return True
+    return False
+
+
+def _bind_namespace(result: Cut, path: list[str], names: list[str]) -> None:
+    if "import types" not in result.imports:
+        result.imports.append("import types")
+    result.definitions.append(_namespace_code(path, names))
 
 
 class _Statements(cst.CSTVisitor):
