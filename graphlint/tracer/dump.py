@@ -84,9 +84,10 @@ def _custom_op_lines(module: Any, user_files: Collection[str]) -> list[str]:
     written: dict[str, str] = {}  # op → the source that defines it
     for node in module.graph.nodes:
         target = node.target
-        if node.op != "call_function" or not isinstance(target, torch._ops.OpOverload):
+        if node.op != "call_function" or not isinstance(target, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)):
             continue
-        qualified = f"{target.namespace}::{target._opname}"
+        packet = target.overloadpacket if isinstance(target, torch._ops.OpOverload) else target
+        qualified = packet._qualified_op_name
         function = getattr(definitions.get(qualified), "_init_fn", None)
         file = getattr(getattr(function, "__code__", None), "co_filename", None)
         if function is None or file is None:

@@ -109,17 +109,34 @@ def test_qwen3_moe_repro_reproduces_the_gap_inside_transformers(made_repro, run_
     assert "reproduced: torchair RuntimeError at aten.histc.default" in ran.stdout
 
 
-def test_from_a_dump_the_trace_is_not_run_again(tmp_path: Path, run_repro) -> None:
-    """``--from DIR``: the repro is made from the dump alone; the target is gone by then."""
-    target = tmp_path / "converter_gap.py"
+@dataclass(frozen=True)
+class FromDump:
+    target: Path  # deleted once traced: a repro from the dump must not need it
+    dump: Path
+    repro: Path  # graphlint repro TARGET --from DUMP
+
+
+@pytest.fixture(scope="module")
+def converter_gap_dump(tmp_path_factory: pytest.TempPathFactory) -> FromDump:
+    """One trace of converter_gap with --dump, and the repro made from it: shared by the tests
+    of --from and of the doc's repro (a trace costs more than the repro made from it)."""
+    folder = tmp_path_factory.mktemp("from-dump")
+    target = folder / "converter_gap.py"
     shutil.copy(SAMPLES / "converter_gap.py", target)
-    dump = tmp_path / "dump"
+    dump = folder / "dump"
     traced = graphlint("trace", str(target), "--stages", "eager,dynamo,aot,torchair", "--dump", str(dump))
     assert traced.returncode == 1, traced.stderr[-3000:]
     target.unlink()
-    out = tmp_path / "repro.py"
+    out = folder / "repro.py"
     made = graphlint("repro", str(target), "--from", str(dump), "-o", str(out))
     assert made.returncode == 0, made.stderr[-3000:]
+    assert made.stdout.startswith(f"wrote {out} (")
+    return FromDump(target, dump, out)
+
+
+def test_from_a_dump_the_trace_is_not_run_again(converter_gap_dump: FromDump, tmp_path: Path, run_repro) -> None:
+    """``--from DIR``: the repro is made from the dump alone; the target is gone by then."""
+    target, dump, out = converter_gap_dump.target, converter_gap_dump.dump, converter_gap_dump.repro
     ran = run_repro(out)
     assert ran.returncode == 1 and "reproduced: torchair NotImplementedError at aten.index_put.default" in ran.stdout
 
@@ -135,6 +152,22 @@ def test_from_a_dump_the_trace_is_not_run_again(tmp_path: Path, run_repro) -> No
     # Without any torchair the repro cannot tell: 2 (another failure), never 1 (reproduced).
     ran = run_repro(out, GRAPHLINT_HOME=str(tmp_path / "empty-home"), GRAPHLINT_TORCHAIR="")
     assert ran.returncode == 2 and "no torchair" in ran.stderr, ran.stdout + ran.stderr[-3000:]
+
+
+def test_the_docs_real_repro_is_what_graphlint_writes(converter_gap_dump: FromDump) -> None:
+    """docs/repro.md's repro, made from converter_gap the way the doc says: the same file, line
+    for line, but the line naming where and with what versions it was made."""
+    doc = (REPO / "docs" / "repro.md").read_text(encoding="utf-8").split("## A real repro", 1)[1]
+    shown = doc.split("```python\n", 1)[1].split("```", 1)[0]
+    written = converter_gap_dump.repro.read_text(encoding="utf-8")
+
+    def without_origin(text: str) -> list[str]:
+        return [line for line in text.splitlines() if not line.startswith("Made from ")]
+
+    assert without_origin(shown) == without_origin(written)
+    assert f"wrote repro.py ({written.count(chr(10))} lines)" in doc  # the count the doc quotes
+    origin = next(line for line in shown.splitlines() if line.startswith("Made from "))
+    assert origin.startswith("Made from samples/trace/converter_gap.py (TA001 at samples/trace/converter_gap.py:22) with graphlint ")
 
 
 def test_a_dump_folder_that_is_not_one_is_a_usage_error(tmp_path: Path) -> None:
