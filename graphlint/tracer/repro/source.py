@@ -107,11 +107,12 @@ def installed(file: str) -> bool:
 
 def _project_module_file(importer: Path, dots: int, dotted: str, user_files: set[str]) -> Path | None:
     """The project's file that module ``dotted`` (``dots`` levels up, for a relative import)
-    names from ``importer``, or None for a library: a file of ``user_files``, or one beside the
-    importer or above it that is not installed."""
+    names from ``importer``, or None for a library: a file of ``user_files``, or one that is not
+    installed, beside the importer or at the root of the package holding it (where an absolute
+    import of the project starts; no higher, where a checkout of a library may lie)."""
     if importer.name.startswith("<"):
         return None  # code compiled from a string imports no file of its own
-    bases = [importer.parent.parents[dots - 2] if dots > 1 else importer.parent] if dots else [importer.parent, *importer.parents]
+    bases = [importer.parent.parents[dots - 2] if dots > 1 else importer.parent] if dots else _package_roots(importer)
     for base in bases:
         stem = base.joinpath(*dotted.split(".")) if dotted else base
         for candidate in (stem.with_suffix(".py"), stem / "__init__.py"):
@@ -119,6 +120,14 @@ def _project_module_file(importer: Path, dots: int, dotted: str, user_files: set
             if resolved in user_files or (candidate.is_file() and not installed(resolved)):
                 return candidate
     return None
+
+
+def _package_roots(importer: Path) -> list[Path]:
+    """The importer's folder and those above it up to the root of its package."""
+    roots = [importer.parent]
+    while (roots[-1] / "__init__.py").is_file() and roots[-1].parent != roots[-1]:
+        roots.append(roots[-1].parent)
+    return roots
 
 
 def _attributes_used(module: cst.Module, dotted: str) -> list[str]:

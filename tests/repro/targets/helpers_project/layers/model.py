@@ -1,10 +1,11 @@
-"""A model whose graph breaks are in the project's other files, reached through both import
-forms; traced as ``layers.model:by_module`` and ``layers.model:by_name`` from this folder."""
+"""A model whose graph breaks are in the project's other files, reached through each import
+form; traced as ``layers.model:by_module`` and ``layers.model:by_name`` from this folder."""
 
 import torch
 from torch import nn
 
 import layers.checks as checks
+from layers import shapes
 
 from .shapes import batch_tag
 
@@ -25,6 +26,15 @@ class TaggedHead(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.fc(x) * len(batch_tag(x))
+
+
+class CountedHead(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(x) * len(shapes.batch_tag(x))
 
 
 def by_module():
