@@ -47,7 +47,7 @@ def runnable_graph_code(module: Any, example_inputs: list[Any], user_files: Coll
     import copy
 
     import torch
-    from torch._dynamo.debug_utils import InputWriter, NNModuleToString
+    from torch._dynamo.debug_utils import InputWriter
 
     module = copy.deepcopy(module)
     module.graph.set_codegen(torch.fx.graph.CodeGen())  # plain arguments, not AOT's boxed list
@@ -65,7 +65,24 @@ def runnable_graph_code(module: Any, example_inputs: list[Any], user_files: Coll
         else:
             writer.unsupported(name, value)
     registering = _custom_op_lines(module, user_files)
-    return "\n".join([*GRAPH_CODE_IMPORTS, *registering, NNModuleToString.convert(module), *writer.lines(), ""])
+    return "\n".join([*GRAPH_CODE_IMPORTS, *registering, _module_code(module), *writer.lines(), ""])
+
+
+def _module_code(module: Any) -> str:
+    """torch's ``NNModuleToString`` of the graph, but for meta tensor constants (graphs traced on
+    the capture audit's stand-in device): torch writes a small one as its repr,
+    ``tensor(..., device='meta', size=())``, which is no code; a meta tensor has no values, so
+    an empty one of its shape and dtype stands for it."""
+    import re
+
+    from torch._dynamo.debug_utils import NNModuleToString
+
+    code = NNModuleToString.convert(module)
+    for name, buffer in module._buffers.items():
+        if buffer is not None and buffer.is_meta:
+            empty = f"torch.empty({list(buffer.shape)}, dtype={buffer.dtype}, device='meta')"
+            code = re.sub(rf"^(\s*self\.register_buffer\('{re.escape(name)}', ).*\)$", lambda m: f"{m[1]}{empty})", code, flags=re.M)
+    return code
 
 
 def _custom_op_lines(module: Any, user_files: Collection[str]) -> list[str]:

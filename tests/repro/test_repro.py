@@ -153,6 +153,14 @@ def test_from_a_dump_the_trace_is_not_run_again(converter_gap_dump: FromDump, tm
     ran = run_repro(out, GRAPHLINT_HOME=str(tmp_path / "empty-home"), GRAPHLINT_TORCHAIR="")
     assert ran.returncode == 2 and "no torchair" in ran.stderr, ran.stdout + ran.stderr[-3000:]
 
+    # A repro that cannot run its check at all (here: its inputs cannot be built) says so and
+    # exits 2: Python's own status for an uncaught exception, 1, is "reproduced".
+    broken = tmp_path / "broken.py"
+    broken.write_text(out.read_text(encoding="utf-8").replace(
+        "def load_args(reader):\n", "def load_args(reader):\n    raise RuntimeError('no such input here')\n", 1), encoding="utf-8")
+    ran = run_repro(broken)
+    assert ran.returncode == 2 and "other failure: the repro cannot run here (RuntimeError: no such input here)" in ran.stdout
+
 
 def test_the_docs_real_repro_is_what_graphlint_writes(converter_gap_dump: FromDump) -> None:
     """docs/repro.md's repro, made from converter_gap the way the doc says: the same file, line
