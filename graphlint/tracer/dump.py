@@ -65,7 +65,33 @@ def runnable_graph_code(module: Any, example_inputs: list[Any], user_files: Coll
         else:
             writer.unsupported(name, value)
     registering = _custom_op_lines(module, user_files)
-    return "\n".join([*GRAPH_CODE_IMPORTS, *registering, _module_code(module), *writer.lines(), ""])
+    inputs = writer.lines()
+    # torch writes a symbolic size as its symbol (``(s52, 8)``): bound to the value it had
+    inputs[1:1] = [f"    {symbol} = {value}" for symbol, value in _symbol_values(example_inputs).items()]
+    if len(inputs) > 1 and not inputs[1].startswith(" "):  # a graph of constants only: no input, no body
+        inputs.insert(1, "    pass")
+    return "\n".join([*GRAPH_CODE_IMPORTS, *registering, _module_code(module), *inputs, ""])
+
+
+def _symbol_values(example_inputs: list[Any]) -> dict[str, int]:
+    """The value each size symbol of the inputs had when the graph was traced (its hint)."""
+    import torch
+
+    values: dict[str, int] = {}
+    for value in example_inputs:
+        numbers = [value] if isinstance(value, torch.SymInt) else []
+        if isinstance(value, torch.Tensor):
+            numbers = [*value.shape, *value.stride(), value.storage_offset()]
+        for number in numbers:
+            if not isinstance(number, torch.SymInt):
+                continue
+            node = number.node
+            env = node.shape_env  # backed_var_to_val: var_to_val, under the name newer torch wants
+            known = getattr(env, "backed_var_to_val", None) or getattr(env, "var_to_val", {})
+            for symbol in sorted(node.expr.free_symbols, key=str):
+                if symbol in known:
+                    values[str(symbol)] = int(known[symbol])
+    return values
 
 
 def _module_code(module: Any) -> str:

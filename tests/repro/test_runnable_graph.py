@@ -30,3 +30,30 @@ def test_meta_constants_are_written_as_code_that_runs() -> None:
     assert {name: (b.shape, b.dtype) for name, b in module.named_buffers()} == {
         name: (b.shape, b.dtype) for name, b in gm.named_buffers()
     }
+
+
+def test_a_graph_without_inputs_is_written_as_code_that_runs() -> None:
+    """A hazard cut to a constant and what feeds it (none) leaves a graph with no inputs."""
+    gm = torch.fx.symbolic_trace(lambda: torch.tensor([2, 0, 3, 1]) * 1)
+    module, inputs = load_graph(runnable_graph_code(gm, []))
+    assert inputs == [] and torch.equal(module(), torch.tensor([2, 0, 3, 1]))
+
+
+def test_a_graph_of_symbolic_sizes_is_written_with_the_sizes_it_had() -> None:
+    """dynamo's graph of a dynamic batch takes the size as an input and tensors of size s0:
+    torch's writer names the symbol, which the code binds to the value traced."""
+    captured = []
+
+    def backend(gm: torch.fx.GraphModule, example_inputs: list) -> torch.fx.GraphModule:
+        captured.append((gm, example_inputs))
+        return gm
+
+    torch._dynamo.reset()
+    torch.compile(lambda x: x.sum(0) * x.shape[0], backend=backend, dynamic=True, fullgraph=True)(torch.ones(5, 3))
+    torch._dynamo.reset()
+    gm, example_inputs = captured[0]
+    assert any(isinstance(v, torch.SymInt) for v in example_inputs)  # what this test is about
+    module, inputs = load_graph(runnable_graph_code(gm, example_inputs))
+    tensors = [v for v in inputs if isinstance(v, torch.Tensor)]
+    assert [tuple(t.shape) for t in tensors] == [(5, 3)] and 5 in inputs
+    assert module(*inputs)[0].shape == (3,)
