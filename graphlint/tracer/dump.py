@@ -120,8 +120,6 @@ def _custom_op_lines(module: Any, user_files: Collection[str]) -> list[str]:
 
     import torch
 
-    from graphlint.tracer.repro.source import custom_op_source, installed
-
     definitions = getattr(importlib.import_module("torch._library.custom_ops"), "OPDEFS", {})
     imported: dict[str, set[str]] = {}
     written: dict[str, str] = {}  # op → the source that defines it
@@ -135,10 +133,16 @@ def _custom_op_lines(module: Any, user_files: Collection[str]) -> list[str]:
         file = getattr(getattr(function, "__code__", None), "co_filename", None)
         if function is None or file is None:
             continue  # an op of torch itself, or registered some other way (torch.library.Library)
+        from graphlint.tracer.repro.source import custom_op_source, installed  # libcst: only for custom ops
+
         if installed(file) and str(Path(file).resolve()) not in user_files and function.__module__ != "__main__":
             imported.setdefault(function.__module__, set()).add(qualified.replace("::", "."))
         elif qualified not in written:
-            written[qualified] = custom_op_source(file, function.__name__, qualified, set(user_files)).code().strip("\n") + "\n"
+            try:
+                source = custom_op_source(file, function.__name__, qualified, set(user_files)).code()
+            except Exception as exc:  # noqa: BLE001 - a file gone or that libcst cannot parse: say so where the source would be
+                source = f"# the source of {qualified} could not be written ({type(exc).__name__}: {exc}); this graph needs it"
+            written[qualified] = source.strip("\n") + "\n"
     lines = [f"import {name}  # registers {', '.join(sorted(ops))}" for name, ops in sorted(imported.items())]
     return lines + list(written.values())
 
