@@ -57,3 +57,13 @@ def test_a_graph_of_symbolic_sizes_is_written_with_the_sizes_it_had() -> None:
     tensors = [v for v in inputs if isinstance(v, torch.Tensor)]
     assert [tuple(t.shape) for t in tensors] == [(5, 3)] and 5 in inputs
     assert module(*inputs)[0].shape == (3,)
+
+
+def test_the_capture_check_judges_a_graph_with_meta_constants() -> None:
+    """Written and loaded again, such a graph is judged by the capture repro's check: no hazard in
+    it (a clean graph, exit 0), where it raised that the constants were not fake tensors."""
+    from graphlint.tracer.repro.capture import reproduce
+
+    gm = torch.fx.symbolic_trace(_WithMetaConstants())
+    module, inputs = load_graph(runnable_graph_code(gm, [torch.ones(3, device="meta")]))
+    assert reproduce(module, inputs, None) is None
