@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import inspect
 import json
+from collections.abc import Collection
+from pathlib import Path
 from typing import Any
 
 from graphlint.tracer.recording import RecordedGraph
@@ -28,7 +30,7 @@ def dump_graphs(ctx: StageContext, folder: str, graphs: list[RecordedGraph]) -> 
         if path is not None:
             written.append(str(path))
             try:
-                ctx.dump(f"{folder}/{graph.name}.runnable.py", runnable_graph_code(graph.module, graph.example_inputs))
+                ctx.dump(f"{folder}/{graph.name}.runnable.py", runnable_graph_code(graph.module, graph.example_inputs, ctx.target.user_files))
             except Exception as exc:  # noqa: BLE001 - a graph torch's writer cannot express
                 ctx.dump(f"{folder}/{graph.name}.runnable.FAILED.txt", f"{type(exc).__name__}: {exc}\n")
     return written
@@ -38,13 +40,14 @@ def dump_graphs(ctx: StageContext, folder: str, graphs: list[RecordedGraph]) -> 
 GRAPH_CODE_IMPORTS = ("import torch", "from math import inf, nan", "from torch import device, tensor")
 
 
-def runnable_graph_code(module: Any, example_inputs: list[Any]) -> str:
+def runnable_graph_code(module: Any, example_inputs: list[Any], user_files: Collection[str] = ()) -> str:
     """``module`` as source of a class ``Repro`` and a ``load_args(reader)`` that builds inputs of
-    the recorded metadata (random values; torch's ``InputReader`` reads it)."""
+    the recorded metadata (random values; torch's ``InputReader`` reads it). Custom ops defined
+    in ``user_files`` (or in code compiled from a string) are written out as source."""
     import copy
 
     import torch
-    from torch._dynamo.debug_utils import InputWriter, NNModuleToString
+    from torch._dynamo.debug_utils import InputWriter
 
     module = copy.deepcopy(module)
     module.graph.set_codegen(torch.fx.graph.CodeGen())  # plain arguments, not AOT's boxed list
@@ -61,28 +64,87 @@ def runnable_graph_code(module: Any, example_inputs: list[Any]) -> str:
             writer.symint(name, value)
         else:
             writer.unsupported(name, value)
-    registering = [f"import {name}  # registers {ops}" for name, ops in _custom_op_modules(module).items()]
-    return "\n".join([*GRAPH_CODE_IMPORTS, *registering, NNModuleToString.convert(module), *writer.lines(), ""])
+    registering = _custom_op_lines(module, user_files)
+    inputs = writer.lines()
+    # torch writes a symbolic size as its symbol (``(s52, 8)``): bound to the value it had
+    inputs[1:1] = [f"    {symbol} = {value}" for symbol, value in _symbol_values(example_inputs).items()]
+    if len(inputs) > 1 and not inputs[1].startswith(" "):  # a graph of constants only: no input, no body
+        inputs.insert(1, "    pass")
+    return "\n".join([*GRAPH_CODE_IMPORTS, *registering, _module_code(module), *inputs, ""])
 
 
-def _custom_op_modules(module: Any) -> dict[str, str]:
-    """The modules that define the graph's custom ops (``torch.ops.transformers.grouped_mm_fallback``
-    exists once ``transformers.integrations.moe`` is imported): module → the ops it registers."""
+def _symbol_values(example_inputs: list[Any]) -> dict[str, int]:
+    """The value each size symbol of the inputs had when the graph was traced (its hint)."""
+    import torch
+
+    values: dict[str, int] = {}
+    for value in example_inputs:
+        numbers = [value] if isinstance(value, torch.SymInt) else []
+        if isinstance(value, torch.Tensor):
+            numbers = [*value.shape, *value.stride(), value.storage_offset()]
+        for number in numbers:
+            if not isinstance(number, torch.SymInt):
+                continue
+            node = number.node
+            env = node.shape_env  # backed_var_to_val: var_to_val, under the name newer torch wants
+            known = getattr(env, "backed_var_to_val", None) or getattr(env, "var_to_val", {})
+            for symbol in sorted(node.expr.free_symbols, key=str):
+                if symbol in known:
+                    values[str(symbol)] = int(known[symbol])
+    return values
+
+
+def _module_code(module: Any) -> str:
+    """torch's ``NNModuleToString`` of the graph, but for meta tensor constants (graphs traced on
+    the capture audit's stand-in device): torch writes a small one as its repr,
+    ``tensor(..., device='meta', size=())``, which is no code; a meta tensor has no values, so
+    an empty one of its shape and dtype stands for it."""
+    import re
+
+    from torch._dynamo.debug_utils import NNModuleToString
+
+    code = NNModuleToString.convert(module)
+    for name, buffer in module._buffers.items():
+        if buffer is not None and buffer.is_meta:
+            empty = f"torch.empty({list(buffer.shape)}, dtype={buffer.dtype}, device='meta')"
+            code = re.sub(rf"^(\s*self\.register_buffer\('{re.escape(name)}', ).*\)$", lambda m: f"{m[1]}{empty})", code, flags=re.M)
+    return code
+
+
+def _custom_op_lines(module: Any, user_files: Collection[str]) -> list[str]:
+    """What makes the graph's custom ops exist: an import of the installed module that defines
+    one (``torch.ops.transformers.grouped_mm_fallback`` exists once ``transformers.integrations.moe``
+    is imported), or the source of one defined in the project (a repro needs no file of it),
+    cut from its file with its registrations."""
     import importlib
 
     import torch
 
     definitions = getattr(importlib.import_module("torch._library.custom_ops"), "OPDEFS", {})
-    found: dict[str, set[str]] = {}
+    imported: dict[str, set[str]] = {}
+    written: dict[str, str] = {}  # op → the source that defines it
     for node in module.graph.nodes:
         target = node.target
-        if node.op != "call_function" or not isinstance(target, torch._ops.OpOverload):
+        if node.op != "call_function" or not isinstance(target, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)):
             continue
-        definition = definitions.get(f"{target.namespace}::{target._opname}")
-        defining = getattr(getattr(definition, "_init_fn", None), "__module__", None)
-        if defining and defining != "__main__":
-            found.setdefault(defining, set()).add(f"{target.namespace}.{target._opname}")
-    return {name: ", ".join(sorted(ops)) for name, ops in sorted(found.items())}
+        packet = target.overloadpacket if isinstance(target, torch._ops.OpOverload) else target
+        qualified = packet._qualified_op_name
+        function = getattr(definitions.get(qualified), "_init_fn", None)
+        file = getattr(getattr(function, "__code__", None), "co_filename", None)
+        if function is None or file is None:
+            continue  # an op of torch itself, or registered some other way (torch.library.Library)
+        from graphlint.tracer.repro.source import custom_op_source, installed  # libcst: only for custom ops
+
+        if installed(file) and str(Path(file).resolve()) not in user_files and function.__module__ != "__main__":
+            imported.setdefault(function.__module__, set()).add(qualified.replace("::", "."))
+        elif qualified not in written:
+            try:
+                source = custom_op_source(file, function.__name__, qualified, set(user_files)).code()
+            except Exception as exc:  # noqa: BLE001 - a file gone or that libcst cannot parse: say so where the source would be
+                source = f"# the source of {qualified} could not be written ({type(exc).__name__}: {exc}); this graph needs it"
+            written[qualified] = source.strip("\n") + "\n"
+    lines = [f"import {name}  # registers {', '.join(sorted(ops))}" for name, ops in sorted(imported.items())]
+    return lines + list(written.values())
 
 
 def dump_target(ctx: StageContext) -> None:

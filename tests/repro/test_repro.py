@@ -57,6 +57,8 @@ CASES = [
          "updated = torch.index_put(hidden, (slots,), values)",
          "updated = hidden.scatter(0, slots[:, None].expand(-1, 8), values)",
          "target", "updated = hidden.scatter(0, slots[:, None].expand(-1, 8), values)"),
+    Case(SAMPLES / "undeclared_mutation.py", "accuracy", "accuracy mismatch",
+         "mutates_args=()", 'mutates_args=("q",)', "repro", 'Fix: ``mutates_args=("q",)``'),
     Case(SAMPLES / "capture_unsafe_copy.py", "capture", "capture GL201 at aten._to_copy",
          "return h - means.to(h.device)", "return h - h.mean(dim=0)", "target", "h - h.mean(dim=0)"),
 ]
@@ -73,8 +75,8 @@ def test_every_failing_golden_sample_has_a_case() -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_repro_exits_1_with_the_signature_and_0_after_the_fix(case: Case, made_repro, run_repro, tmp_path: Path) -> None:
-    # The verdict picks the layer once (capture: the last stage, so the whole ladder runs); the
-    # other cases name it, and only the stages it needs run.
+    # The verdict picks the layer once (capture: the last stage, so the whole ladder runs; naming
+    # the layer saved nothing measurable there); the other cases name it, and only the stages it needs run.
     repro = made_repro(case.target) if case.layer == "capture" else made_repro(case.target, "--layer", case.layer)
     text = repro.read_text(encoding="utf-8")
     assert text.count("\n") <= 200
@@ -107,17 +109,34 @@ def test_qwen3_moe_repro_reproduces_the_gap_inside_transformers(made_repro, run_
     assert "reproduced: torchair RuntimeError at aten.histc.default" in ran.stdout
 
 
-def test_from_a_dump_the_trace_is_not_run_again(tmp_path: Path, run_repro) -> None:
-    """``--from DIR``: the repro is made from the dump alone; the target is gone by then."""
-    target = tmp_path / "converter_gap.py"
+@dataclass(frozen=True)
+class FromDump:
+    target: Path  # deleted once traced: a repro from the dump must not need it
+    dump: Path
+    repro: Path  # graphlint repro TARGET --from DUMP
+
+
+@pytest.fixture(scope="module")
+def converter_gap_dump(tmp_path_factory: pytest.TempPathFactory) -> FromDump:
+    """One trace of converter_gap with --dump, and the repro made from it: shared by the tests
+    of --from and of the doc's repro (a trace costs more than the repro made from it)."""
+    folder = tmp_path_factory.mktemp("from-dump")
+    target = folder / "converter_gap.py"
     shutil.copy(SAMPLES / "converter_gap.py", target)
-    dump = tmp_path / "dump"
+    dump = folder / "dump"
     traced = graphlint("trace", str(target), "--stages", "eager,dynamo,aot,torchair", "--dump", str(dump))
     assert traced.returncode == 1, traced.stderr[-3000:]
     target.unlink()
-    out = tmp_path / "repro.py"
+    out = folder / "repro.py"
     made = graphlint("repro", str(target), "--from", str(dump), "-o", str(out))
     assert made.returncode == 0, made.stderr[-3000:]
+    assert made.stdout.startswith(f"wrote {out} (")
+    return FromDump(target, dump, out)
+
+
+def test_from_a_dump_the_trace_is_not_run_again(converter_gap_dump: FromDump, tmp_path: Path, run_repro) -> None:
+    """``--from DIR``: the repro is made from the dump alone; the target is gone by then."""
+    target, dump, out = converter_gap_dump.target, converter_gap_dump.dump, converter_gap_dump.repro
     ran = run_repro(out)
     assert ran.returncode == 1 and "reproduced: torchair NotImplementedError at aten.index_put.default" in ran.stdout
 
@@ -134,6 +153,30 @@ def test_from_a_dump_the_trace_is_not_run_again(tmp_path: Path, run_repro) -> No
     ran = run_repro(out, GRAPHLINT_HOME=str(tmp_path / "empty-home"), GRAPHLINT_TORCHAIR="")
     assert ran.returncode == 2 and "no torchair" in ran.stderr, ran.stdout + ran.stderr[-3000:]
 
+    # A repro that cannot run its check at all (here: its inputs cannot be built) says so and
+    # exits 2: Python's own status for an uncaught exception, 1, is "reproduced".
+    broken = tmp_path / "broken.py"
+    broken.write_text(out.read_text(encoding="utf-8").replace(
+        "def load_args(reader):\n", "def load_args(reader):\n    raise RuntimeError('no such input here')\n", 1), encoding="utf-8")
+    ran = run_repro(broken)
+    assert ran.returncode == 2 and "other failure: the repro cannot run here (RuntimeError: no such input here)" in ran.stdout
+
+
+def test_the_docs_real_repro_is_what_graphlint_writes(converter_gap_dump: FromDump) -> None:
+    """docs/repro.md's repro, made from converter_gap the way the doc says: the same file, line
+    for line, but the line naming where and with what versions it was made."""
+    doc = (REPO / "docs" / "repro.md").read_text(encoding="utf-8").split("## A real repro", 1)[1]
+    shown = doc.split("```python\n", 1)[1].split("```", 1)[0]
+    written = converter_gap_dump.repro.read_text(encoding="utf-8")
+
+    def without_origin(text: str) -> list[str]:
+        return [line for line in text.splitlines() if not line.startswith("Made from ")]
+
+    assert without_origin(shown) == without_origin(written)
+    assert f"wrote repro.py ({written.count(chr(10))} lines)" in doc  # the count the doc quotes
+    origin = next(line for line in shown.splitlines() if line.startswith("Made from "))
+    assert origin.startswith("Made from samples/trace/converter_gap.py (TA001 at samples/trace/converter_gap.py:22) with graphlint ")
+
 
 def test_a_dump_folder_that_is_not_one_is_a_usage_error(tmp_path: Path) -> None:
     made = graphlint("repro", "model.py", "--from", str(tmp_path))
@@ -149,3 +192,26 @@ def test_an_unknown_layer_is_a_usage_error() -> None:
 def test_a_shrink_budget_that_is_not_seconds_is_a_usage_error(seconds: str) -> None:
     made = graphlint("repro", "model.py", "--shrink-seconds", seconds)
     assert made.returncode == 2 and "not a number of seconds" in made.stderr
+
+
+@pytest.mark.parametrize(
+    ("entry", "signature", "helper"),
+    [
+        ("by_module", "dynamo Unsupported at GB0170", "def clamp_if_large("),  # import layers.checks as checks
+        ("by_name", "dynamo Unsupported at GB0059", "def batch_tag("),  # from .shapes import batch_tag
+    ],
+)
+def test_a_break_in_another_file_of_the_project_is_cut_into_the_repro(entry, signature, helper, tmp_path: Path, run_repro) -> None:
+    """The breaking function is in another file of the project, imported as a module or by name
+    (relative): the repro holds its source (and what it uses there) and imports nothing of the
+    project. Shrinking is off: what is tested is the cut, which must reproduce as it is."""
+    project = tmp_path / "project"
+    shutil.copytree(TARGETS / "helpers_project", project)
+    out = tmp_path / "repro.py"
+    made = graphlint("repro", f"layers.model:{entry}", "-o", str(out), "--layer", "dynamo", "--shrink-seconds", "0", cwd=project)
+    assert made.returncode == 0, made.stderr[-3000:]
+    text = out.read_text(encoding="utf-8")
+    assert helper in text and "import layers" not in text and "from .shapes" not in text
+    ran = run_repro(out)
+    assert ran.returncode == 1, ran.stdout + ran.stderr[-3000:]
+    assert f"reproduced: {signature}" in ran.stdout

@@ -26,7 +26,9 @@ def hazard_signatures(
 
     from graphlint.tracer.capture.hazards import find_hazards
 
-    traced = make_fx(module, tracing_mode="fake")(*inputs)
+    # The module's own tensors (constants of the audited graph, on the stand-in device) are not
+    # fake: allowed, as they are in the audit's trace (meta ones have no data to protect anyway).
+    traced = make_fx(module, tracing_mode="fake", _allow_non_fake_inputs=True)(*inputs)
     return traced, [(Signature("capture", h.code.code, h.op), h.node) for h in find_hazards(traced)]
 
 

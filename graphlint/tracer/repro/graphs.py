@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import io
+import itertools
+import linecache
 import logging
 import re
 import warnings
@@ -35,10 +37,17 @@ def graph_inputs(load_args: Callable[[Any], None], seed: int = 0) -> list[Any]:
 
 
 def load_graph(code: str) -> tuple[torch.nn.Module, list[Any]]:
-    """The ``Repro`` module and inputs of a runnable graph's code."""
-    namespace: dict[str, Any] = {}
-    exec(compile(code, "<graph>", "exec"), namespace)  # noqa: S102 - code graphlint wrote from a traced graph
+    """The ``Repro`` module and inputs of a runnable graph's code. The code stays readable under
+    its own name in ``linecache``, so that the custom ops it defines can be cut from it again
+    when the shrunk graph is written."""
+    name = f"<graphlint graph {next(_LOADED)}>"
+    linecache.cache[name] = (len(code), None, code.splitlines(keepends=True), name)
+    namespace: dict[str, Any] = {"__name__": name}
+    exec(compile(code, name, "exec"), namespace)  # noqa: S102 - code graphlint wrote from a traced graph
     return namespace["Repro"](), graph_inputs(namespace["load_args"])
+
+
+_LOADED = itertools.count(1)
 
 
 def as_graph_module(module: torch.nn.Module) -> torch.fx.GraphModule:

@@ -2,8 +2,9 @@
 
 A signature is the layer, the kind of failure (an exception type, a capture code, ``mismatch``)
 and where (an aten op, a GBxxxx code, a function). A repro exits 1 while it sees its signature,
-0 when the layer runs clean, and 2 when the layer fails some other way (for ``git bisect``, a
-commit to look at by hand). A repro made from a layer that passed has no signature: any failure
+0 when the layer runs clean, and 2 when the layer fails some other way or the repro itself cannot
+run (for ``git bisect``, a commit to look at by hand; an uncaught exception would exit 1, the
+status of "reproduced"). A repro made from a layer that passed has no signature: any failure
 of the layer is then the one it looks for.
 """
 
@@ -38,4 +39,15 @@ def finish(expected: dict[str, Any] | None, observed: Signature | None) -> int:
         print(f"reproduced: {observed}")
         return REPRODUCED
     print(f"other failure: {observed} (this repro looks for {wanted})")
+    return OTHER
+
+
+def cannot_run(exc: BaseException) -> int:
+    """The exit status of a repro that could not even run its check (an input it cannot build,
+    an API gone from this torch): another failure, never "reproduced"."""
+    import sys
+    import traceback
+
+    traceback.print_exception(exc, file=sys.stderr)
+    print(f"other failure: the repro cannot run here ({type(exc).__name__}: {exc})")
     return OTHER

@@ -5,11 +5,14 @@ names) the target reaches by name, transitively, with the imports they use; a na
 another of the user's files is followed into that file and its definition taken from there, so
 the result needs none of the project's files. Module-level settings of imported libraries
 (``torch._dynamo.config.recompile_limit = 16``) are kept too: they change what dynamo does.
+``custom_op_source`` cuts a custom op's definition with its registrations (``@op.register_fake``)
+the same way, for graphs that call an op defined in the project.
 ``shrink`` removes statements one at a time while a check still sees the same failure.
 """
 
 from __future__ import annotations
 
+import linecache
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -90,31 +93,126 @@ def _top_level(module: cst.Module) -> _TopLevel:
     return table
 
 
-def _user_module_file(importer: Path, statement: cst.ImportFrom, user_files: set[str]) -> Path | None:
-    """The user's file a ``from X import name`` reads, or None for a library."""
-    dots = len(statement.relative)
-    dotted = cst.Module([]).code_for_node(statement.module) if statement.module is not None else ""
-    bases = [importer.parent.parents[dots - 2] if dots > 1 else importer.parent] if dots else [importer.parent, *importer.parents]
+def installed(file: str) -> bool:
+    """Whether ``file`` belongs to an installed package or the standard library (importable from
+    anywhere), as opposed to the project's own files, which a repro must not need."""
+    import site
+    import sysconfig
+
+    paths = {sysconfig.get_paths()[key] for key in ("purelib", "platlib", "stdlib", "platstdlib")}
+    paths.update(site.getsitepackages() if hasattr(site, "getsitepackages") else [])
+    resolved = Path(file).resolve()
+    return not file.startswith("<") and any(resolved.is_relative_to(Path(p).resolve()) for p in paths)
+
+
+def _project_module_file(importer: Path, dots: int, dotted: str, user_files: set[str]) -> Path | None:
+    """The project's file that module ``dotted`` (``dots`` levels up, for a relative import)
+    names from ``importer``, or None for a library: a file of ``user_files``, or one that is not
+    installed, beside the importer or at the root of the package holding it (where an absolute
+    import of the project starts; no higher, where a checkout of a library may lie)."""
+    if importer.name.startswith("<"):
+        return None  # code compiled from a string imports no file of its own
+    bases = [importer.parent.parents[dots - 2] if dots > 1 else importer.parent] if dots else _package_roots(importer)
     for base in bases:
         stem = base.joinpath(*dotted.split(".")) if dotted else base
         for candidate in (stem.with_suffix(".py"), stem / "__init__.py"):
-            if str(candidate.resolve()) in user_files:
+            resolved = str(candidate.resolve())
+            if resolved in user_files or (candidate.is_file() and not installed(resolved)):
                 return candidate
     return None
 
 
-def cut(file: Path, roots: list[str], user_files: set[str]) -> Cut:
-    """The definitions ``roots`` reach in ``file`` (and the user's files it imports from)."""
+def _package_roots(importer: Path) -> list[Path]:
+    """The importer's folder and those above it up to the root of its package."""
+    roots = [importer.parent]
+    while (roots[-1] / "__init__.py").is_file() and roots[-1].parent != roots[-1]:
+        roots.append(roots[-1].parent)
+    return roots
+
+
+def _attributes_used(module: cst.Module, dotted: str) -> list[str]:
+    """The names ``dotted.NAME`` that ``module`` reads (``h.tag`` for ``import pkg.helpers as h``)."""
+    found: set[str] = set()
+
+    class Visitor(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            if module.code_for_node(node.value) == dotted:
+                found.add(node.attr.value)
+
+    module.visit(Visitor())
+    return sorted(found)
+
+
+def _namespace_code(path: list[str], names: list[str]) -> str:
+    """``a = types.SimpleNamespace(b=types.SimpleNamespace(tag=tag))`` for ``a.b.tag``."""
+    value = "types.SimpleNamespace(" + ", ".join(f"{n}={n}" for n in names) + ")"
+    for part in reversed(path[1:]):
+        value = f"types.SimpleNamespace({part}={value})"
+    return f"{path[0]} = {value}\n"
+
+
+Selects = Callable[[cst.BaseStatement], bool]
+
+
+def cut(file: Path, roots: list[str], user_files: set[str], also: Selects | None = None) -> Cut:
+    """The definitions ``roots`` reach in ``file`` (and the user's files it imports from), and
+    those the module-level statements ``also`` selects reach. ``file`` may name code that was
+    compiled from a string and put in ``linecache`` (``<graphlint graph 1>``)."""
     result = Cut()
-    _cut_file(file, roots, user_files, result, set())
+    _cut_file(file, roots, user_files, result, set(), also)
     return result
 
 
-def _cut_file(file: Path, roots: list[str], user_files: set[str], result: Cut, seen: set[tuple[str, str]]) -> None:
-    table = _top_level(cst.parse_module(file.read_text(encoding="utf-8")))
+class _Strings(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.strings: set[str] = set()
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        value = node.evaluated_value
+        self.strings.add(value if isinstance(value, str) else "")
+
+
+def _strings_used(node: cst.CSTNode) -> set[str]:
+    visitor = _Strings()
+    node.visit(visitor)
+    return visitor.strings
+
+
+def custom_op_source(file: str, function: str, op: str, user_files: set[str]) -> Cut:
+    """The source defining the custom op ``op`` ("ns::name") whose implementation is ``function``
+    in ``file``: that function (its decorator registers the op) and every module-level
+    registration on it (``@function.register_fake``, ``torch.library.register_kernel("ns::name")``),
+    with what they use."""
+
+    def registers(statement: cst.BaseStatement) -> bool:
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            parts: list[cst.CSTNode] = list(statement.decorators)
+        elif isinstance(statement, cst.SimpleStatementLine):
+            parts = [s for s in statement.body if isinstance(s, cst.Expr)]
+        else:
+            return False
+        return any(function in names_used(p) or op in _strings_used(p) for p in parts)
+
+    return cut(Path(file), [function], user_files, registers)
+
+
+def _source_text(file: Path) -> str:
+    if file.name.startswith("<"):  # compiled from a string: linecache holds it
+        return "".join(linecache.getlines(str(file)))
+    return file.read_text(encoding="utf-8")
+
+
+def _cut_file(
+    file: Path, roots: list[str], user_files: set[str], result: Cut, seen: set[tuple[str, str]], also: Selects | None = None
+) -> None:
+    table = _top_level(cst.parse_module(_source_text(file)))
     body = table.module.body
     kept: set[int] = set()
     pending = list(roots)
+    for index, statement in enumerate(body):
+        if also is not None and also(statement):
+            kept.add(index)
+            pending.extend(names_used(statement))
     for index in table.settings:
         kept.add(index)
         pending.extend(names_used(body[index]))
@@ -131,20 +229,55 @@ def _cut_file(file: Path, roots: list[str], user_files: set[str], result: Cut, s
         elif name in table.imports:
             statement = body[table.imports[name]]
             small = cst.ensure_type(statement, cst.SimpleStatementLine).body[0]
-            source = _user_module_file(file, small, user_files) if isinstance(small, cst.ImportFrom) else None
-            if source is None:
+            if not _follow_import(file, table.module, small, name, user_files, result, seen):
                 code = table.module.code_for_node(statement).strip()
                 if code not in result.imports:
                     result.imports.append(code)
-                continue
-            for alias in small.names:  # type: ignore[union-attr]
-                bound = cst.ensure_type(alias.asname.name, cst.Name).value if alias.asname else alias.name.value
-                if bound == name:
-                    _cut_file(source, [alias.name.value], user_files, result, seen)
-                    if bound != alias.name.value:
-                        result.definitions.append(f"{bound} = {alias.name.value}\n")
     for index in sorted(kept):
         result.definitions.append(table.module.code_for_node(body[index]))
+
+
+def _follow_import(
+    file: Path, module: cst.Module, statement: cst.BaseSmallStatement, name: str, user_files: set[str],
+    result: Cut, seen: set[tuple[str, str]],
+) -> bool:
+    """Cut what ``name``, bound by the import ``statement``, stands for from the project's file
+    it imports: ``from .helpers import tag [as t]`` takes ``tag``; ``import pkg.helpers [as h]``
+    takes each ``h.NAME`` the file reads and binds ``h`` to a namespace of them. False: a library."""
+    for alias in statement.names:  # type: ignore[union-attr]
+        dotted = module.code_for_node(alias.name)
+        bound = cst.ensure_type(alias.asname.name, cst.Name).value if alias.asname else dotted.split(".")[0]
+        if bound != name:
+            continue
+        if isinstance(statement, cst.ImportFrom):
+            package = module.code_for_node(statement.module) if statement.module is not None else ""
+            submodule = _project_module_file(file, len(statement.relative), f"{package}.{dotted}".strip("."), user_files)
+            if submodule is not None:  # from pkg import helpers: a module, used as helpers.NAME
+                used = _attributes_used(module, bound)
+                _cut_file(submodule, used, user_files, result, seen)
+                _bind_namespace(result, [bound], used)
+                return True
+            source = _project_module_file(file, len(statement.relative), package, user_files)
+            if source is None:
+                return False
+            _cut_file(source, [dotted], user_files, result, seen)
+            if bound != dotted:
+                result.definitions.append(f"{bound} = {dotted}\n")
+            return True
+        source = _project_module_file(file, 0, dotted, user_files)
+        if source is None:
+            return False
+        used = _attributes_used(module, bound if alias.asname else dotted)
+        _cut_file(source, used, user_files, result, seen)
+        _bind_namespace(result, [bound] if alias.asname else dotted.split("."), used)
+        return True
+    return False
+
+
+def _bind_namespace(result: Cut, path: list[str], names: list[str]) -> None:
+    if "import types" not in result.imports:
+        result.imports.append("import types")
+    result.definitions.append(_namespace_code(path, names))
 
 
 class _Statements(cst.CSTVisitor):

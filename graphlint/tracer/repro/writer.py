@@ -38,7 +38,10 @@ def render(parts: ReproParts, report: dict[str, Any], failure: dict[str, Any] | 
     versions = ", ".join(
         f"{name} {env[name]}" for name in ("python", "torch", "torch_npu", "torchair", "transformers") if env.get(name)
     )
-    where = f"{failure.get('code') or failure.get('kind')} at {failure.get('file')}:{failure.get('line')}" if failure else "the layer passed"
+    where = "the layer passed"
+    if failure:
+        place = f"at {failure['file']}:{failure.get('line')}" if failure.get("file") else f"in the {failure.get('stage')} stage"
+        where = f"{failure.get('code') or failure.get('kind')} {place}"
     header = HEADER.format(
         layer=parts.layer,
         what=parts.what,
@@ -49,12 +52,15 @@ def render(parts: ReproParts, report: dict[str, Any], failure: dict[str, Any] | 
         note=f"\n{parts.note}" if parts.note else "",
     )
     expected = parts.expected.to_json() if parts.expected else None
-    check = "\n".join(f"    {line}" for line in parts.check.splitlines())
+    check = "\n".join(f"        {line}" for line in parts.check.splitlines())
     main = (
         f"EXPECTED = {expected!r}\n\n"
         'if __name__ == "__main__":\n'
+        "    from graphlint.tracer.repro.signature import cannot_run, finish\n\n"
+        "    try:\n"
         f"{check}\n"
-        "    from graphlint.tracer.repro.signature import finish\n\n"
+        "    except Exception as exc:  # the repro itself cannot run here: that is no reproduction\n"
+        "        sys.exit(cannot_run(exc))\n"
         "    sys.exit(finish(EXPECTED, observed))\n"
     )
     return "\n".join([header, "import sys", *parts.imports, "", parts.body.strip("\n"), "", "", main])
