@@ -16,6 +16,7 @@ positions that number the calls the same way ``positions.py`` numbers libcst's.
 from __future__ import annotations
 
 import ast
+from collections import Counter
 
 from graphlint.checks.facts import MODULE_SCOPE, Decoration, DefFacts, Expr, FlowFacts, ImplicitCall
 from graphlint.checks.flow_expressions import FlowExpressions, dotted, union
@@ -37,12 +38,30 @@ class _FlowWalker(FlowExpressions):
         self.ordinal = {id(node): index for index, node in enumerate(calls)}
         self.facts.calls = [None] * len(calls)
         self.scopes = []
+        self.spreads = []
+        self.bindings: Counter[str] = Counter()  # variable key → how many statements bind it
+        self.tuples: dict[str, list[Expr | None]] = {}  # variable key → the tuple display bound to it
 
     def run(self) -> FlowFacts:
         module = self.scan.scope("module", MODULE_SCOPE, self.tree)
         self.scopes.append(module)
         self._statements(self.tree.body)
+        self._spread_tuples()
         return self.facts
+
+    def _spread_tuples(self) -> None:
+        """``args = (config, executor, stats); Client(*args)``: a local bound once, to a tuple
+        display, hands its elements position by position (spread as one value, each element
+        would reach every parameter)."""
+        for ordinal, key in self.spreads:
+            elements = self.tuples.get(key)
+            site = self.facts.calls[ordinal]
+            function, _, name = key.rpartition(".")
+            definition = self.facts.defs.get(function)
+            parameter = definition is not None and any(p == name for p, _ in definition.params)
+            if elements is not None and self.bindings[key] == 1 and not parameter and site is not None:
+                site.args.extend(elements)
+                site.star, site.star_last = [], False
 
     def _store(self, name: str) -> Expr:
         scope = self.scope
@@ -55,6 +74,8 @@ class _FlowWalker(FlowExpressions):
         return ["v", scope.key(name)]
 
     def _assign(self, target: Expr | None, value: Expr | None) -> None:
+        if target is not None and target[0] == "v":
+            self.bindings[target[1]] += 1
         if target is not None and value is not None:
             self.facts.assigns.append((target, value))
 
@@ -263,7 +284,11 @@ class _FlowWalker(FlowExpressions):
 
     def _bind_target(self, target: ast.expr, value: Expr | None, node: ast.expr | None = None) -> None:
         if isinstance(target, ast.Name):
-            self._assign(self._store(target.id), value)
+            stored = self._store(target.id)
+            self._assign(stored, value)
+            if isinstance(node, ast.Tuple) and id(node) in self.scope.known.literals:
+                known = self.scope.known.literals[id(node)]
+                self.tuples[stored[1]] = [known[i].value for i in range(len(node.elts))]
             plain = target.id in self.scope.locals and not {target.id} & (self.scope.globals | self.scope.nonlocals)
             if plain:
                 self.scope.known.bind(target.id, value, node)

@@ -68,6 +68,9 @@ class CallSite:
     callee: Expr | None
     args: list[Expr | None] = field(default_factory=list)
     star: list[Expr] = field(default_factory=list)  # f(*xs)
+    # The call's only ``*xs`` comes after all its plain positional arguments: ``xs``'s elements
+    # fill the positions from ``len(args)`` on, in order (``f(a, *args)`` forwarding ``*args``).
+    star_last: bool = False
     keywords: list[tuple[str, Expr | None]] = field(default_factory=list)
     double_star: list[Expr] = field(default_factory=list)  # f(**kw)
     line: int = 0
@@ -124,7 +127,7 @@ class FlowFacts:
         """A hash of what the value-flow solve reads of these facts: lines and the callees' texts
         are left out, so code that moves, or changes without changing what flows where, gives
         the same digest (and the solved graph cached under it is used again)."""
-        calls = [None if c is None else [c.scope, c.callee, c.args, c.star, c.keywords, c.double_star] for c in self.calls]
+        calls = [None if c is None else [c.scope, c.callee, c.args, c.star, c.star_last, c.keywords, c.double_star] for c in self.calls]
         defs = [[name, d.kind, d.params, d.method, d.bases] for name, d in self.defs.items()]
         decorations = [[d.scope, d.decorator, d.value] for d in self.decorations]
         implicit = [[i.scope, i.kind, i.value] for i in self.implicit]
