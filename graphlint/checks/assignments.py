@@ -41,13 +41,28 @@ class _FlowWalker(FlowExpressions):
         self.spreads = []
         self.bindings: Counter[str] = Counter()  # variable key → how many statements bind it
         self.tuples: dict[str, list[Expr | None]] = {}  # variable key → the tuple display bound to it
+        # (function, parameter, classes) of each ``if isinstance(parameter, classes):`` around here
+        self.guards: list[tuple[str, str, Expr]] = []
 
     def run(self) -> FlowFacts:
         module = self.scan.scope("module", MODULE_SCOPE, self.tree)
         self.scopes.append(module)
         self._statements(self.tree.body)
         self._spread_tuples()
+        self._keep_sound_guards()
         return self.facts
+
+    def _keep_sound_guards(self) -> None:
+        """A guard says what its parameter was given only if nothing else binds it."""
+        for function, guarded in list(self.facts.guarded.items()):
+            unbound = [g for g in guarded if self.bindings[f"{function}.{g[0]}"] == 0]
+            for parameter, _, key in guarded:
+                if self.bindings[f"{function}.{parameter}"]:
+                    self.facts.assigns.append((["v", f"{function}.<return>"], ["v", key]))
+            if unbound:
+                self.facts.guarded[function] = unbound
+            else:
+                del self.facts.guarded[function]
 
     def _spread_tuples(self) -> None:
         """``args = (config, executor, stats); Client(*args)``: a local bound once, to a tuple
@@ -128,6 +143,16 @@ class _FlowWalker(FlowExpressions):
         elif isinstance(node, ast.Return):
             if node.value is not None:
                 self._return(self._expr(node.value))
+        elif isinstance(node, ast.If):
+            self.scope.known.forget()
+            self._expr(node.test)
+            guard = self._isinstance_guard(node.test)
+            if guard is not None:
+                self.guards.append(guard)
+            self._statements(node.body)
+            if guard is not None:
+                self.guards.pop()
+            self._statements(node.orelse)
         elif isinstance(node, (ast.Global, ast.Nonlocal, ast.Pass, ast.Break, ast.Continue)):
             return
         else:  # if / while / try / match / expressions / raise / assert / del: their parts
@@ -138,7 +163,7 @@ class _FlowWalker(FlowExpressions):
             if compound:
                 self.scope.known.forget()
             return
-        if isinstance(node, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.AugAssign)):
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.AugAssign, ast.If)):
             self.scope.known.forget()
 
     def _parts(self, node: ast.stmt) -> None:
@@ -165,10 +190,40 @@ class _FlowWalker(FlowExpressions):
         iterator protocol of an instance returns."""
         return union([iterable, self._implicit("iterate", iterable)])
 
+    def _isinstance_guard(self, test: ast.expr) -> tuple[str, str, Expr] | None:
+        """``isinstance(p, C)`` (alone or first in an ``and``) with ``p`` a parameter of the
+        function the ``if`` is in."""
+        while isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+            test = test.values[0]
+        scope = self.function_scope
+        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"):
+            return None
+        if len(test.args) != 2 or test.keywords or not isinstance(test.args[0], ast.Name) or scope.kind != "function":
+            return None
+        named = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
+        if not all(isinstance(n, (ast.Name, ast.Attribute)) for n in named):
+            return None
+        definition = self.facts.defs.get(scope.qualname)
+        name = test.args[0].id
+        classes = self._expr(test.args[1])
+        if definition is None or classes is None or self._load("isinstance") != ["x", "isinstance"]:
+            return None
+        if name not in {p for p, kind in definition.params if kind in ("o", "p", "k")}:
+            return None
+        return (scope.qualname, name, classes)
+
     def _return(self, value: Expr | None) -> None:
         scope = self.function_scope
-        if scope.kind == "function":
+        if scope.kind != "function":
+            return
+        guard = next((g for g in reversed(self.guards) if g[0] == scope.qualname), None)
+        if guard is None or value is None:
             self._assign(["v", f"{scope.qualname}.<return>"], value)
+            return
+        guarded = self.facts.guarded.setdefault(scope.qualname, [])
+        key = f"{scope.qualname}.<return {len(guarded)}>"
+        guarded.append((guard[1], guard[2], key))
+        self._assign(["v", key], value)
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         outer = self.scope

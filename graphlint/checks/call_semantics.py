@@ -317,6 +317,42 @@ class CallSemantics(RestArguments):
             if varkw is not None:
                 self.edge(node, self.rest_node((file, qualname, varkw), None))
         self.bind_forwarded(file, qualname, params, args)
+        for parameter, classes, key in self.flow(file).guarded.get(qualname, ()):
+            self.return_if_instance(file, self.argument(params, args, parameter), classes, self.variable(file, key), out)
+
+    def argument(self, params: list[tuple[str, str]], args: CallArgs, name: str) -> int | None:
+        """The node a call hands to parameter ``name``, when only that node can fill it (None:
+        not known, e.g. through ``*xs``)."""
+        positional = [p for p, kind in params if kind in ("o", "p")]
+        index = positional.index(name) if name in positional else len(args.positional)
+        if index < len(args.positional):
+            return args.positional[index]
+        given = [node for keyword, node in args.keywords if keyword == name]
+        if given and not (args.star or args.forwarded_star):
+            return given[0]
+        return None
+
+    def return_if_instance(self, file: int, given: int | None, classes: Expr, returned: int, out: int) -> None:
+        """``if isinstance(p, C): return x``: the call gets ``x`` only if it hands ``p`` an
+        instance of ``C`` (or a value graphlint does not know)."""
+        named = self.compile(file, classes)
+        if given is None or named is None:
+            self.edge(returned, out)
+            return
+        opened: list[bool] = []
+
+        def fits(objs: Iterable[Obj], cls: Obj) -> None:
+            for obj in objs:
+                if opened:
+                    return
+                if obj[0] == "X" or (obj[0] == "I" and cls in self.classes.mro(("C", obj[1], obj[2]))):
+                    opened.append(True)
+                    self.edge(returned, out)
+
+        self.watch(named, lambda found: [
+            self.watch(given, lambda objs, cls=cls: fits(objs, cls)) if cls[0] in ("C", "X") else fits([("X", "")], cls)
+            for cls in found
+        ])
 
     # ---- entry points -----------------------------------------------------------------------
     def entry(self, file: int, index: int, targets: list[Expr]) -> None:

@@ -107,6 +107,10 @@ class FlowFacts:
     decorations: list[Decoration] = field(default_factory=list)
     implicit: list[ImplicitCall] = field(default_factory=list)  # ``["it", index]``: what iterating gives
     star_imports: list[str] = field(default_factory=list)
+    # function → returns made only where a parameter is an instance of some classes
+    # (``if isinstance(layer, LinearBase): return LinearMethod()``): (parameter, the classes, the
+    # variable that return writes)
+    guarded: dict[str, list[tuple[str, Expr, str]]] = field(default_factory=dict)
     error: str | None = None  # why the calls of this file could not be numbered
     digest: str = ""  # ``solver_digest`` of these facts, taken when they are extracted ("": not taken)
 
@@ -119,6 +123,7 @@ class FlowFacts:
             decorations=[Decoration(**d) for d in data["decorations"]],
             implicit=[ImplicitCall(**i) for i in data["implicit"]],
             star_imports=data["star_imports"],
+            guarded={k: [tuple(g) for g in v] for k, v in data["guarded"].items()},
             error=data["error"],
             digest=data["digest"],
         )
@@ -131,7 +136,7 @@ class FlowFacts:
         defs = [[name, d.kind, d.params, d.method, d.bases] for name, d in self.defs.items()]
         decorations = [[d.scope, d.decorator, d.value] for d in self.decorations]
         implicit = [[i.scope, i.kind, i.value] for i in self.implicit]
-        parts = [defs, self.assigns, calls, decorations, implicit, self.star_imports, self.error]
+        parts = [defs, self.assigns, calls, decorations, implicit, self.star_imports, self.guarded, self.error]
         return hashlib.sha256(json.dumps(parts, separators=(",", ":")).encode()).hexdigest()
 
 

@@ -192,3 +192,90 @@ def test_arguments_of_unknown_position_still_reach_every_parameter(tmp_path: Pat
         """
     (entry,) = regions(tmp_path, {"app.py": code})
     assert "app.Gelu.forward" in entry["functions"]
+
+
+QUANT_CONFIG = """
+import torch
+from torch import nn
+
+
+class LinearMethod:
+    def apply(self, layer, x):
+        return x
+
+
+class MoeMethod:
+    def apply(self, layer, x):
+        return x.sum().item()
+
+
+class QuantConfig:
+    def get_quant_method(self, layer, prefix):
+        if isinstance(layer, LinearBase):
+            if prefix.startswith("skip"):
+                return None
+            return LinearMethod()
+        elif isinstance(layer, (FusedMoE,)):
+            return MoeMethod()
+        return None
+
+
+class LinearBase(nn.Module):
+    def __init__(self, quant_config):
+        super().__init__()
+        self.quant_method = quant_config.get_quant_method(self, prefix="")
+
+    def forward(self, x):
+        return self.quant_method.apply(self, x)
+
+
+class RowLinear(LinearBase):
+    pass
+
+
+class FusedMoE(nn.Module):
+    def __init__(self, quant_config):
+        super().__init__()
+        self.quant_method = quant_config.get_quant_method(self, "")
+
+    def forward(self, x):
+        return self.quant_method.apply(self, x)
+
+
+class {model}(nn.Module):
+    def __init__(self, quant_config):
+        super().__init__()
+        self.proj = RowLinear(quant_config)
+        self.experts = FusedMoE(quant_config)
+
+    def forward(self, x):
+        return self.{called}(x)
+
+
+fast = torch.compile({model}(QuantConfig()))
+"""
+
+
+@pytest.mark.parametrize(
+    ("called", "method"), [("proj", "app.LinearMethod.apply"), ("experts", "app.MoeMethod.apply")], ids=["linear", "moe"]
+)
+def test_a_method_chosen_by_isinstance_of_a_parameter_goes_only_to_callers_passing_that_class(
+    tmp_path: Path, called: str, method: str
+) -> None:
+    """vLLM's quantization configs: ``get_quant_method(layer)`` returns a linear method for a
+    linear layer and an MoE method for an MoE layer. Every layer calls it; a linear layer's
+    ``self.quant_method`` never holds the MoE method (whose ``.item()`` is no finding of the
+    linear model)."""
+    (entry,) = regions(tmp_path, {"app.py": QUANT_CONFIG.format(model="Model", called=called)})
+    layer = "app.LinearBase.forward" if called == "proj" else "app.FusedMoE.forward"
+    assert entry["functions"] == sorted([method, layer, "app.Model.forward"])
+
+
+def test_a_guard_on_a_rebound_parameter_guards_nothing(tmp_path: Path) -> None:
+    """``layer = layer.inner`` before the test: the guard speaks of another value, so every
+    return counts."""
+    code = QUANT_CONFIG.format(model="Model", called="proj").replace(
+        "    def get_quant_method(self, layer, prefix):\n", "    def get_quant_method(self, layer, prefix):\n        layer = unwrap(layer)\n"
+    ) + "\n\ndef unwrap(layer):\n    return layer\n"
+    (entry,) = regions(tmp_path, {"app.py": code})
+    assert "app.MoeMethod.apply" in entry["functions"] and "app.LinearMethod.apply" in entry["functions"]
