@@ -43,6 +43,7 @@ class _FlowWalker(FlowExpressions):
         self.tuples: dict[str, list[Expr | None]] = {}  # variable key → the tuple display bound to it
         # (function, parameter, classes) of each ``if isinstance(parameter, classes):`` around here
         self.guards: list[tuple[str, str, Expr]] = []
+        self.annotated: Counter[str] = Counter()  # parameter key → annotations that bind it
 
     def run(self) -> FlowFacts:
         module = self.scan.scope("module", MODULE_SCOPE, self.tree)
@@ -55,9 +56,10 @@ class _FlowWalker(FlowExpressions):
     def _keep_sound_guards(self) -> None:
         """A guard says what its parameter was given only if nothing else binds it."""
         for function, guarded in list(self.facts.guarded.items()):
-            unbound = [g for g in guarded if self.bindings[f"{function}.{g[0]}"] == 0]
+            rebound = lambda parameter: self.bindings[f"{function}.{parameter}"] > self.annotated[f"{function}.{parameter}"]  # noqa: E731
+            unbound = [g for g in guarded if not rebound(g[0])]
             for parameter, _, key in guarded:
-                if self.bindings[f"{function}.{parameter}"]:
+                if rebound(parameter):
                     self.facts.assigns.append((["v", f"{function}.<return>"], ["v", key]))
             if unbound:
                 self.facts.guarded[function] = unbound
@@ -272,6 +274,8 @@ class _FlowWalker(FlowExpressions):
                 for named in _annotated_names(param.annotation):
                     value = self._expr(named) if isinstance(named, ast.expr) else self._dotted_load(named)
                     if value is not None:
+                        # what callers hand the parameter still decides an isinstance guard
+                        self.annotated[f"{qualname}.{param.arg}"] += 1
                         self._assign(["v", f"{qualname}.{param.arg}"], ["n", value])
 
     def _dotted_load(self, dotted: str) -> Expr | None:

@@ -210,7 +210,7 @@ class MoeMethod:
 
 
 class QuantConfig:
-    def get_quant_method(self, layer, prefix):
+    def get_quant_method(self, layer: nn.Module, prefix: str):
         if isinstance(layer, LinearBase):
             if prefix.startswith("skip"):
                 return None
@@ -275,7 +275,7 @@ def test_a_guard_on_a_rebound_parameter_guards_nothing(tmp_path: Path) -> None:
     """``layer = layer.inner`` before the test: the guard speaks of another value, so every
     return counts."""
     code = QUANT_CONFIG.format(model="Model", called="proj").replace(
-        "    def get_quant_method(self, layer, prefix):\n", "    def get_quant_method(self, layer, prefix):\n        layer = unwrap(layer)\n"
+        "prefix: str):\n", "prefix: str):\n        layer = unwrap(layer)\n"
     ) + "\n\ndef unwrap(layer):\n    return layer\n"
     (entry,) = regions(tmp_path, {"app.py": code})
     assert "app.MoeMethod.apply" in entry["functions"] and "app.LinearMethod.apply" in entry["functions"]
