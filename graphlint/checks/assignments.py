@@ -16,6 +16,7 @@ positions that number the calls the same way ``positions.py`` numbers libcst's.
 from __future__ import annotations
 
 import ast
+from collections import Counter
 
 from graphlint.checks.facts import MODULE_SCOPE, Decoration, DefFacts, Expr, FlowFacts, ImplicitCall
 from graphlint.checks.flow_expressions import FlowExpressions, dotted, union
@@ -37,12 +38,47 @@ class _FlowWalker(FlowExpressions):
         self.ordinal = {id(node): index for index, node in enumerate(calls)}
         self.facts.calls = [None] * len(calls)
         self.scopes = []
+        self.spreads = []
+        self.bindings: Counter[str] = Counter()  # variable key → how many statements bind it
+        self.tuples: dict[str, list[Expr | None]] = {}  # variable key → the tuple display bound to it
+        # (function, parameter, classes) of each ``if isinstance(parameter, classes):`` around here
+        self.guards: list[tuple[str, str, Expr]] = []
+        self.annotated: Counter[str] = Counter()  # parameter key → annotations that bind it
 
     def run(self) -> FlowFacts:
         module = self.scan.scope("module", MODULE_SCOPE, self.tree)
         self.scopes.append(module)
         self._statements(self.tree.body)
+        self._spread_tuples()
+        self._keep_sound_guards()
         return self.facts
+
+    def _keep_sound_guards(self) -> None:
+        """A guard says what its parameter was given only if nothing else binds it."""
+        for function, guarded in list(self.facts.guarded.items()):
+            rebound = lambda parameter: self.bindings[f"{function}.{parameter}"] > self.annotated[f"{function}.{parameter}"]  # noqa: E731
+            unbound = [g for g in guarded if not rebound(g[0])]
+            for parameter, _, key in guarded:
+                if rebound(parameter):
+                    self.facts.assigns.append((["v", f"{function}.<return>"], ["v", key]))
+            if unbound:
+                self.facts.guarded[function] = unbound
+            else:
+                del self.facts.guarded[function]
+
+    def _spread_tuples(self) -> None:
+        """``args = (config, executor, stats); Client(*args)``: a local bound once, to a tuple
+        display, hands its elements position by position (spread as one value, each element
+        would reach every parameter)."""
+        for ordinal, key in self.spreads:
+            elements = self.tuples.get(key)
+            site = self.facts.calls[ordinal]
+            function, _, name = key.rpartition(".")
+            definition = self.facts.defs.get(function)
+            parameter = definition is not None and any(p == name for p, _ in definition.params)
+            if elements is not None and self.bindings[key] == 1 and not parameter and site is not None:
+                site.args.extend(elements)
+                site.star, site.star_last = [], False
 
     def _store(self, name: str) -> Expr:
         scope = self.scope
@@ -55,6 +91,8 @@ class _FlowWalker(FlowExpressions):
         return ["v", scope.key(name)]
 
     def _assign(self, target: Expr | None, value: Expr | None) -> None:
+        if target is not None and target[0] == "v":
+            self.bindings[target[1]] += 1
         if target is not None and value is not None:
             self.facts.assigns.append((target, value))
 
@@ -107,6 +145,16 @@ class _FlowWalker(FlowExpressions):
         elif isinstance(node, ast.Return):
             if node.value is not None:
                 self._return(self._expr(node.value))
+        elif isinstance(node, ast.If):
+            self.scope.known.forget()
+            self._expr(node.test)
+            guard = self._isinstance_guard(node.test)
+            if guard is not None:
+                self.guards.append(guard)
+            self._statements(node.body)
+            if guard is not None:
+                self.guards.pop()
+            self._statements(node.orelse)
         elif isinstance(node, (ast.Global, ast.Nonlocal, ast.Pass, ast.Break, ast.Continue)):
             return
         else:  # if / while / try / match / expressions / raise / assert / del: their parts
@@ -117,7 +165,7 @@ class _FlowWalker(FlowExpressions):
             if compound:
                 self.scope.known.forget()
             return
-        if isinstance(node, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.AugAssign)):
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.AugAssign, ast.If)):
             self.scope.known.forget()
 
     def _parts(self, node: ast.stmt) -> None:
@@ -144,10 +192,40 @@ class _FlowWalker(FlowExpressions):
         iterator protocol of an instance returns."""
         return union([iterable, self._implicit("iterate", iterable)])
 
+    def _isinstance_guard(self, test: ast.expr) -> tuple[str, str, Expr] | None:
+        """``isinstance(p, C)`` (alone or first in an ``and``) with ``p`` a parameter of the
+        function the ``if`` is in."""
+        while isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+            test = test.values[0]
+        scope = self.function_scope
+        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"):
+            return None
+        if len(test.args) != 2 or test.keywords or not isinstance(test.args[0], ast.Name) or scope.kind != "function":
+            return None
+        named = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
+        if not all(isinstance(n, (ast.Name, ast.Attribute)) for n in named):
+            return None
+        definition = self.facts.defs.get(scope.qualname)
+        name = test.args[0].id
+        classes = self._expr(test.args[1])
+        if definition is None or classes is None or self._load("isinstance") != ["x", "isinstance"]:
+            return None
+        if name not in {p for p, kind in definition.params if kind in ("o", "p", "k")}:
+            return None
+        return (scope.qualname, name, classes)
+
     def _return(self, value: Expr | None) -> None:
         scope = self.function_scope
-        if scope.kind == "function":
+        if scope.kind != "function":
+            return
+        guard = next((g for g in reversed(self.guards) if g[0] == scope.qualname), None)
+        if guard is None or value is None:
             self._assign(["v", f"{scope.qualname}.<return>"], value)
+            return
+        guarded = self.facts.guarded.setdefault(scope.qualname, [])
+        key = f"{scope.qualname}.<return {len(guarded)}>"
+        guarded.append((guard[1], guard[2], key))
+        self._assign(["v", key], value)
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         outer = self.scope
@@ -196,6 +274,8 @@ class _FlowWalker(FlowExpressions):
                 for named in _annotated_names(param.annotation):
                     value = self._expr(named) if isinstance(named, ast.expr) else self._dotted_load(named)
                     if value is not None:
+                        # what callers hand the parameter still decides an isinstance guard
+                        self.annotated[f"{qualname}.{param.arg}"] += 1
                         self._assign(["v", f"{qualname}.{param.arg}"], ["n", value])
 
     def _dotted_load(self, dotted: str) -> Expr | None:
@@ -263,7 +343,11 @@ class _FlowWalker(FlowExpressions):
 
     def _bind_target(self, target: ast.expr, value: Expr | None, node: ast.expr | None = None) -> None:
         if isinstance(target, ast.Name):
-            self._assign(self._store(target.id), value)
+            stored = self._store(target.id)
+            self._assign(stored, value)
+            if isinstance(node, ast.Tuple) and id(node) in self.scope.known.literals:
+                known = self.scope.known.literals[id(node)]
+                self.tuples[stored[1]] = [known[i].value for i in range(len(node.elts))]
             plain = target.id in self.scope.locals and not {target.id} & (self.scope.globals | self.scope.nonlocals)
             if plain:
                 self.scope.known.bind(target.id, value, node)

@@ -18,6 +18,7 @@ from typing import Any
 from graphlint.checks import apis
 from graphlint.checks.class_hierarchy import ClassHierarchy
 from graphlint.checks.facts import CallSite, Expr
+from graphlint.checks.rest_arguments import RestArguments
 from graphlint.checks.value_graph import (
     MAX_DEPTH,
     EXTERNAL_VALUE,
@@ -27,13 +28,13 @@ from graphlint.checks.value_graph import (
     FunctionKey,
     LinkedModule,
     Obj,
+    Rest,
     Target,
-    ValueGraph,
     instance_of,
 )
 
 
-class CallSemantics(ValueGraph):
+class CallSemantics(RestArguments):
     """The call half of the solver (it provides ``compile``, ``member`` and the tables below)."""
 
     files: list[LinkedModule]
@@ -56,11 +57,18 @@ class CallSemantics(ValueGraph):
             if receiver is not None:
                 self.receivers[file, ordinal] = receiver
         callee_node = self.compile(file, callee)
+        forwarded_star = [r for r in (self.rest_of(file, site.scope, s, "*") for s in site.star if site.star_last) if r]
+        forwarded_keywords = [r for r in (self.rest_of(file, site.scope, d, "**") for d in site.double_star) if r]
         args = CallArgs(
             [self.compile(file, a) for a in site.args],
-            [n for n in (self.compile(file, s) for s in site.star) if n is not None],
+            [n for n in (self.compile(file, s) for s in site.star) if n is not None] if not forwarded_star else [],
             [(name, self.compile(file, value)) for name, value in site.keywords],
-            [n for n in (self.compile(file, d) for d in site.double_star) if n is not None],
+            [
+                n for n in (self.compile(file, d) for d in site.double_star if self.rest_of(file, site.scope, d, "**") is None)
+                if n is not None
+            ],
+            forwarded_star,
+            forwarded_keywords,
         )
         if site.rebinds and callee is not None:
             args = self.before_rebinding(file, site, args)
@@ -73,6 +81,22 @@ class CallSemantics(ValueGraph):
         out = self.result(file, ordinal)
         key = (file, ordinal)
         self.watch(callee_node, lambda objs: [self.call(key, obj, args, out) for obj in objs])
+
+    def rest_of(self, file: int, scope: str, expr: Expr, kind: str) -> Rest | None:
+        """The ``*args`` (``kind`` ``"*"``) or ``**kwargs`` parameter of the function ``scope`` that
+        ``expr`` reads, when nothing else is ever bound to it: then it can be handed on keyed."""
+        if expr[0] != "v" or not expr[1].startswith(f"{scope}."):
+            return None
+        name = expr[1][len(scope) + 1 :]
+        definition = self.flow(file).defs.get(scope)
+        if definition is None or (name, kind) not in definition.params or expr[1] in self.bound_variables[file]:
+            return None
+        return (file, scope, name)
+
+    @cached_property
+    def bound_variables(self) -> list[set[str]]:
+        """Per file, the variables some statement binds (not only calls, through parameters)."""
+        return [{t[1] for t, _ in linked.facts.flow.assigns if t[0] == "v"} for linked in self.files]
 
     @cached_property
     def host_calls(self) -> list[set[int]]:
@@ -100,6 +124,8 @@ class CallSemantics(ValueGraph):
             args.star,
             [(name, before(n) if name in site.rebinds else n) for name, n in args.keywords],
             args.double_star,
+            args.forwarded_star,
+            args.forwarded_keywords,
         )
 
     @cached_property
@@ -166,7 +192,7 @@ class CallSemantics(ValueGraph):
         elif kind == "B":
             function, receiver = obj[1], obj[2]
             self.record(site, FunctionKey(function[1], function[2]), "call")
-            self.bind(function, CallArgs([self.constant(receiver), *args.positional], args.star, args.keywords, args.double_star), out)
+            self.bind(function, args.with_receiver(self.constant(receiver)), out)
         elif kind == "C":
             instance = ("I", obj[1], obj[2])
             self.add(out, [instance])
@@ -215,14 +241,13 @@ class CallSemantics(ValueGraph):
         if init[0] == "B":
             function = init[1]
             self.record(site, FunctionKey(function[1], function[2]), "init")
-            positional = [self.constant(init[2]), *args.positional]
-            self.bind(function, CallArgs(positional, args.star, args.keywords, args.double_star), self.node())
+            self.bind(function, args.with_receiver(self.constant(init[2])), self.node())
         elif init[0] == "X" and init[1]:
             self.record(site, init[1], "init")
 
     def external_call(self, site: Any, name: str, args: CallArgs, out: int) -> None:
         if name in apis.PASS_THROUGH_CALLS:
-            for node in [*args.positional, *args.star]:
+            for node in [*args.positional, *self.plain(args).star]:
                 self.edge(node, out)
             if name == "builtins.dict":
                 for _, node in args.keywords:
@@ -244,6 +269,7 @@ class CallSemantics(ValueGraph):
         bound = self.site_args.get((partial[1], partial[2]))
         if bound is None or not bound.positional or bound.positional[0] is None:
             return
+        bound, args = self.plain(bound), self.plain(args)
         combined = CallArgs(
             [*bound.positional[1:], *args.positional],
             [*bound.star, *args.star],
@@ -264,22 +290,69 @@ class CallSemantics(ValueGraph):
         varargs = next((name for name, kind in params if kind == "*"), None)
         varkw = next((name for name, kind in params if kind == "**"), None)
         for index, node in enumerate(args.positional):
-            name = positional[index] if index < len(positional) else varargs
-            if node is not None and name is not None:
-                self.edge(node, self.variable(file, f"{qualname}.{name}"))
-        rest = positional[len(args.positional) :] + ([varargs] if varargs else [])
+            if node is None:
+                continue
+            if index < len(positional):
+                self.edge(node, self.variable(file, f"{qualname}.{positional[index]}"))
+            elif varargs is not None:
+                self.edge(node, self.rest_node((file, qualname, varargs), index - len(positional)))
+        rest = positional[len(args.positional) :]
         for node in args.star:
             for name in rest:
                 self.edge(node, self.variable(file, f"{qualname}.{name}"))
+            if varargs is not None:
+                self.edge(node, self.rest_node((file, qualname, varargs), None))
         by_keyword = {name for name, kind in params if kind in ("p", "k")}
         for name, node in args.keywords:
-            target = name if name in by_keyword else varkw
-            if node is not None and target is not None:
-                self.edge(node, self.variable(file, f"{qualname}.{target}"))
+            if node is None:
+                continue
+            if name in by_keyword:
+                self.edge(node, self.variable(file, f"{qualname}.{name}"))
+            elif varkw is not None:
+                self.edge(node, self.rest_node((file, qualname, varkw), name))
         unfilled = [name for name, kind in params if kind == "k" or (kind == "p" and name in rest)]
         for node in args.double_star:
-            for name in [*unfilled, *([varkw] if varkw else [])]:
+            for name in unfilled:
                 self.edge(node, self.variable(file, f"{qualname}.{name}"))
+            if varkw is not None:
+                self.edge(node, self.rest_node((file, qualname, varkw), None))
+        self.bind_forwarded(file, qualname, params, args)
+        for parameter, classes, key in self.flow(file).guarded.get(qualname, ()):
+            self.return_if_instance(file, self.argument(params, args, parameter), classes, self.variable(file, key), out)
+
+    def argument(self, params: list[tuple[str, str]], args: CallArgs, name: str) -> int | None:
+        """The node a call hands to parameter ``name``, when only that node can fill it (None:
+        not known, e.g. through ``*xs``)."""
+        positional = [p for p, kind in params if kind in ("o", "p")]
+        index = positional.index(name) if name in positional else len(args.positional)
+        if index < len(args.positional):
+            return args.positional[index]
+        given = [node for keyword, node in args.keywords if keyword == name]
+        if given and not (args.star or args.forwarded_star):
+            return given[0]
+        return None
+
+    def return_if_instance(self, file: int, given: int | None, classes: Expr, returned: int, out: int) -> None:
+        """``if isinstance(p, C): return x``: the call gets ``x`` only if it hands ``p`` an
+        instance of ``C`` (or a value graphlint does not know)."""
+        named = self.compile(file, classes)
+        if given is None or named is None:
+            self.edge(returned, out)
+            return
+        opened: list[bool] = []
+
+        def fits(objs: Iterable[Obj], cls: Obj) -> None:
+            for obj in objs:
+                if opened:
+                    return
+                if obj[0] == "X" or (obj[0] == "I" and cls in self.classes.mro(("C", obj[1], obj[2]))):
+                    opened.append(True)
+                    self.edge(returned, out)
+
+        self.watch(named, lambda found: [
+            self.watch(given, lambda objs, cls=cls: fits(objs, cls)) if cls[0] in ("C", "X") else fits([("X", "")], cls)
+            for cls in found
+        ])
 
     # ---- entry points -----------------------------------------------------------------------
     def entry(self, file: int, index: int, targets: list[Expr]) -> None:

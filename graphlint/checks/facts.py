@@ -68,6 +68,9 @@ class CallSite:
     callee: Expr | None
     args: list[Expr | None] = field(default_factory=list)
     star: list[Expr] = field(default_factory=list)  # f(*xs)
+    # The call's only ``*xs`` comes after all its plain positional arguments: ``xs``'s elements
+    # fill the positions from ``len(args)`` on, in order (``f(a, *args)`` forwarding ``*args``).
+    star_last: bool = False
     keywords: list[tuple[str, Expr | None]] = field(default_factory=list)
     double_star: list[Expr] = field(default_factory=list)  # f(**kw)
     line: int = 0
@@ -104,6 +107,10 @@ class FlowFacts:
     decorations: list[Decoration] = field(default_factory=list)
     implicit: list[ImplicitCall] = field(default_factory=list)  # ``["it", index]``: what iterating gives
     star_imports: list[str] = field(default_factory=list)
+    # function → returns made only where a parameter is an instance of some classes
+    # (``if isinstance(layer, LinearBase): return LinearMethod()``): (parameter, the classes, the
+    # variable that return writes)
+    guarded: dict[str, list[tuple[str, Expr, str]]] = field(default_factory=dict)
     error: str | None = None  # why the calls of this file could not be numbered
     digest: str = ""  # ``solver_digest`` of these facts, taken when they are extracted ("": not taken)
 
@@ -116,6 +123,7 @@ class FlowFacts:
             decorations=[Decoration(**d) for d in data["decorations"]],
             implicit=[ImplicitCall(**i) for i in data["implicit"]],
             star_imports=data["star_imports"],
+            guarded={k: [tuple(g) for g in v] for k, v in data["guarded"].items()},
             error=data["error"],
             digest=data["digest"],
         )
@@ -124,11 +132,11 @@ class FlowFacts:
         """A hash of what the value-flow solve reads of these facts: lines and the callees' texts
         are left out, so code that moves, or changes without changing what flows where, gives
         the same digest (and the solved graph cached under it is used again)."""
-        calls = [None if c is None else [c.scope, c.callee, c.args, c.star, c.keywords, c.double_star] for c in self.calls]
+        calls = [None if c is None else [c.scope, c.callee, c.args, c.star, c.star_last, c.keywords, c.double_star] for c in self.calls]
         defs = [[name, d.kind, d.params, d.method, d.bases] for name, d in self.defs.items()]
         decorations = [[d.scope, d.decorator, d.value] for d in self.decorations]
         implicit = [[i.scope, i.kind, i.value] for i in self.implicit]
-        parts = [defs, self.assigns, calls, decorations, implicit, self.star_imports, self.error]
+        parts = [defs, self.assigns, calls, decorations, implicit, self.star_imports, self.guarded, self.error]
         return hashlib.sha256(json.dumps(parts, separators=(",", ":")).encode()).hexdigest()
 
 

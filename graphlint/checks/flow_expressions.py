@@ -19,6 +19,7 @@ from graphlint.checks.scopes import ScopeStack
 class FlowExpressions(ScopeStack[FlowScope]):
     facts: FlowFacts
     ordinal: dict[int, int]  # id of a call node → its number in source order
+    spreads: list[tuple[int, str]]  # f(*xs) with ``xs`` a function's local: (call ordinal, its key)
     _assign: Callable[[Expr | None, Expr | None], None]
     _bind_target: Callable[..., None]
     _fill: Callable[[ast.expr, Expr | None], None]
@@ -126,6 +127,11 @@ class FlowExpressions(ScopeStack[FlowScope]):
                     site.star.append(value)
             else:
                 site.args.append(self._expr(arg))
+        stars = [i for i, arg in enumerate(node.args) if isinstance(arg, ast.Starred)]
+        site.star_last = stars == [len(node.args) - 1] and len(site.star) == 1
+        spread = node.args[-1].value if site.star_last else None  # type: ignore[attr-defined]
+        if isinstance(spread, ast.Name) and self.scope.kind == "function" and spread.id in self.scope.locals:
+            self.spreads.append((ordinal, self.scope.key(spread.id)))
         for keyword in node.keywords:
             value = self._expr(keyword.value)
             if keyword.arg is None:

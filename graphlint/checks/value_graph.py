@@ -52,6 +52,9 @@ class LinkedModule:
     facts: FileFacts
 
 
+Rest = tuple[int, str, str]  # (file, function, parameter): a function's ``*args`` or ``**kwargs``
+
+
 @dataclass
 class CallArgs:
     """A call's arguments as nodes."""
@@ -60,6 +63,15 @@ class CallArgs:
     star: list[int] = field(default_factory=list)
     keywords: list[tuple[str, int | None]] = field(default_factory=list)
     double_star: list[int] = field(default_factory=list)
+    # ``f(a, *args)`` / ``f(**kwargs)`` in a function that takes ``*args`` / ``**kwargs``: handed on
+    # element by element (position after ``positional``, keyword by name), not as one value
+    forwarded_star: list[Rest] = field(default_factory=list)
+    forwarded_keywords: list[Rest] = field(default_factory=list)
+
+    def with_receiver(self, receiver: int) -> "CallArgs":
+        """The arguments of a method called through an instance: the receiver comes first."""
+        return CallArgs([receiver, *self.positional], self.star, self.keywords, self.double_star,
+                        self.forwarded_star, self.forwarded_keywords)
 
 
 @dataclass

@@ -51,6 +51,7 @@ def solve(files: list[LinkedModule], dispatch: dict[str, tuple[str, ...]] | None
         # The watchers close over the solver: a cycle only the collector would free, after a
         # pass over the whole heap (seconds, in a session that solves again and again).
         solver.watchers.clear()
+        solver.rest_watchers.clear()
         if collecting:
             gc.enable()
 
@@ -73,6 +74,8 @@ class _Solver(CallSemantics):
         self.receivers = {}  # model.compile(): the node of ``model``
         self.site_args = {}
         self.called = set()
+        self.rest_nodes = {}
+        self.rest_watchers = {}
         self.callee_nodes = {}
         self.graph = CallGraph({}, set(), {}, {})
 

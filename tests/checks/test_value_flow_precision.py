@@ -1,0 +1,281 @@
+"""Values reach only the parameters Python hands them to: what a shared hub does not spread.
+
+A context-insensitive graph merges what every caller of one function passes. Where a function
+only hands its ``*args``/``**kwargs`` on (a custom op's ``forward``, a decorator's wrapper) or a
+call spreads a tuple bound once, merging the whole argument list into one value sends each
+caller's values to every parameter downstream; in vLLM that tied every layer to every other
+layer's code. Each test is a small project in that shape, read through ``graphlint regions``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.checks.test_value_flow import regions
+
+CUSTOM_OP = """
+import torch
+from torch import nn
+
+
+class CustomOp(nn.Module):
+    def forward(self, *args, **kwargs):
+        return self.forward_native(*args, **kwargs)
+
+
+class Activate(CustomOp):
+    def forward_native(self, x, act=None):
+        return act(x)
+
+
+class Gelu(nn.Module):
+    def forward(self, x):
+        return x
+
+
+class Head(nn.Module):
+    def forward(self, x):
+        return x
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.activate = Activate()
+        self.gelu = Gelu()
+
+    def forward(self, x):
+        return {model_call}
+
+
+class Loader:
+    def __init__(self):
+        self.activate = Activate()
+        self.head = Head()
+
+    def load(self):
+        return self.activate(self.head)
+
+
+fast = torch.compile(Model())
+"""
+
+
+@pytest.mark.parametrize(
+    "model_call", ["self.activate(x, self.gelu)", "self.activate(x, act=self.gelu)"], ids=["by-position", "by-keyword"]
+)
+def test_a_custom_op_hands_each_argument_to_its_own_parameter(tmp_path: Path, model_call: str) -> None:
+    """``CustomOp.forward(*args, **kwargs)`` is shared by every caller: the loader's ``head``,
+    passed first, is the op's ``x``, never its ``act``, so the compiled model never runs it."""
+    (entry,) = regions(tmp_path, {"app.py": CUSTOM_OP.format(model_call=model_call)})
+    assert entry["functions"] == ["app.Activate.forward_native", "app.CustomOp.forward", "app.Gelu.forward", "app.Model.forward"]
+
+
+def test_a_wrapper_forwarding_its_arguments_keeps_them_apart(tmp_path: Path) -> None:
+    """A decorator's ``wrapper(*args, **kwargs)`` shared by two functions: a keyword and a
+    position handed on through two levels keep their places."""
+    code = """
+        import functools
+        import torch
+        from torch import nn
+
+
+        def logged(fn):
+            @functools.wraps(fn)
+            def wrapper(*args, **kwargs):
+                return fn(*args, **kwargs)
+            return wrapper
+
+
+        @logged
+        def run(model, x, *, hook=None):
+            return model(x)
+
+
+        class Net(nn.Module):
+            def forward(self, x):
+                return x
+
+
+        class Hook(nn.Module):
+            def forward(self, x):
+                return x
+
+
+        def compiled_step(x):
+            return run(Net(), x, hook=Hook())
+
+
+        fast = torch.compile(compiled_step)
+        """
+    (entry,) = regions(tmp_path, {"app.py": code})
+    assert entry["functions"] == ["app.Net.forward", "app.compiled_step", "app.logged.wrapper", "app.run"]
+
+
+def test_a_tuple_bound_once_is_spread_by_position(tmp_path: Path) -> None:
+    """``client_args = (model, stats); Client(*client_args)``, in branches: the model goes to
+    ``model`` and the statistics object to ``stats``, so compiling ``self.model`` reaches only
+    the model."""
+    code = """
+        import torch
+        from torch import nn
+
+
+        class Net(nn.Module):
+            def forward(self, x):
+                return x
+
+
+        class Stats(nn.Module):
+            def forward(self, x):
+                return x
+
+
+        class Client:
+            def __init__(self, model, stats):
+                self.model = model
+                self.stats = stats
+
+            def step(self, x):
+                return torch.compile(self.model)(x)
+
+
+        def make_client(model, stats, remote):
+            client_args = (model, stats)
+            if remote:
+                return Client(*client_args)
+            return Client(*client_args)
+
+
+        make_client(Net(), Stats(), False).step(1)
+        """
+    (entry,) = regions(tmp_path, {"app.py": code})
+    assert entry["functions"] == ["app.Net.forward"]
+
+
+def test_arguments_of_unknown_position_still_reach_every_parameter(tmp_path: Path) -> None:
+    """``*xs`` of a list built elsewhere: its position is not known, so it may be any parameter
+    (nothing is dropped where Python could put it)."""
+    code = """
+        import torch
+        from torch import nn
+
+
+        class CustomOp(nn.Module):
+            def forward(self, *args, **kwargs):
+                return self.forward_native(*args, **kwargs)
+
+
+        class Activate(CustomOp):
+            def forward_native(self, x, act=None):
+                return act(x)
+
+
+        class Gelu(nn.Module):
+            def forward(self, x):
+                return x
+
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.activate = Activate()
+                self.parts = [Gelu()]
+
+            def forward(self, x):
+                return self.activate(x, *self.parts)
+
+
+        fast = torch.compile(Model())
+        """
+    (entry,) = regions(tmp_path, {"app.py": code})
+    assert "app.Gelu.forward" in entry["functions"]
+
+
+QUANT_CONFIG = """
+import torch
+from torch import nn
+
+
+class LinearMethod:
+    def apply(self, layer, x):
+        return x
+
+
+class MoeMethod:
+    def apply(self, layer, x):
+        return x.sum().item()
+
+
+class QuantConfig:
+    def get_quant_method(self, layer: nn.Module, prefix: str):
+        if isinstance(layer, LinearBase):
+            if prefix.startswith("skip"):
+                return None
+            return LinearMethod()
+        elif isinstance(layer, (FusedMoE,)):
+            return MoeMethod()
+        return None
+
+
+class LinearBase(nn.Module):
+    def __init__(self, quant_config):
+        super().__init__()
+        self.quant_method = quant_config.get_quant_method(self, prefix="")
+
+    def forward(self, x):
+        return self.quant_method.apply(self, x)
+
+
+class RowLinear(LinearBase):
+    pass
+
+
+class FusedMoE(nn.Module):
+    def __init__(self, quant_config):
+        super().__init__()
+        self.quant_method = quant_config.get_quant_method(self, "")
+
+    def forward(self, x):
+        return self.quant_method.apply(self, x)
+
+
+class {model}(nn.Module):
+    def __init__(self, quant_config):
+        super().__init__()
+        self.proj = RowLinear(quant_config)
+        self.experts = FusedMoE(quant_config)
+
+    def forward(self, x):
+        return self.{called}(x)
+
+
+fast = torch.compile({model}(QuantConfig()))
+"""
+
+
+@pytest.mark.parametrize(
+    ("called", "method"), [("proj", "app.LinearMethod.apply"), ("experts", "app.MoeMethod.apply")], ids=["linear", "moe"]
+)
+def test_a_method_chosen_by_isinstance_of_a_parameter_goes_only_to_callers_passing_that_class(
+    tmp_path: Path, called: str, method: str
+) -> None:
+    """vLLM's quantization configs: ``get_quant_method(layer)`` returns a linear method for a
+    linear layer and an MoE method for an MoE layer. Every layer calls it; a linear layer's
+    ``self.quant_method`` never holds the MoE method (whose ``.item()`` is no finding of the
+    linear model)."""
+    (entry,) = regions(tmp_path, {"app.py": QUANT_CONFIG.format(model="Model", called=called)})
+    layer = "app.LinearBase.forward" if called == "proj" else "app.FusedMoE.forward"
+    assert entry["functions"] == sorted([method, layer, "app.Model.forward"])
+
+
+def test_a_guard_on_a_rebound_parameter_guards_nothing(tmp_path: Path) -> None:
+    """``layer = layer.inner`` before the test: the guard speaks of another value, so every
+    return counts."""
+    code = QUANT_CONFIG.format(model="Model", called="proj").replace(
+        "prefix: str):\n", "prefix: str):\n        layer = unwrap(layer)\n"
+    ) + "\n\ndef unwrap(layer):\n    return layer\n"
+    (entry,) = regions(tmp_path, {"app.py": code})
+    assert "app.MoeMethod.apply" in entry["functions"] and "app.LinearMethod.apply" in entry["functions"]
