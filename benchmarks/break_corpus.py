@@ -3,6 +3,7 @@
     nice -n 10 python benchmarks/break_corpus.py --corpus DIR            # truth (cached) + score
     nice -n 10 python benchmarks/break_corpus.py --corpus DIR --models BartModel T5Model
     python benchmarks/break_corpus.py --corpus DIR --score-only          # reuse the cached truth
+    nice -n 10 python benchmarks/break_corpus.py --corpus DIR --score-only --trace  # graphlint trace vs the truth
 
 ``DIR`` is a copy of penguinwu/oss-model-graph-break-corpus (its ``corpus/golden_set.json``
 names 790 models and whether each broke when the corpus swept them). Nothing is fetched here:
@@ -55,7 +56,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-TRUTH_TIMEOUT = 420
+TRUTH_TIMEOUT = 240
 CHECK_CACHE = Path(tempfile.gettempdir()) / "graphlint-break-corpus-cache"  # facts of transformers, reused
 JUDGED = HERE / "break_corpus_judged.toml"
 
@@ -92,11 +93,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--models", nargs="*", help="class names (default: the built-in choice)")
     parser.add_argument("--truth", type=Path, default=Path(tempfile.gettempdir()) / "graphlint-break-truth.json")
     parser.add_argument("--score-only", action="store_true", help="use the cached truth only")
-    parser.add_argument("--truth-one", help=argparse.SUPPRESS)  # worker: one model's truth as JSON
+    parser.add_argument("--truth-only", action="store_true", help="build the cached truth, score nothing")
+    parser.add_argument("--trace", action="store_true",
+                        help="compare graphlint trace's dynamo breaks with the truth's (break_trace.py), no static score")
+    parser.add_argument("--modes", default="eval,train",
+                        help="modes to try in order; a model's truth is the first that breaks (default: eval,train)")
+    parser.add_argument("--truth-one", help=argparse.SUPPRESS)  # worker: NAME:MODE's truth as JSON
     args = parser.parse_args(argv)
     if args.truth_one:
-        print(json.dumps(truth_of(args.truth_one)))
+        name, _, mode = args.truth_one.partition(":")
+        print(json.dumps(truth_of(name, mode or "eval")))
         return 0
+    modes = [m for m in args.modes.split(",") if m]
+    if not modes or any(m not in ("eval", "train") for m in modes):
+        parser.error(f"--modes: eval and/or train, not {args.modes!r}")
     if args.corpus is None or not (args.corpus / "corpus" / "golden_set.json").exists():
         print(f"skipped: no corpus at {args.corpus} (give --corpus: a copy of "
               "penguinwu/oss-model-graph-break-corpus)")
@@ -107,9 +117,16 @@ def main(argv: list[str] | None = None) -> int:
     if not args.score_only:
         for name in names:
             if name not in truth:
-                truth[name] = run_truth(name)
+                truth[name] = run_truth(name, modes)
                 args.truth.write_text(json.dumps(truth, indent=1))
                 print(f"truth {name}: {summary_of(truth[name])}", flush=True)
+    if args.truth_only:
+        return 0
+    if args.trace:
+        import break_trace
+
+        break_trace.run([(name, truth[name]) for name in names if name in truth])
+        return 0
     rows = [(name, truth[name], status.get(name)) for name in names if name in truth]
     report(score(rows))
     return 0
@@ -144,11 +161,22 @@ def load_truth(path: Path) -> dict[str, Any]:
 def summary_of(entry: dict[str, Any]) -> str:
     if "error" in entry:
         return f"not built: {entry['error'][:120]}"
-    return f"{len(entry['breaks'])} break line(s), {entry['graphs']} graph(s), {entry['seconds']:.0f}s"
+    return (f"{entry.get('mode', 'eval')}: {len(entry['breaks'])} break line(s), {entry['graphs']} graph(s), "
+            f"{entry['seconds']:.0f}s")
 
 
-def run_truth(name: str) -> dict[str, Any]:
-    command = [sys.executable, str(Path(__file__).resolve()), "--truth-one", name]
+def run_truth(name: str, modes: list[str]) -> dict[str, Any]:
+    """The truth of the first mode in which ``name`` breaks (else of the last mode tried)."""
+    entry: dict[str, Any] = {}
+    for mode in modes:
+        entry = _truth_in_subprocess(name, mode)
+        if entry.get("breaks"):
+            break
+    return entry
+
+
+def _truth_in_subprocess(name: str, mode: str) -> dict[str, Any]:
+    command = [sys.executable, str(Path(__file__).resolve()), "--truth-one", f"{name}:{mode}"]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=TRUTH_TIMEOUT)
     except subprocess.TimeoutExpired:
@@ -160,7 +188,7 @@ def run_truth(name: str) -> dict[str, Any]:
 
 
 # ---- ground truth (in the worker) ---------------------------------------------------------------
-def truth_of(name: str) -> dict[str, Any]:
+def truth_of(name: str, mode: str) -> dict[str, Any]:
     import logging
     import warnings
 
@@ -178,7 +206,7 @@ def truth_of(name: str) -> dict[str, Any]:
     user_files = {os.path.abspath(p) for p in package.rglob("*.py")}
     start = time.perf_counter()
     try:
-        model, inputs = build(name)  # fresh: never run before explain (lazy modules, caches)
+        model, inputs = build(name, mode)  # fresh: never run before explain (lazy modules, caches)
     except Exception as exc:  # a model the builder cannot make: reported, not counted
         return {"error": f"build: {type(exc).__name__}: {exc}"}
     breaks: dict[tuple[str, int], dict[str, Any]] = {}
@@ -199,7 +227,7 @@ def truth_of(name: str) -> dict[str, Any]:
 
     torch._dynamo.reset()
     try:
-        with collect_dynamo_reports() as reports, torch.no_grad():
+        with collect_dynamo_reports() as reports, torch.set_grad_enabled(mode == "train"):
             explained = torch._dynamo.explain(model)(**inputs)
     except Exception as exc:
         return {"error": f"run: {type(exc).__name__}: {str(exc)[:300]}"}
@@ -223,6 +251,7 @@ def truth_of(name: str) -> dict[str, Any]:
     ]
     return {
         "class": name,
+        "mode": mode,
         "module": type(model).__module__,
         "graphs": explained.graph_count,
         "breaks": relative,
