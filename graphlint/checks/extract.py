@@ -99,6 +99,7 @@ class _Scope(Scope):
     backends: dict[str, str | None] = field(default_factory=dict)  # npu backend var → config var
     made: dict[str, str] = field(default_factory=dict)  # name → the callable that made its value
     values: set[str] = field(default_factory=set)  # names bound to a tensor's reduced value
+    computed: set[str] = field(default_factory=set)  # names bound here to a call, subscript or arithmetic
     loops: int = 0
 
 
@@ -376,6 +377,9 @@ class _Extractor(EntryPoints, ScopeStack[_Scope]):
         if isinstance(expr, cst.UnaryOperation) and not isinstance(expr.operator, cst.Not):
             return self.is_tensor_value(expr.expression)
         return False
+
+    def computed_here(self, expr: cst.BaseExpression) -> bool:
+        return isinstance(expr, cst.Name) and expr.value in self.function_scope.computed
 
     def made_by(self, expr: cst.BaseExpression) -> str | None:
         if isinstance(expr, cst.Name):
@@ -669,6 +673,10 @@ class _Extractor(EntryPoints, ScopeStack[_Scope]):
             scope.values.add(name)
         else:
             scope.values.discard(name)
+        if isinstance(value, (cst.Call, cst.Subscript, cst.BinaryOperation, cst.UnaryOperation)):
+            scope.computed.add(name)
+        else:  # an alias of a parameter, an attribute or a constant
+            scope.computed.discard(name)
         maker = self.qualify(value.func) if isinstance(value, cst.Call) else None
         if maker:
             scope.made[name] = maker
