@@ -260,17 +260,24 @@ def truth_of(name: str, mode: str) -> dict[str, Any]:
 
 
 # ---- static side and scoring --------------------------------------------------------------------
-def check_model(name: str, module: str, workdir: Path, package_root: Path) -> list[dict[str, Any]]:
-    """``graphlint check`` of ``model = torch.compile(Cls(config))`` with the transformers sources."""
-    entry = workdir / f"run_{name}.py"
-    entry.write_text(
-        "import torch\n"
-        f"from {module} import {name}\n\n"
-        f"model = torch.compile({name}({name}.config_class()))\n"
-    )
+def check_models(models: dict[str, str], workdir: Path, package_root: Path) -> list[dict[str, Any]]:
+    """One ``graphlint check`` of an entry file per model (``model = torch.compile(Cls(config))``,
+    class name → its module) with the transformers sources they reach: the findings in a region.
+    One run for all models costs one parse and one solve of the shared code instead of one a model;
+    a model's own package is reached only from its own entry."""
+    entries, sources = [], set()
+    for name, module in sorted(models.items()):
+        entry = workdir / f"run_{name}.py"
+        entry.write_text(
+            "import torch\n"
+            f"from {module} import {name}\n\n"
+            f"model = torch.compile({name}({name}.config_class()))\n"
+        )
+        entries.append(entry)
+        sources.update(source_closure(module, package_root))
     command = [
         sys.executable, "-m", "graphlint", "check", "--format", "json", "-j", "1",
-        "--cache-dir", str(CHECK_CACHE), str(entry), *map(str, source_closure(module, package_root)),
+        "--cache-dir", str(CHECK_CACHE), *map(str, entries), *map(str, sorted(sources)),
     ]
     done = subprocess.run(command, capture_output=True, text=True, cwd=package_root)
     report = json.loads(done.stdout)
@@ -372,17 +379,21 @@ def score(rows: list[tuple[str, dict[str, Any], str | None]]) -> dict[str, Any]:
     not_static: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     models, missed, extras = [], [], {}
     seen_lines: set[tuple[str, int]] = set()
+    break_statements: set[tuple[str, int]] = set()  # of every model: a line shared files break at is no extra
+    candidates: dict[str, tuple[tuple[str, int], dict[str, Any]]] = {}
+    checked = {name: truth["module"] for name, truth, _ in rows if "error" not in truth}
+    all_findings = check_models(checked, workdir, package_root) if checked else []
+    by_file: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for f in all_findings:
+        by_file[f["path"]].append(f)
     for name, truth, status in rows:
         if "error" in truth:
             models.append({"model": name, "corpus": status, "note": summary_of(truth)})
             continue
-        findings = check_model(name, truth["module"], workdir, package_root)
-        by_file: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for f in findings:
-            by_file[f["path"]].append(f)
         own_package = truth["module"].rsplit(".", 1)[0].replace(".", "/") + "/"
+        break_files = {b["file"] for b in truth["breaks"]} | {truth["module"].replace(".", "/") + ".py"}
+        findings = [f for f in all_findings if f["path"] in break_files]
         found = 0
-        break_statements: set[tuple[str, int]] = set()
         for brk in truth["breaks"]:
             path = package_root / brk["file"]
             spans = statement_lines(path)
@@ -403,17 +414,15 @@ def score(rows: list[tuple[str, dict[str, Any], str | None]]) -> dict[str, Any]:
                 if static and not hit:
                     missed.append(f"{brk['file']}:{brk['line']} [{cause}] {source.strip()[:90]}")
             found += bool(hit)
-        break_files = {b["file"] for b in truth["breaks"]} | {truth["module"].replace(".", "/") + ".py"}
         for f in findings:
-            if f["path"] in break_files:
-                spans = statement_lines(package_root / f["path"])
-                first = spans.get(f["line"], (f["line"], f["line"]))[0]
-                if (f["path"], first) not in break_statements:
-                    extras[f"{f['path']}:{f['line']}:{f['code']}"] = f
+            spans = statement_lines(package_root / f["path"])
+            first = spans.get(f["line"], (f["line"], f["line"]))[0]
+            candidates[f"{f['path']}:{f['line']}:{f['code']}"] = ((f["path"], first), f)
         models.append({
             "model": name, "corpus": status, "graphs": truth["graphs"], "breaks": len(truth["breaks"]),
             "found": found, "findings": len(findings),
         })
+    extras = {key: f for key, (statement, f) in candidates.items() if statement not in break_statements}
     judged_extras = Counter(verdicts.get(k, {}).get("verdict", "unjudged") for k in extras)
     return {"models": models, "per_cause": dict(per_cause), "not_static": dict(not_static), "missed": missed, "extras": extras,
             "judged": judged_extras, "verdicts": verdicts}

@@ -80,6 +80,11 @@ class SiteContext(Protocol):
         ``x.max()``, ``torch.sum(m)``, a name bound to one (``n = mask.sum()``), a parameter
         annotated as a tensor, arithmetic and indexing of these."""
 
+    def on_module_device(self, expr: cst.BaseExpression) -> bool:
+        """Whether ``expr`` lives where the model's weights do: a parameter (``self.w =
+        nn.Parameter(...)``) or a buffer (``self.register_buffer("inv_freq", t)``), a submodule's output (``self.embed_positions(x)``, or a name bound to
+        one). Not a plain tensor attribute made by a factory, nor a method's result."""
+
     def computed_here(self, expr: cst.BaseExpression) -> bool:
         """Whether ``expr`` is a name the current function last bound to a value it computed (a
         call, subscript or arithmetic): not a parameter, a loop variable or an alias."""
