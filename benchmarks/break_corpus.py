@@ -45,6 +45,7 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -316,6 +317,7 @@ def _module_file(name: str, package_root: Path) -> Path | None:
     return None
 
 
+@cache  # shared by every model's closure: utils and modeling_utils are parsed once
 def _imports(name: str, path: Path) -> list[str]:
     package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
     found = []
@@ -330,6 +332,7 @@ def _imports(name: str, path: Path) -> list[str]:
     return found
 
 
+@cache  # asked once per break and per finding
 def statement_lines(path: Path) -> dict[int, tuple[int, int]]:
     """Line → the span of the statement on it: a simple statement whole, a compound one's header."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
