@@ -18,7 +18,7 @@ class UntraceableCall(BreakRule):
     `sys._getframe()`), `copy.deepcopy` of a tensor or module, `os.getpid()`, `uuid.uuid4()`,
     `random.random()`, and calling a recurrent module (`self.lstm(x)` where `self.lstm =
     nn.LSTM(...)`). What dynamo does trace is not flagged: `id()`, `hash()`,
-    `os.environ.get`, `inspect.signature`, `copy.deepcopy` of a literal,
+    `os.environ.get`, `inspect.signature`, `copy.deepcopy` of a literal or of a config object (`self.config`),
     `contextlib.nullcontext`, and an exception raised and caught inside the compiled code.
 
     ## Why is this bad?
@@ -64,6 +64,9 @@ class UntraceableCall(BreakRule):
             args = positional(node)
             if entry.get("skip_literals") and args and _is_literal(args[0].value):
                 return
+            plain = tuple(entry.get("skip_names_ending", ()))
+            if plain and args and _last_name(args[0].value).endswith(plain):
+                return  # copy.deepcopy(self.config): a plain object, traced
             self._report(node, ctx, entry, f"{name}()")
             return
         func = node.func
@@ -98,6 +101,7 @@ class UntraceableCall(BreakRule):
             @torch.compile
             def step(x, options):
                 opts = copy.deepcopy({"scale": 2})
+                cache_config = copy.deepcopy(options.config)
                 with contextlib.nullcontext():
                     y = x * opts["scale"]
                 if os.environ.get("DEBUG_STEP"):
@@ -226,6 +230,13 @@ class UntraceableCall(BreakRule):
             model = torch.compile(Codec())
         """),
     ]
+
+
+def _last_name(expr: cst.BaseExpression) -> str:
+    """``self.config`` → ``config``; ``cfg`` → ``cfg``; anything else → ``""``."""
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value
+    return expr.value if isinstance(expr, cst.Name) else ""
 
 
 def _is_literal(expr: cst.BaseExpression) -> bool:
