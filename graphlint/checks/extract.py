@@ -521,7 +521,7 @@ class _Extractor(EntryPoints, ScopeStack[_Scope]):
                 scope.tensor_params.add(param.name.value)
         for decorator in node.decorators:
             name = self.qualify(decorated_callee(decorator.decorator))
-            if name in apis.REGION_BOUNDARY_DECORATORS:
+            if name in apis.REGION_BOUNDARY_DECORATORS or (name or "").rsplit(".", 1)[-1] in apis.REGION_BOUNDARY_BARE:
                 facts.boundary = True
             self._decorator_entry(decorator, [["def", qualname]])
         returns = [node.returns] if node.returns else []
