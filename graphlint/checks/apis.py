@@ -64,8 +64,16 @@ REGION_BOUNDARY_DECORATORS = frozenset(
         "torch.library.register_fake",
         "torch.library.impl_abstract",
         "torch.library.register_kernel",
+        # A result dynamo takes as a constant: the body is run once, never traced.
+        "torch._dynamo.assume_constant_result",
+        "torch.compiler.assume_constant_result",
+        "transformers.utils.import_utils._make_compile_constant",
     }
 )
+# The last names of boundary decorators a package applies in the module that defines them (file
+# facts name such a local def by its bare name): transformers' spelling of assume_constant_result
+# for its availability checks, written without importing torch (it sets the marker dynamo reads).
+REGION_BOUNDARY_BARE = frozenset({"_make_compile_constant"})
 # ``if is_compiling():`` and the other checks that end a region are in ``dynamo.toml``.
 
 # nn containers whose constructor arguments are the submodules.

@@ -152,7 +152,7 @@ class CallSemantics(RestArguments):
             # stand in front of the ``forward`` the entry already names.
             self.edge(value, out)
             return
-        key = ("implicit", file, decoration.scope)
+        key = ("implicit", file, decoration.scope, index)  # each decoration a call of its own: @merge over @merge
         args = CallArgs([value])
 
         def react(objs: Iterable[Obj]) -> None:

@@ -72,6 +72,12 @@ def untraceable_method(maker: str | None, method: str) -> dict[str, Any] | None:
     return entry if entry is not None and method in entry.get("methods", ()) else None
 
 
+def untraceable_object_call(maker: str | None) -> dict[str, Any] | None:
+    """The entry for calling ``obj(...)`` itself where ``obj`` was made by calling ``maker``."""
+    entry = _untraceable()[1].get(maker) if maker else None
+    return entry if entry is not None and entry.get("called") else None
+
+
 def untraceable_enter(called: str | None, maker: str | None) -> dict[str, Any] | None:
     """The entry for ``with called(...):`` or ``with obj:`` where ``maker`` made ``obj``."""
     by_name, by_maker = _untraceable()

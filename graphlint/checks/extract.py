@@ -99,6 +99,8 @@ class _Scope(Scope):
     backends: dict[str, str | None] = field(default_factory=dict)  # npu backend var → config var
     made: dict[str, str] = field(default_factory=dict)  # name → the callable that made its value
     values: set[str] = field(default_factory=set)  # names bound to a tensor's reduced value
+    computed: set[str] = field(default_factory=set)  # names bound here to a call, subscript or arithmetic
+    module_outputs: set[str] = field(default_factory=set)  # names bound to a submodule's output: self.embed(x)
     loops: int = 0
 
 
@@ -377,6 +379,28 @@ class _Extractor(EntryPoints, ScopeStack[_Scope]):
             return self.is_tensor_value(expr.expression)
         return False
 
+    def on_module_device(self, expr: cst.BaseExpression) -> bool:
+        if isinstance(expr, cst.Name):
+            return expr.value in self.function_scope.module_outputs
+        if isinstance(expr, cst.Call):
+            return self._is_submodule(expr.func)
+        root = expr
+        while isinstance(root, cst.Attribute) and not _is_self_attribute(root):
+            root = root.value
+        # self.weight = nn.Parameter(...), a registered buffer, a submodule: moved with the model;
+        # a plain tensor attribute (self.cache = torch.zeros(n), self.inv_freq = 1.0 / ...) is not.
+        maker = self.made_by(root) if _is_self_attribute(root) else None
+        return maker is not None and maker not in apis.TENSOR_FACTORIES
+
+    def _is_submodule(self, func: cst.BaseExpression) -> bool:
+        """``self.embed`` where ``__init__`` set ``self.embed = SomeModule(...)``: its output is
+        on the module's device (a method of the class, ``self.helper``, may make host tensors)."""
+        maker = self.made_by(func) if _is_self_attribute(func) else None
+        return maker is not None and maker not in apis.TENSOR_FACTORIES
+
+    def computed_here(self, expr: cst.BaseExpression) -> bool:
+        return isinstance(expr, cst.Name) and expr.value in self.function_scope.computed
+
     def made_by(self, expr: cst.BaseExpression) -> str | None:
         if isinstance(expr, cst.Name):
             for scope in (self.function_scope, self.module_scope):
@@ -497,7 +521,7 @@ class _Extractor(EntryPoints, ScopeStack[_Scope]):
                 scope.tensor_params.add(param.name.value)
         for decorator in node.decorators:
             name = self.qualify(decorated_callee(decorator.decorator))
-            if name in apis.REGION_BOUNDARY_DECORATORS:
+            if name in apis.REGION_BOUNDARY_DECORATORS or (name or "").rsplit(".", 1)[-1] in apis.REGION_BOUNDARY_BARE:
                 facts.boundary = True
             self._decorator_entry(decorator, [["def", qualname]])
         returns = [node.returns] if node.returns else []
@@ -669,6 +693,14 @@ class _Extractor(EntryPoints, ScopeStack[_Scope]):
             scope.values.add(name)
         else:
             scope.values.discard(name)
+        if isinstance(value, cst.Call) and self._is_submodule(value.func):
+            scope.module_outputs.add(name)
+        else:
+            scope.module_outputs.discard(name)
+        if isinstance(value, (cst.Call, cst.Subscript, cst.BinaryOperation, cst.UnaryOperation)):
+            scope.computed.add(name)
+        else:  # an alias of a parameter, an attribute or a constant
+            scope.computed.discard(name)
         maker = self.qualify(value.func) if isinstance(value, cst.Call) else None
         if maker:
             scope.made[name] = maker
@@ -719,11 +751,22 @@ class _Extractor(EntryPoints, ScopeStack[_Scope]):
                 self.nesting_safe.add(entry)
         if self.known_device(node) == apis.HOST_DEVICE:
             self.facts.host_calls.append(ordinal)
+        self._note_registered_buffer(node)
         if self.eager:
             self.facts.eager_calls.append(ordinal)
         if self.block is not None:
             self.facts.block_calls[ordinal] = self.block
         return None
+
+    def _note_registered_buffer(self, node: cst.Call) -> None:
+        """``self.register_buffer("inv_freq", t)``: ``self.inv_freq`` moves with the model."""
+        func, args = node.func, positional(node)
+        class_name = self.function_scope.class_name
+        if (
+            isinstance(func, cst.Attribute) and func.attr.value == "register_buffer" and _is_self_attribute(func)
+            and class_name is not None and args and (name := string_value(args[0].value))
+        ):
+            self.made_attributes[class_name, name] = REGISTERED_BUFFER
 
     def _set_error_message(self, inside: bool) -> Callable[[], None]:
         def apply() -> None:
@@ -744,6 +787,7 @@ class _Extractor(EntryPoints, ScopeStack[_Scope]):
         return [node.test, *(message if node.msg is not None else [])]
 
 _CODE = cst.Module(body=[])  # renders an expression's source text
+REGISTERED_BUFFER = "torch.nn.Module.register_buffer"  # what "made" self.name after register_buffer("name", t)
 
 
 @cache

@@ -36,6 +36,7 @@ ANCHOR_KINDS: dict[type[cst.CSTNode], str] = {
     cst.Decorator: "Decorator",
     cst.FormattedStringExpression: "FormattedStringExpression",
     cst.WithItem: "WithItem",
+    cst.AssignTarget: "AssignTarget",  # each target of ``a = b = value`` (not annotated or augmented)
 }
 
 _AstSpan = tuple[int, int, int, int]  # line, byte column, end line, end byte column
@@ -63,6 +64,9 @@ def _ast_anchors(tree: ast.AST) -> dict[str, list[_AstSpan]]:
         elif isinstance(node, ast.FormattedValue):
             # Before Python 3.12 a FormattedValue spans the whole f-string; its value does not.
             add("FormattedStringExpression", node.value)
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                add("AssignTarget", target)
         elif isinstance(node, (ast.With, ast.AsyncWith)):
             for item in node.items:  # an ast withitem has no position; its expression has
                 add("WithItem", item.context_expr)

@@ -1,4 +1,4 @@
-"""The graph-break rules (GL106–GL109): severity by region, and the GB codes each finding
+"""The graph-break rules (GL106–GL110): severity by region, and the GB codes each finding
 predicts in ``check --format json``."""
 
 from __future__ import annotations
@@ -80,3 +80,34 @@ def test_rules_without_a_graph_break_predict_nothing(tmp_path: Path) -> None:
     _, report = lint_project(tmp_path, {"app.py": source})
     (finding,) = report["findings"]
     assert finding["code"] == "GL203" and finding["predicts"] == []
+
+
+def test_recurrent_modules_and_requires_grad_predict_their_codes(tmp_path: Path) -> None:
+    """A wav2vec2-style feature encoder and an encodec-style LSTM block, reached from the
+    compiled model: GL110 at the assignment (GB0206) and the method (GB8985), GL109 at the call
+    of the LSTM (GB0014); the parameter loop and the input are not flagged."""
+    source = textwrap.dedent("""
+        import torch
+        from torch import nn
+
+        class Encoder(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lstm = nn.LSTM(4, 4)
+                self.proj = nn.Linear(4, 4)
+
+            def forward(self, x):
+                for p in self.proj.parameters():
+                    p.requires_grad = False
+                hidden = x[:, None]
+                hidden.requires_grad = True
+                scaled = hidden * 2
+                scaled.requires_grad_()
+                return self.lstm(self.proj(scaled))[0]
+
+        model = torch.compile(Encoder())
+        """)
+    _, report = lint_project(tmp_path, {"app.py": source}, "--select", "GL109,GL110")
+    assert {(f["code"], f["line"]): f["predicts"] for f in report["findings"]} == {
+        ("GL110", 15): ["GB0206"], ("GL110", 17): ["GB8985"], ("GL109", 18): ["GB0014"],
+    }

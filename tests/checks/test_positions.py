@@ -54,4 +54,4 @@ def test_syntax_newer_than_this_python_falls_back_to_libcst() -> None:
     module = cst.parse_module(text)
     counts, anchors = _all_anchors(module)
     spans = locate(text, module, counts, anchors)
-    assert [(s.line, s.column, s.end_column) for s in spans.values()] == [(1, 15, 26), (2, 5, 12), (2, 7, 11)]
+    assert [(s.line, s.column, s.end_column) for s in spans.values()] == [(1, 15, 26), (2, 1, 2), (2, 5, 12), (2, 7, 11)]

@@ -573,3 +573,55 @@ def test_one_changed_file_is_found_from_an_import_over_several_lines(tmp_path: P
     assert status == 1 and found(partial) == {("GL203", 4)}
     assert partial["findings"][0]["region"]["chain"] == ["step", "shift"]
 
+
+
+def test_a_constant_result_is_not_traced(tmp_path: Path) -> None:
+    """``torch._dynamo.assume_constant_result`` and transformers' own spelling of it
+    (``@_make_compile_constant`` in ``utils/import_utils.py``, applied under ``@lru_cache``): dynamo
+    takes the result as a constant and never traces the body, so its warning is no graph break."""
+    helpers = """
+        import warnings
+        from functools import lru_cache
+
+        import torch
+
+
+        def _make_compile_constant(fn):
+            fn._dynamo_marked_constant = True
+            return fn
+
+
+        @lru_cache
+        @_make_compile_constant
+        def is_fast_available() -> bool:
+            warnings.warn("deprecated")
+            return True
+
+
+        @torch._dynamo.assume_constant_result
+        def world_size() -> int:
+            print("asked")
+            return 1
+
+
+        def not_constant() -> bool:
+            warnings.warn("traced")
+            return True
+        """
+    code = """
+        import torch
+        from torch import nn
+        from helpers import is_fast_available, not_constant, world_size
+
+
+        class Net(nn.Module):
+            def forward(self, x):
+                if is_fast_available() and not_constant():
+                    return x * world_size()
+                return x
+
+
+        model = torch.compile(Net())
+        """
+    _, report = _lint(tmp_path, code, "--select", "GL106", more={"helpers.py": helpers})
+    assert [(f["path"].rsplit("/", 1)[-1], f["line"]) for f in report["findings"]] == [("helpers.py", 27)]  # not_constant only

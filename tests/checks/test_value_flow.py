@@ -233,10 +233,30 @@ def test_a_layer_factory_with_a_lambda_reaches_every_layer(tmp_path: Path) -> No
             "        return x\n\nfast = torch.compile(Model(2))\n",
             ["app.Model.forward", "app.Net.forward"],
         ),
+        (  # stacked decorators on forward (transformers: @merge_with_config_defaults over @capture_outputs(...))
+            "import functools\n\n"
+            "def capture_outputs(tie=True):\n    def wrapped_fn(func):\n        @functools.wraps(func)\n"
+            "        def wrapper(self, *args, **kwargs):\n            return func(self, *args, **kwargs)\n        return wrapper\n"
+            "    return wrapped_fn\n\n"
+            "def merge_defaults(func):\n    @functools.wraps(func)\n    def wrapper(self, *args, **kwargs):\n"
+            "        return func(self, *args, **kwargs)\n    return wrapper\n\n"
+            "class Model(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.net = Net()\n\n"
+            "    @merge_defaults\n    @capture_outputs(tie=False)\n    def forward(self, x):\n        return self.net(x)\n\n"
+            "fast = torch.compile(Model())\n",
+            ["app.Model.forward", "app.Net.forward", "app.capture_outputs.wrapped_fn.wrapper", "app.merge_defaults.wrapper"],
+        ),
+        (  # one decorator twice: two calls of it from the same class body, not one
+            "import functools\n\ndef merge_defaults(func):\n    @functools.wraps(func)\n    def wrapper(self, *args, **kwargs):\n"
+            "        return func(self, *args, **kwargs)\n    return wrapper\n\n"
+            "class Model(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.net = Net()\n\n"
+            "    @merge_defaults\n    @merge_defaults\n    def forward(self, x):\n        return self.net(x)\n\n"
+            "fast = torch.compile(Model())\n",
+            ["app.Model.forward", "app.Net.forward", "app.merge_defaults.wrapper"],
+        ),
     ],
     ids=[
         "argument", "closure", "partial", "decorator-wrapper", "kwargs", "modulelist-append", "classmethod",
-        "super-mro", "generator-dict", "lambda", "list-concatenation", "islice",
+        "super-mro", "generator-dict", "lambda", "list-concatenation", "islice", "stacked-decorators", "decorator-twice",
     ],
 )
 def test_a_value_flow_form_reaches_the_model(tmp_path: Path, code: str, functions: list[str]) -> None:

@@ -1,4 +1,4 @@
-"""What the graph-break rules (GL106–GL109) share: severity by region."""
+"""What the graph-break rules (GL106–GL110) share: severity by region."""
 
 from __future__ import annotations
 

@@ -80,6 +80,15 @@ class SiteContext(Protocol):
         ``x.max()``, ``torch.sum(m)``, a name bound to one (``n = mask.sum()``), a parameter
         annotated as a tensor, arithmetic and indexing of these."""
 
+    def on_module_device(self, expr: cst.BaseExpression) -> bool:
+        """Whether ``expr`` lives where the model's weights do: a parameter (``self.w =
+        nn.Parameter(...)``) or a buffer (``self.register_buffer("inv_freq", t)``), a submodule's output (``self.embed_positions(x)``, or a name bound to
+        one). Not a plain tensor attribute made by a factory, nor a method's result."""
+
+    def computed_here(self, expr: cst.BaseExpression) -> bool:
+        """Whether ``expr`` is a name the current function last bound to a value it computed (a
+        call, subscript or arithmetic): not a parameter, a loop variable or an alias."""
+
     def made_by(self, expr: cst.BaseExpression) -> str | None:
         """The qualified name of what was called to make the value of a name or ``self.attr``
         (``lock = threading.Lock()`` → ``threading.Lock``), or None."""
@@ -98,7 +107,7 @@ class SiteContext(Protocol):
         host_receiver: bool = False,
     ) -> None:
         """Record a candidate at ``node`` (a Call, Subscript, BinaryOperation, Decorator,
-        FormattedStringExpression or WithItem: see ``positions.ANCHOR_KINDS``). ``fix``: the rule's fix
+        FormattedStringExpression, WithItem or AssignTarget: see ``positions.ANCHOR_KINDS``). ``fix``: the rule's fix
         applies to this node; ``anywhere``: report it even outside every region;
         ``entry_scope_only``: only where the enclosing function is itself an entry's target
         (int parameters are dynamic only there); ``own_entry``: the entry point this site

@@ -17,7 +17,10 @@ class HostDeviceCopyInCapture(CaptureRule):
     flagged: `torch.tensor(data, device="cpu")` (host-side work on purpose), `.cpu()` / `.numpy()`
     of a tensor made on the host (here, or in another function whose value reaches here only
     through arguments, returns or attributes), `.to(d)` of a tensor made on or moved to that same `d`
-    (`t = torch.zeros(n, device=x.device)` … `t.to(x.device)`). A host tensor moved to the
+    (`t = torch.zeros(n, device=x.device)` … `t.to(x.device)`), and `.to(x.device)` of what lives
+    with the model's weights: a parameter or registered buffer (`self.inv_freq.to(x.device)`)
+    or a submodule's output (`pos = self.embed_positions(ids)` … `pos.to(x.device)`; in
+    capture the model is on one device). A host tensor moved to the
     device (`torch.zeros(n, device="cpu", pin_memory=True).to(device)`) still is a copy.
 
     ## Why is this bad?
@@ -60,6 +63,8 @@ class HostDeviceCopyInCapture(CaptureRule):
             if device is not None and ctx.device_text(device.value) != apis.HOST_DEVICE:
                 ctx.report(self, node, "torch.tensor(data, device=...) copies host data to the device inside graph capture")
         elif method == "to":
+            if ctx.on_module_device(func.value):  # type: ignore[union-attr]
+                return  # a weight, buffer or submodule output: already on the model's device
             if moves_to_device(node, ctx) and not copies_nothing(node, ctx):
                 fixable = moved_host_factory(node, ctx) is not None and len(node.args) == 1
                 ctx.report(self, node, fix=fixable)
@@ -126,6 +131,33 @@ class HostDeviceCopyInCapture(CaptureRule):
                 offsets = torch.zeros(4, device=x.device)
                 return x + offsets.to(x.device), host_lengths.cpu().numpy()
         """),
+        snippet("""
+            import torch
+            from torch import nn
+
+            class Positions(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.table = nn.Embedding(64, 8)
+
+                def forward(self, ids):
+                    return self.table(ids)
+
+            class Encoder(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.embed_positions = Positions()
+                    self.conv = nn.Conv1d(8, 8, 3, padding=1)
+                    self.register_buffer("inv_freq", torch.ones(4), persistent=False)
+
+                def forward(self, x, ids):
+                    pos = self.embed_positions(ids)
+                    conv = self.conv(x).to(x.device)
+                    freqs = self.inv_freq.to(device=x.device, dtype=torch.float)
+                    return x + pos.to(x.device) + conv, freqs
+
+            model = torch.compile(Encoder(), mode="reduce-overhead")
+        """),
     ]
     INVALID = [
         snippet("""
@@ -168,6 +200,25 @@ class HostDeviceCopyInCapture(CaptureRule):
             def step(x):
                 staged = torch.zeros(4, dtype=torch.int32, device="cpu", pin_memory=True)
                 return x + staged.to(x.device, non_blocking=True)  # error
+        """),
+        snippet("""
+            import torch
+            from torch import nn
+
+            class Cached(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.cache = torch.zeros(4)  # a plain attribute: model.to() does not move it
+                    self.proj = nn.Linear(4, 4)
+
+                def helper(self, n):
+                    return torch.ones(n)
+
+                def forward(self, x):
+                    ones = self.helper(4).to(x.device)  # error
+                    return self.proj(x) + self.cache.to(x.device) + ones  # error
+
+            model = torch.compile(Cached(), mode="reduce-overhead")
         """),
     ]
 

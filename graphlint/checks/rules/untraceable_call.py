@@ -16,14 +16,17 @@ class UntraceableCall(BreakRule):
     `ContextVar.get()` / `.set()`, clock reads (`time.time()`, `time.perf_counter()`,
     `datetime.now()`), frame introspection (`inspect.stack()`, `inspect.currentframe()`,
     `sys._getframe()`), `copy.deepcopy` of a tensor or module, `os.getpid()`, `uuid.uuid4()`,
-    `random.random()`. What dynamo does trace is not flagged: `id()`, `hash()`,
-    `os.environ.get`, `inspect.signature`, `copy.deepcopy` of a literal,
+    `random.random()`, and calling a recurrent module (`self.lstm(x)` where `self.lstm =
+    nn.LSTM(...)`). What dynamo does trace is not flagged: `id()`, `hash()`,
+    `os.environ.get`, `inspect.signature`, `copy.deepcopy` of a literal or of a config object (`self.config`),
     `contextlib.nullcontext`, and an exception raised and caught inside the compiled code.
 
     ## Why is this bad?
     Dynamo stops at each: "Unsupported context manager" (GB0142), "Attempted to call function
     marked as skipped" (GB0007), "Unsupported method call" (GB0156), "Failed to trace builtin
-    operator" (GB0059), "Attempted to copy.deepcopy a tensor" (GB4198). The graph splits there
+    operator" (GB0059), "Attempted to copy.deepcopy a tensor" (GB4198), "Attempted to wrap RNN,
+    GRU, or LSTM" (GB0014; where the compiled forward calls the RNN itself, dynamo runs that whole
+    frame eagerly instead). The graph splits there
     on every call; with `fullgraph=True` the compile fails (layer: dynamo).
 
     ## Example
@@ -52,7 +55,7 @@ class UntraceableCall(BreakRule):
     summary = "locks, ContextVars, clocks, frame introspection, deepcopy… that dynamo cannot trace, in a compiled region"
     message = "dynamo cannot trace this: it breaks the graph here"
     refs = ("torchair#212",)
-    predicts = ("GB0142", "GB0007", "GB0156", "GB0059", "GB4198")
+    predicts = ("GB0142", "GB0007", "GB0156", "GB0059", "GB4198", "GB0014")
 
     def visit_Call(self, node: cst.Call, ctx: SiteContext) -> None:
         name = ctx.qualify(node.func)
@@ -61,9 +64,16 @@ class UntraceableCall(BreakRule):
             args = positional(node)
             if entry.get("skip_literals") and args and _is_literal(args[0].value):
                 return
+            plain = tuple(entry.get("skip_names_ending", ()))
+            if plain and args and _last_name(args[0].value).endswith(plain):
+                return  # copy.deepcopy(self.config): a plain object, traced
             self._report(node, ctx, entry, f"{name}()")
             return
         func = node.func
+        entry = dynamo.untraceable_object_call(ctx.made_by(func))
+        if entry is not None:
+            self._report(node, ctx, entry, "calling it")
+            return
         if isinstance(func, cst.Attribute):
             entry = dynamo.untraceable_method(ctx.made_by(func.value), func.attr.value)
             if entry is not None:
@@ -91,6 +101,7 @@ class UntraceableCall(BreakRule):
             @torch.compile
             def step(x, options):
                 opts = copy.deepcopy({"scale": 2})
+                cache_config = copy.deepcopy(options.config)
                 with contextlib.nullcontext():
                     y = x * opts["scale"]
                 if os.environ.get("DEBUG_STEP"):
@@ -111,6 +122,24 @@ class UntraceableCall(BreakRule):
                 return out, time.perf_counter() - start
 
             step = torch.compile(lambda x: x * 2)
+        """),
+        snippet("""
+            import torch
+            from torch import nn
+
+            class Tagger(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.lstm = nn.LSTM(4, 4)
+                    self.head = nn.Linear(4, 2)
+
+                def encode(self, x):
+                    return self.lstm(x)[0]
+
+                def forward(self, features):
+                    return self.head(features)
+
+            model = torch.compile(Tagger())
         """),
         snippet("""
             import torch
@@ -177,7 +206,37 @@ class UntraceableCall(BreakRule):
 
             model = torch.compile(Ema(nn.Linear(2, 2)))
         """),
+        snippet("""
+            import torch
+            from torch import nn
+
+            class Recurrent(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.lstm = nn.LSTM(4, 4)
+
+                def forward(self, x):
+                    return self.lstm(x)[0] + x  # error
+
+            class Codec(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.proj = nn.Linear(4, 4)
+                    self.recurrent = Recurrent()
+
+                def forward(self, x):
+                    return self.recurrent(self.proj(x))
+
+            model = torch.compile(Codec())
+        """),
     ]
+
+
+def _last_name(expr: cst.BaseExpression) -> str:
+    """``self.config`` → ``config``; ``cfg`` → ``cfg``; anything else → ``""``."""
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value
+    return expr.value if isinstance(expr, cst.Name) else ""
 
 
 def _is_literal(expr: cst.BaseExpression) -> bool:
