@@ -40,6 +40,9 @@ class TargetError(Exception):
 
 def load_target(spec: str, entry: str | None = None, script_args: list[str] | None = None) -> TraceTarget:
     """Load ``spec`` (a file path or ``module:factory``) into a ``TraceTarget``."""
+    from graphlint.tracer.capture.library_kernels import keep_library_kernels
+
+    keep_library_kernels()  # before the target's code registers its ops: the audit looks inside them
     path = Path(spec)
     if path.suffix == ".py" or path.exists():
         return _load_file(path, entry, script_args or [])

@@ -10,12 +10,14 @@ line); the traced graph is judged like any other (syncs, device copies, host ten
 fallbacks). A hazard found inside is reported at the user's line of the call, with the line
 inside the op.
 
-Ops registered only through ``torch.library.Library.impl`` keep no reference to their Python
-kernel that torch exposes; they stay opaque and are listed as such.
+Ops given a Python kernel with ``torch.library.Library.impl`` are audited through the kernel
+``library_kernels`` kept when the target was imported; ops with C++ kernels stay opaque and are
+listed as such.
 """
 
 from __future__ import annotations
 
+import inspect
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -29,8 +31,12 @@ from torch.utils._pytree import tree_map
 from graphlint.tracer.capture.codes import SYNC
 from graphlint.tracer.capture.fake_device import Frames, meta_value_reads
 from graphlint.tracer.capture.hazards import Hazard, find_hazards
+from graphlint.tracer.capture.library_kernels import library_kernel
 from graphlint.tracer.capture.npu_kernels import find_cpu_fallbacks
 
+# make_fx records each node's stack (the line inside the op) where it can (torch 2.6 cannot:
+# there a hazard inside the op is still found, at the call's line, without the inner line)
+_STACK_TRACES = {"record_stack_traces": True} if "record_stack_traces" in inspect.signature(make_fx).parameters else {}
 # Namespaces of torch's own operators: never a user's custom op.
 _TORCH_NAMESPACES = frozenset({"aten", "prims", "prim", "_c10d_functional", "c10d", "_dynamo", "higher_order"})
 
@@ -53,13 +59,14 @@ class CustomOpAudit:
 
 
 def python_implementation(op: Any) -> Callable[..., Any] | None:
-    """The Python function a ``torch.library.custom_op`` runs, or None (not a custom op, or one
-    whose kernels torch does not expose)."""
+    """The Python function a ``torch.library.custom_op`` runs, or the device kernel
+    ``Library.impl`` gave the op (kept by ``library_kernels``), or None (not a custom op, a C++
+    kernel, or one registered before graphlint could keep it)."""
     if not isinstance(op, torch._ops.OpOverload) or op.namespace in _TORCH_NAMESPACES:
         return None
     definitions = getattr(getattr(torch._library, "custom_ops", None), "OPDEFS", {})
     definition = definitions.get(op._schema.name)
-    return getattr(definition, "_init_fn", None)
+    return getattr(definition, "_init_fn", None) or library_kernel(op)
 
 
 def audit_custom_ops(graphs: list[torch.fx.GraphModule], kernels: frozenset[str] | None) -> CustomOpAudit:
@@ -79,7 +86,7 @@ def audit_custom_ops(graphs: list[torch.fx.GraphModule], kernels: frozenset[str]
             seen.add(key)
             implementation = python_implementation(node.target)
             if implementation is None:
-                audit.unaudited[name] = "no Python implementation that torch exposes (a C++ or Library.impl kernel)"
+                audit.unaudited[name] = "no Python implementation known (a C++ kernel, or a Library.impl kernel registered before the target was imported)"
                 continue
             try:
                 inside, reads = _trace_inside(implementation, node)
@@ -108,7 +115,7 @@ def _trace_inside(
         return implementation(*positional, **kwargs)
 
     with meta_value_reads(item_reads), _tolist_stand_in(tolist_reads), _stack_traces_kept_for(implementation):
-        traced = make_fx(call, tracing_mode="real", record_stack_traces=True)(*args)
+        traced = make_fx(call, tracing_mode="real", **_STACK_TRACES)(*args)
         _ValueRecorder(traced).run(*args)
     return traced, tolist_reads
 
