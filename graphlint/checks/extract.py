@@ -383,19 +383,18 @@ class _Extractor(EntryPoints, ScopeStack[_Scope]):
         if isinstance(expr, cst.Name):
             return expr.value in self.function_scope.module_outputs
         if isinstance(expr, cst.Call):
-            return self._is_submodule(expr.func)
+            return self._moves_with_model(expr.func)
         root = expr
         while isinstance(root, cst.Attribute) and not _is_self_attribute(root):
             root = root.value
-        # self.weight = nn.Parameter(...), a registered buffer, a submodule: moved with the model;
-        # a plain tensor attribute (self.cache = torch.zeros(n), self.inv_freq = 1.0 / ...) is not.
-        maker = self.made_by(root) if _is_self_attribute(root) else None
-        return maker is not None and maker not in apis.TENSOR_FACTORIES
+        return self._moves_with_model(root)
 
-    def _is_submodule(self, func: cst.BaseExpression) -> bool:
-        """``self.embed`` where ``__init__`` set ``self.embed = SomeModule(...)``: its output is
-        on the module's device (a method of the class, ``self.helper``, may make host tensors)."""
-        maker = self.made_by(func) if _is_self_attribute(func) else None
+    def _moves_with_model(self, expr: cst.BaseExpression) -> bool:
+        """``self.x`` that ``__init__`` made with something other than a tensor factory: a
+        submodule (its output is on the module's device), ``nn.Parameter(...)`` or a registered
+        buffer. A plain tensor attribute (``self.cache = torch.zeros(n)``) is not moved by
+        ``model.to()``, and a method of the class (``self.helper``) may make host tensors."""
+        maker = self.made_by(expr) if _is_self_attribute(expr) else None
         return maker is not None and maker not in apis.TENSOR_FACTORIES
 
     def computed_here(self, expr: cst.BaseExpression) -> bool:
@@ -693,7 +692,7 @@ class _Extractor(EntryPoints, ScopeStack[_Scope]):
             scope.values.add(name)
         else:
             scope.values.discard(name)
-        if isinstance(value, cst.Call) and self._is_submodule(value.func):
+        if isinstance(value, cst.Call) and self._moves_with_model(value.func):
             scope.module_outputs.add(name)
         else:
             scope.module_outputs.discard(name)
