@@ -80,7 +80,12 @@ class Finding:
     def to_json(self) -> dict[str, Any]:
         region = None
         if self.region is not None:
-            region = {"kind": self.region.kind, "entry": self.region.entry_label, "chain": list(self.region.chain)}
+            region = {
+                "kind": self.region.kind,
+                "entry": self.region.entry_label,
+                "chain": list(self.region.chain),
+                "steps": [{"function": s.function, "path": s.path, "line": s.line} for s in self.region.steps],
+            }
         return {
             "code": self.code,
             "slug": self.slug,

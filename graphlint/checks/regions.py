@@ -26,6 +26,17 @@ class EntryId:
 
 
 @dataclass(frozen=True)
+class ChainStep:
+    """One function of a chain, and where the chain enters it: the line of the call in the
+    function before it, or, for the first function, the entry (the target's ``def``, or the
+    capture block's ``with``)."""
+
+    function: str  # its qualified name in its module: "Block.forward"
+    path: str  # of ``line``, as reported
+    line: int
+
+
+@dataclass(frozen=True)
 class RegionHit:
     """One way a function (or a block) is reached: from which entry, through which chain."""
 
@@ -34,8 +45,12 @@ class RegionHit:
     traced: bool
     entry_label: str  # "pkg/run.py:40"
     dynamic: bool | None
-    chain: tuple[str, ...]
+    steps: tuple[ChainStep, ...]
     fullgraph: bool = False
+
+    @property
+    def chain(self) -> tuple[str, ...]:
+        return tuple(step.function for step in self.steps)
 
 
 @dataclass
@@ -57,16 +72,20 @@ def mark_regions(project: Project) -> Regions:
             regions.entries[entry_id] = entry
             label = f"{linked.display}:{entry.line}"
 
-            def hit(chain: tuple[str, ...]) -> RegionHit:
-                return RegionHit(entry_id, entry.kind, entry.traced, label, entry.dynamic, chain, bool(entry.fullgraph))
+            def hit(steps: tuple[ChainStep, ...]) -> RegionHit:
+                return RegionHit(entry_id, entry.kind, entry.traced, label, entry.dynamic, steps, bool(entry.fullgraph))
 
             if entry.targets:
-                starts = [(key, (key.qualname,)) for key in project.entry_functions(file_index, entry_index)]
+                starts = [
+                    (key, (ChainStep(key.qualname, project.files[key.file].display, project.function(key).line),))
+                    for key in project.entry_functions(file_index, entry_index)
+                ]
             else:  # a capture block: its sites, and the calls made in it
                 scope = FunctionKey(file_index, entry.scope)
-                regions.by_block[entry_id] = hit((entry.scope,))
+                block = ChainStep(entry.scope, linked.display, entry.line)
+                regions.by_block[entry_id] = hit((block,))
                 starts = [
-                    (callee, (entry.scope, callee.qualname))
+                    (callee, (block, _called(project, file_index, ordinal, callee)))
                     for ordinal in project.calls_in(scope)
                     if linked.facts.block_calls.get(ordinal) == entry_index
                     for callee in project.runs(file_index, ordinal)
@@ -78,13 +97,13 @@ def mark_regions(project: Project) -> Regions:
 def _walk(
     project: Project,
     regions: Regions,
-    starts: list[tuple[FunctionKey, tuple[str, ...]]],
-    hit: Callable[[tuple[str, ...]], RegionHit],
+    starts: list[tuple[FunctionKey, tuple[ChainStep, ...]]],
+    hit: Callable[[tuple[ChainStep, ...]], RegionHit],
     *,
     traced: bool,
 ) -> None:
     seen: set[FunctionKey] = set()
-    queue: deque[tuple[FunctionKey, tuple[str, ...]]] = deque(
+    queue: deque[tuple[FunctionKey, tuple[ChainStep, ...]]] = deque(
         (key, chain) for key, chain in starts if not (traced and project.function(key).boundary)
     )
     while queue:
@@ -100,4 +119,10 @@ def _walk(
                 continue
             for inner in project.runs(key.file, ordinal):
                 if inner not in seen and not (traced and project.function(inner).boundary):
-                    queue.append((inner, (*chain, inner.qualname)))
+                    queue.append((inner, (*chain, _called(project, key.file, ordinal, inner))))
+
+
+def _called(project: Project, file: int, ordinal: int, callee: FunctionKey) -> ChainStep:
+    """``callee`` as a step of a chain, entered by call ``ordinal`` of ``file``."""
+    site = project.files[file].facts.flow.calls[ordinal]
+    return ChainStep(callee.qualname, project.files[file].display, site.line if site is not None else 0)

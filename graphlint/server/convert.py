@@ -55,13 +55,15 @@ def diagnostic(finding: Finding, lines: list[str], codec: PositionCodec, root: P
     region = finding.region
     if region is not None:
         entry_path, _, entry_line = region.entry_label.rpartition(":")
-        line = max(int(entry_line) - 1, 0) if entry_line.isdigit() else 0
-        where = types.Range(start=types.Position(line=line, character=0), end=types.Position(line=line + 1, character=0))
         related = [
-            types.DiagnosticRelatedInformation(
-                location=types.Location(uri=from_fs_path(str(root / entry_path)) or "", range=where),
-                message=f"{region.kind} region starts here; reached via {' → '.join(region.chain)}",
-            )
+            _related(root, entry_path, int(entry_line) if entry_line.isdigit() else 0,
+                     f"{region.kind} region starts here; reached via {' → '.join(region.chain)}")
+        ]
+        # One location per step, so the editor walks the chain call by call.
+        related += [
+            _related(root, step.path, step.line, f"{'runs' if index == 0 else 'calls'} {step.function}")
+            for index, step in enumerate(region.steps)
+            if step.line > 0
         ]
     message = finding.message
     if region is not None:
@@ -73,6 +75,15 @@ def diagnostic(finding: Finding, lines: list[str], codec: PositionCodec, root: P
         code=finding.code,
         source=SOURCE,
         related_information=related,
+    )
+
+
+def _related(root: Path, path: str, line: int, message: str) -> types.DiagnosticRelatedInformation:
+    """A whole line of ``path`` (relative to ``root`` unless absolute), 1-based ``line``."""
+    start = max(line - 1, 0)
+    where = types.Range(start=types.Position(line=start, character=0), end=types.Position(line=start + 1, character=0))
+    return types.DiagnosticRelatedInformation(
+        location=types.Location(uri=from_fs_path(str(root / path)) or "", range=where), message=message
     )
 
 

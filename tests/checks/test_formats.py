@@ -50,6 +50,12 @@ def test_json_is_the_design_schema(outputs: dict[str, str]) -> None:
             "kind": "capture",
             "entry": "samples/static/crossfile/run.py:14",
             "chain": ["Decoder.forward", "DecoderLayer.forward", "build_positions"],
+            "steps": [
+                # Decoder.forward's ``def``, its ``layer(x, mask)``, then DecoderLayer.forward's call of the helper.
+                {"function": "Decoder.forward", "path": "samples/static/crossfile/model.py", "line": 14},
+                {"function": "DecoderLayer.forward", "path": "samples/static/crossfile/model.py", "line": 16},
+                {"function": "build_positions", "path": "samples/static/crossfile/layers.py", "line": 18},
+            ],
         },
         "fixable": True,
     }

@@ -42,7 +42,10 @@ def test_capture_entry_under_every_import_form(tmp_path: Path, imports: str, dec
     assert found(report) == {("GL202", 7)}
     (finding,) = report["findings"]
     assert finding["severity"] == "error"
-    assert finding["region"] == {"kind": "capture", "entry": "app.py:5", "chain": ["step"]}
+    assert finding["region"] == {
+        "kind": "capture", "entry": "app.py:5", "chain": ["step"],
+        "steps": [{"function": "step", "path": "app.py", "line": 6}],  # the compiled function's ``def``
+    }
 
 
 @pytest.mark.parametrize(
@@ -179,9 +182,15 @@ def test_capture_blocks_and_capture_begin_end(tmp_path: Path) -> None:
     """)
     assert found(report) == {("GL201", 5), ("GL203", 5), ("GL202", 12)}
     by_line = {f["line"]: f["region"] for f in report["findings"]}
-    assert by_line[12] == {"kind": "capture", "entry": "app.py:11", "chain": ["run"]}
+    assert by_line[12] == {
+        "kind": "capture", "entry": "app.py:11", "chain": ["run"],
+        "steps": [{"function": "run", "path": "app.py", "line": 11}],  # the block itself
+    }
     # fill runs under two capture entries; the shorter chain (make_graphed_callables) is shown.
-    assert by_line[5] == {"kind": "capture", "entry": "app.py:15", "chain": ["fill"]}
+    assert by_line[5] == {
+        "kind": "capture", "entry": "app.py:15", "chain": ["fill"],
+        "steps": [{"function": "fill", "path": "app.py", "line": 4}],
+    }
 
 
 def test_region_boundaries_stop_dynamo_but_not_eager_capture(tmp_path: Path) -> None:
@@ -408,7 +417,10 @@ def test_a_factory_in_another_module_is_followed_and_other_returns_reach_nothing
     }
     _, report = lint_project(tmp_path, files)
     assert found(report) == {("GL202", 7)}
-    assert report["findings"][0]["region"] == {"kind": "capture", "entry": "app/run.py:5", "chain": ["Net.forward"]}
+    assert report["findings"][0]["region"] == {
+        "kind": "capture", "entry": "app/run.py:5", "chain": ["Net.forward"],
+        "steps": [{"function": "Net.forward", "path": "app/net.py", "line": 6}],
+    }
     # The region is Net.forward alone: the library's model and the tensor helpers add nothing.
     with chdir(tmp_path):
         status, out = run_cli("regions", "--format", "json", ".")
@@ -551,6 +563,9 @@ def test_one_changed_file_is_linked_through_importers_and_their_bases(tmp_path: 
     assert partial["findings"] == [f for f in report["findings"] if f["path"] == "app/blocks.py"]
     assert partial["findings"][0]["region"] == {
         "kind": "capture", "entry": "app/run.py:5", "chain": ["Base.forward", "Block.forward"],
+        # Base.forward's ``def``, then its call of ``self.block(x)``.
+        "steps": [{"function": "Base.forward", "path": "app/base.py", "line": 5},
+                  {"function": "Block.forward", "path": "app/base.py", "line": 6}],
     }
 
 

@@ -106,9 +106,13 @@ def test_chain_as_code_flow_fix_as_fix_and_encoded_uris(project: Path) -> None:
     crossfile = next(r for r in results if "properties" in r and r["properties"]["region"]["chain"][-1:] == ["build_positions"])
     steps = crossfile["codeFlows"][0]["threadFlows"][0]["locations"]
     assert steps[0]["location"]["physicalLocation"]["artifactLocation"]["uri"] == "run.py"
-    assert [s["location"]["message"]["text"] for s in steps[1:-1]] == [
-        f"calls {name}" for name in crossfile["properties"]["region"]["chain"]
-    ]
+    chain = crossfile["properties"]["region"]["chain"]
+    assert [s["location"]["message"]["text"] for s in steps[1:-1]] == [f"runs {chain[0]}"] + [f"calls {name}" for name in chain[1:]]
+    # Each step is located where the chain enters it, as the JSON's region steps say.
+    assert [
+        (s["location"]["physicalLocation"]["artifactLocation"]["uri"], s["location"]["physicalLocation"]["region"]["startLine"])
+        for s in steps[1:-1]
+    ] == [(step["path"], step["line"]) for step in crossfile["properties"]["region"]["steps"]]
     fixed = next(r for r in mine if r["ruleId"] == "GL201")
     (change,) = fixed["fixes"][0]["artifactChanges"]
     (replacement,) = change["replacements"]

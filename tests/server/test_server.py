@@ -88,9 +88,13 @@ def test_a_helper_is_an_error_because_a_model_compiled_in_another_file_reaches_i
             assert copy.source == "graphlint"
             assert (copy.range.start.character, copy.range.end.character) == (11, 48)
             assert "capture at pkg/run.py:7 via Decoder.forward → build_positions" in copy.message
-            [related] = copy.related_information or []
-            assert related.location.uri == uri(run_py) and related.location.range.start.line == 6
-            assert "Decoder.forward → build_positions" in related.message
+            # The entry, then each step of the chain where it is entered: the compiled
+            # forward's ``def``, then the call of the helper in it.
+            related = copy.related_information or []
+            where = [(r.location.uri, r.location.range.start.line, r.message) for r in related]
+            model = project / "pkg" / "model.py"
+            assert where[1:] == [(uri(model), 6, "runs Decoder.forward"), (uri(model), 7, "calls build_positions")]
+            assert where[0][:2] == (uri(run_py), 6) and "Decoder.forward → build_positions" in where[0][2]
 
             # The other file, edited and not saved: the same helper is only compiled now (warnings),
             ed.open(run_py)

@@ -91,7 +91,14 @@ def _code_flow(f: Finding) -> dict[str, Any] | None:
         steps.append({"location": _location(entry["path"], {"startLine": int(entry["line"])}, message)})
     else:
         steps.append({"location": {"message": {"text": f"{message}: {f.region.entry_label}"}}})
-    steps += [{"location": {"message": {"text": f"calls {name}"}}} for name in f.region.chain]
+    for index, step in enumerate(f.region.steps):
+        # The first function is where the entry starts (its target's ``def``, or the capture
+        # block's ``with``); each later one is entered by a call in the function before it.
+        text = f"{'runs' if index == 0 else 'calls'} {step.function}"
+        if step.line > 0:
+            steps.append({"location": _location(step.path, {"startLine": step.line}, text)})
+        else:
+            steps.append({"location": {"message": {"text": text}}})
     steps.append({"location": _location(f.path, _region(f), f.message)})
     return {"threadFlows": [{"locations": steps}]}
 
@@ -173,9 +180,7 @@ def to_sarif(result: CheckResult) -> dict[str, Any]:
         flow = _code_flow(f)
         if flow is not None:
             entry["codeFlows"] = [flow]
-            entry["properties"] = {
-                "region": {"kind": f.region.kind, "entry": f.region.entry_label, "chain": list(f.region.chain)}  # type: ignore[union-attr]
-            }
+            entry["properties"] = {"region": f.to_json()["region"]}
         fix = _fix(f)
         if fix is not None:
             entry["fixes"] = [fix]

@@ -5,7 +5,7 @@ from collections.abc import Iterable
 from graphlint.checks.facts import EntryFacts
 from graphlint.checks.link import Project
 from graphlint.checks.value_graph import FunctionKey
-from graphlint.checks.regions import EntryId, RegionHit, Regions
+from graphlint.checks.regions import ChainStep, EntryId, RegionHit, Regions
 from graphlint.checks.rules.base import ProjectRule, ProjectSite, Severity, snippet
 
 
@@ -63,7 +63,9 @@ class RegionUnresolved(ProjectRule):
                 continue
             entry_id = EntryId(file, index)
             label = f"{linked.display}:{entry.line}"
-            region = RegionHit(entry_id, entry.kind, entry.traced, label, entry.dynamic, (entry.scope,))
+            region = RegionHit(
+                entry_id, entry.kind, entry.traced, label, entry.dynamic, (ChainStep(entry.scope, linked.display, entry.line),)
+            )
             for spelled in _unresolved(project, file, entry, index):
                 yield ProjectSite(
                     entry.line,
