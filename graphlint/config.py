@@ -39,7 +39,9 @@ class Knowledge:
     ``compile-entrypoints`` / ``capture-entrypoints``: decorators and wrapper calls whose target
     (the decorated function or class, the first argument) is compiled / captured.
     ``nesting-safe-entrypoints``: those of them that skip compiling when already inside a
-    compile (never a GL101). ``compile-roots`` / ``capture-roots``: functions, by dotted name
+    compile (never a GL101). ``replaced-entrypoints``: compile entry points (``torch.compile``
+    itself) that the framework replaces with a plain call when it is loaded, as MindSpeed
+    does: they start no region, and the coverage line counts them. ``compile-roots`` / ``capture-roots``: functions, by dotted name
     with globs (``*`` within one name, ``**`` across dots), that run compiled / captured.
     ``compile-exports`` / ``capture-exports``: module globs → module-level names bound to model
     classes (sglang's ``EntryClass``) whose ``forward`` runs compiled / captured.
@@ -49,6 +51,7 @@ class Knowledge:
     compile_entrypoints: tuple[str, ...] = ()
     capture_entrypoints: tuple[str, ...] = ()
     nesting_safe_entrypoints: tuple[str, ...] = ()
+    replaced_entrypoints: tuple[str, ...] = ()
     compile_roots: tuple[str, ...] = ()
     capture_roots: tuple[str, ...] = ()
     compile_exports: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -73,6 +76,7 @@ KNOWLEDGE_LIST_KEYS = (
     "compile-entrypoints",
     "capture-entrypoints",
     "nesting-safe-entrypoints",
+    "replaced-entrypoints",
     "compile-roots",
     "capture-roots",
 )

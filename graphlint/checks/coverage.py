@@ -26,11 +26,12 @@ class EntryReport:
     via: str
     functions: list[str]
     unresolved: list[dict[str, Any]]
+    replaced: bool = False  # a compile the framework replaces with a plain call: no region
 
     def to_json(self) -> dict[str, Any]:
         return {
             "kind": self.kind, "path": self.path, "line": self.line, "via": self.via,
-            "functions": self.functions, "unresolved": self.unresolved,
+            "functions": self.functions, "unresolved": self.unresolved, "replaced": self.replaced,
         }
 
 
@@ -39,6 +40,7 @@ class Coverage:
     entries: dict[str, int] = field(default_factory=dict)  # kind → entry points
     functions: dict[str, int] = field(default_factory=dict)  # kind → distinct functions reached
     capture_unresolved: int = 0  # distinct unresolved calls inside capture regions
+    replaced: int = 0  # compile entry points a preset says the framework makes plain calls
     notice: str | None = None  # the value flow was cut short by its bounds (``CallGraph.notice``)
 
 
@@ -64,6 +66,7 @@ def entry_reports(project: Project, regions: Regions) -> list[EntryReport]:
                 via=entry.via,
                 functions=sorted({project.dotted(key) for key in functions}),
                 unresolved=unresolved,
+                replaced=entry.replaced,
             )
         )
     return reports
@@ -93,6 +96,9 @@ def summarize(project: Project, regions: Regions) -> Coverage:
     functions: dict[str, set[str]] = {}
     unresolved: set[tuple[str, int, str]] = set()
     for report in reports:
+        if report.replaced:
+            coverage.replaced += 1
+            continue
         coverage.entries[report.kind] = coverage.entries.get(report.kind, 0) + 1
         functions.setdefault(report.kind, set()).update(report.functions)
         if report.kind == "capture":
@@ -114,4 +120,6 @@ def coverage_line(coverage: Coverage) -> str:
         f"Regions: {entries} entry point(s); functions reached: {functions}; "
         f"{coverage.capture_unresolved} unresolved call(s) in capture regions (see `graphlint regions`)"
     )
+    if coverage.replaced:
+        line += f"; {coverage.replaced} compile call(s) the framework replaces with a plain call (replaced-entrypoints): no region"
     return line if coverage.notice is None else f"{line}; {coverage.notice}"

@@ -255,7 +255,9 @@ def judge_linked(
 
 
 def extract_options_of(known: Knowledge) -> ExtractOptions:
-    return ExtractOptions(known.compile_entrypoints, known.capture_entrypoints, known.nesting_safe_entrypoints)
+    return ExtractOptions(
+        known.compile_entrypoints, known.capture_entrypoints, known.nesting_safe_entrypoints, known.replaced_entrypoints
+    )
 
 
 def _with_project_context(

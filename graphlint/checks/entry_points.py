@@ -35,8 +35,10 @@ class EntryPoints:
 
     def _add_entry(
         self, node: cst.CSTNode, kind: str, *, traced: bool, targets: list[Expr], via: str,
-        dynamic: bool | None = None, fullgraph: bool | None = None,
+        dynamic: bool | None = None, fullgraph: bool | None = None, replaced: bool = False,
     ) -> int:
+        """``replaced``: the API is one the framework replaces with a plain call; the entry is
+        recorded (the coverage counts it) but is no compile site: nothing nests in it."""
         self.facts.entries.append(
             EntryFacts(
                 line=0,
@@ -47,9 +49,10 @@ class EntryPoints:
                 dynamic=dynamic,
                 fullgraph=fullgraph,
                 via=via,  # type: ignore[arg-type]
+                replaced=replaced,
             )
         )
-        if traced:
+        if traced and not replaced:
             self.entry_nodes[id(node)] = len(self.entry_sites)
         self.entry_sites.append(node)
         return len(self.entry_sites) - 1
@@ -58,16 +61,17 @@ class EntryPoints:
         expr = decorator.decorator
         name = self.qualify(decorated_callee(expr))
         options = expr if isinstance(expr, cst.Call) else None
+        replaced = name in self.options.replaced_entrypoints
         if name in apis.COMPILE_FUNCTIONS:
             kind = self._compile_kind(options) if options is not None else "compiled"
             self._add_entry(
                 decorator, kind, traced=True, targets=targets, via="decorator",
-                dynamic=flag_option(options, "dynamic"), fullgraph=flag_option(options, "fullgraph"),
+                dynamic=flag_option(options, "dynamic"), fullgraph=flag_option(options, "fullgraph"), replaced=replaced,
             )
         elif name in self.options.capture_entrypoints:
             self._add_entry(decorator, "capture", traced=False, targets=targets, via="config")
         elif name in self.options.compile_entrypoints:
-            entry = self._add_entry(decorator, "compiled", traced=True, targets=targets, via="config")
+            entry = self._add_entry(decorator, "compiled", traced=True, targets=targets, via="config", replaced=replaced)
             if name in self.options.nesting_safe_entrypoints:
                 self.nesting_safe.add(entry)
 
@@ -93,6 +97,12 @@ class EntryPoints:
             if receiver is None or receiver.split(".", 1)[0] not in self.facts.imports:
                 return [["receiver", ordinal]]
         return None
+
+    def _replaced_compile(self, call: cst.Call) -> bool:
+        """Whether ``call`` (a compile call) goes through an API the framework replaces with a
+        plain call: ``torch.compile(f)`` and ``torch.compile(mode=...)(f)`` alike."""
+        func = call.func.func if isinstance(call.func, cst.Call) else call.func
+        return self.qualify(func) in self.options.replaced_entrypoints
 
     def _compile_kind(self, options: cst.Call) -> Literal["compiled", "capture"]:
         """Whether the compile options ask for graph capture (mode, backend, torchair config)."""

@@ -736,7 +736,7 @@ class _Extractor(EntryPoints, ScopeStack[_Scope]):
             options = node.func if isinstance(node.func, cst.Call) else node
             self._add_entry(
                 node, self._compile_kind(options), traced=True, targets=targets, dynamic=flag_option(options, "dynamic"),
-                fullgraph=flag_option(options, "fullgraph"), via="call",
+                fullgraph=flag_option(options, "fullgraph"), via="call", replaced=self._replaced_compile(node),
             )
         # A call with keywords only hands over nothing: ``support_torch_compile(dynamic=...)``
         # makes the decorator that is the entry point.
@@ -745,7 +745,10 @@ class _Extractor(EntryPoints, ScopeStack[_Scope]):
         elif handed and callee in self.options.capture_entrypoints:
             self._add_entry(node, "capture", traced=False, targets=[["arg", ordinal]], via="config")
         elif handed and callee in self.options.compile_entrypoints:
-            entry = self._add_entry(node, "compiled", traced=True, targets=[["arg", ordinal]], via="config")
+            entry = self._add_entry(
+                node, "compiled", traced=True, targets=[["arg", ordinal]], via="config",
+                replaced=callee in self.options.replaced_entrypoints,
+            )
             if callee in self.options.nesting_safe_entrypoints:
                 self.nesting_safe.add(entry)
         if self.known_device(node) == apis.HOST_DEVICE:

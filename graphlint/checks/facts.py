@@ -39,6 +39,7 @@ class ExtractOptions:
     compile_entrypoints: tuple[str, ...] = ()
     capture_entrypoints: tuple[str, ...] = ()
     nesting_safe_entrypoints: tuple[str, ...] = ()  # entry points that skip compiling when nested
+    replaced_entrypoints: tuple[str, ...] = ()  # compile entry points the framework makes a plain call
 
 
 @dataclass
@@ -157,6 +158,9 @@ class EntryFacts:
     # How it was recognised: a decorator, a call (torch.compile(f), model.compile()), a block
     # (``with torch.npu.graph(g):``, ``capture_begin()``), or [tool.graphlint] configuration.
     via: Literal["decorator", "call", "block", "config"] = "call"
+    # Its API is one the framework replaces with a plain call (``replaced-entrypoints``: MindSpeed
+    # patches ``torch.compile``): it starts no region, and says so in the coverage.
+    replaced: bool = False
 
 
 @dataclass

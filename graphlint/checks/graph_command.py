@@ -102,6 +102,10 @@ def run_regions_command(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(document, indent=2) + "\n")
         return EXIT_OK
     for report in reports:
+        if report.replaced:
+            print(f"{report.path}:{report.line}: {report.kind} ({report.via}): replaced with a plain call by the "
+                  "framework (replaced-entrypoints): no region")
+            continue
         print(f"{report.path}:{report.line}: {report.kind} ({report.via}): {len(report.functions)} function(s), "
               f"{len(report.unresolved)} unresolved call(s)")
         for name in report.functions:

@@ -78,6 +78,9 @@ def test_a_graph_wrapper_captures_the_model_it_stores(tmp_path: Path) -> None:
     assert found(report) == {("GL202", 8)}
     assert report["findings"][0]["region"] == {
         "kind": "capture", "entry": "app/graphs.py:11", "chain": ["GraphWrapper.__call__", "Net.forward"],
+        # The ``with`` block, then the call of the runnable in it.
+        "steps": [{"function": "GraphWrapper.__call__", "path": "app/graphs.py", "line": 11},
+                  {"function": "Net.forward", "path": "app/graphs.py", "line": 12}],
     }
 
 
