@@ -6,7 +6,10 @@ on Tensor.requires_grad" (GB0206) breaks the graph on every training call, and w
 `fullgraph=True` the compile fails. `freeze` sets it on parameters outside the compiled forward.
 Fix: set it on the input before the compiled call, or leave it to autograd.
 """
-# expect-check: GL110@28
+# expect-check: GL110@31
+# expect-trace: verdict=dynamo GB0206@31
+# torch 2.6 breaks at the same line ("STORE_ATTR-caused graph break", no code)
+# expect-trace[torch 2.6]: verdict=dynamo
 
 import torch
 from torch import nn
@@ -30,3 +33,8 @@ class FeatureEncoder(nn.Module):
 
 
 encoder = torch.compile(FeatureEncoder())
+
+
+def graphlint_target():
+    torch.manual_seed(0)
+    return {"fn": FeatureEncoder().train(), "inputs": [(torch.randn(2, 400),)]}

@@ -11,6 +11,11 @@ from tests.expectations import read_expectations
 from tests.tracer.conftest import REPO
 
 SAMPLES = sorted((REPO / "samples" / "trace").glob("*.py"))
+# Static samples of the graph-break rules that also say where dynamo breaks: each is traced
+# through its first two stages, which is where a graph break shows.
+BREAKING_STATIC = sorted(
+    p for p in (REPO / "samples" / "static").rglob("*.py") if read_expectations(p).trace_verdict is not None
+)
 
 
 @pytest.mark.parametrize("sample", SAMPLES, ids=[s.stem for s in SAMPLES])
@@ -57,3 +62,18 @@ def test_the_hint_follows_what_a_break_means_whatever_code_this_torch_gives_it(t
     (str_break,) = [f for f in report["findings"] if f["kind"] == "graph-break" and f["line"] == 21]
     assert str_break["details"]["meaning"] == "str-on-symint"  # GB0059 up to torch 2.13, GB6053 in 2.14
     assert str_break["refs"] == ["torchair#602"] and "str()" in str_break["hint"]
+
+
+@pytest.mark.parametrize("sample", BREAKING_STATIC, ids=[s.stem for s in BREAKING_STATIC])
+def test_a_static_sample_breaks_where_its_rule_says_and_the_finding_is_confirmed(
+    sample: Path, trace_json, torch_npu_wheel
+) -> None:
+    """The static rule's finding and dynamo's break are one: the same line (and, where this
+    torch names it, the code the rule predicts), so the trace marks the finding confirmed."""
+    expected = read_expectations(sample)
+    status, report = trace_json(os.path.relpath(sample), "--stages", "eager,dynamo")
+    assert (status, report["verdict"]["layer"]) == (1, expected.trace_verdict), report["verdict"]
+    found = {(f["code"], f["line"]) for f in report["findings"] if f["file"] and Path(f["file"]).resolve() == sample}
+    assert expected.trace_findings <= found, f"missing {expected.trace_findings - found}; found {found}"
+    static = {(f["code"], f["line"]): f["confirmed"] for f in report["static"]["findings"]}
+    assert static == {finding: True for finding in expected.check}
