@@ -333,11 +333,13 @@ def display_path(path: Path) -> str:
 
 def _finding(project: Project, regions: Regions, file: int, candidate: Candidate, catalog: Catalog) -> Finding | None:
     rule = catalog[candidate.code]
-    if candidate.host_receiver and (file, candidate.anchor[1]) in project.graph.host_receivers:
-        return None  # .cpu() / .tolist() of what the value flow shows is a host tensor
     region = _region(project, regions, file, candidate, rule)
     if region is None and not candidate.anywhere:
         return None
+    # Asked only now: with no region anywhere (the standard library has no entry point), the
+    # value flow is never solved at all.
+    if candidate.host_receiver and (file, candidate.anchor[1]) in project.graph.host_receivers:
+        return None  # .cpu() / .tolist() of what the value flow shows is a host tensor
     span = (candidate.line, candidate.column, candidate.end_line, candidate.end_column)
     return _rule_finding(
         rule, project.files[file], span, candidate.message, region, candidate.anchor, candidate.fix, candidate.predicts

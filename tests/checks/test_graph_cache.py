@@ -98,6 +98,15 @@ def test_a_warm_check_reads_the_solved_graph_instead_of_solving(project: Path, t
     assert warm == cold
 
 
+def test_a_project_with_no_entry_point_is_never_solved(project: Path, tmp_path: Path, solves: list[int]) -> None:
+    """Without a compile or capture entry there is no region: the rules' candidates (``.cpu()``
+    of a tensor that may be on the host asks the value flow) become no findings without a solve."""
+    (project / "app" / "run.py").write_text(RUN.replace("torch.compile(Net(width))", "Net(width)"), encoding="utf-8")
+    (project / "app" / "helpers.py").write_text(HELPERS + "\n\ndef to_host(x):\n    return x.cpu().tolist()\n", encoding="utf-8")
+    report = check(project, tmp_path / "cache")
+    assert report["findings"] == [] and solves == []
+
+
 def test_an_edit_that_moves_code_does_not_solve_and_one_that_changes_a_value_does(
     project: Path, tmp_path: Path, solves: list[int]
 ) -> None:
