@@ -61,7 +61,7 @@ def test_the_recapture_budget_names_the_changing_dimension() -> None:
     (past,) = check_replays(target).findings
     assert (past.kind, past.severity) == ("recapture-limit", "error")
     assert "70 calls need 70 graph captures, past the capture limit of 64" in past.message
-    assert "tokens.size(0) takes 69 values" in past.message
+    assert "dimension 0 of tokens takes 70 values" in past.message  # over all the calls, static graph and dynamic
     (every,) = check_replays(target, capture_limit=100).findings
     assert (every.kind, every.severity, every.line) == ("recapture", "warning", past.line)
     assert every.message.startswith("every call needs a graph capture of its own (70 for 70 calls)")

@@ -143,24 +143,28 @@ def _recapture_findings(log: ReplayLog, limit: int, user_files: set[str]) -> lis
 def _what_changes(log: ReplayLog, user_files: set[str]) -> tuple[str, tuple[str, int] | None]:
     """The input dimension or integer that takes the most values across captures, at the user's
     line that first uses it; or, when the captures are different graphs, that a guard failed."""
-    values: dict[tuple[int, int, int | None], set[Any]] = {}
+    # By the input's label (``x.size(0)``), not by graph: the static graph of the first call and
+    # the dynamic one dynamo compiles next see the same input, and the user asks how many values
+    # it takes over all the calls.
+    values: dict[tuple[str, int | None], set[Any]] = {}
+    first_seen: dict[tuple[str, int | None], tuple[int, str]] = {}
     for _call, graph, args in log.runs:
+        names = [n.name for n in log.graphs[graph].graph.nodes if n.op == "placeholder"]
         for position, arg in enumerate(args):
-            if hasattr(arg, "shape"):
-                for dim, size in enumerate(arg.shape):
-                    values.setdefault((graph, position, dim), set()).add(size)
-            elif isinstance(arg, int):
-                values.setdefault((graph, position, None), set()).add(arg)
+            name = names[position]
+            label = log.labels[graph].get(name, name)
+            dims = list(enumerate(arg.shape)) if hasattr(arg, "shape") else [(None, arg)] if isinstance(arg, int) else []
+            for dim, size in dims:
+                values.setdefault((label, dim), set()).add(size)
+                first_seen.setdefault((label, dim), (graph, name))
     changing = {key: seen for key, seen in values.items() if len(seen) > 1}
     graphs = Counter(graph for _call, graph, _args in log.runs)
     if not changing:
         return f"dynamo compiled {len(graphs)} graphs (a guard failed between calls)", None
-    (graph, position, dim), seen = max(changing.items(), key=lambda kv: len(kv[1]))
-    gm = log.graphs[graph]
-    name = [n.name for n in gm.graph.nodes if n.op == "placeholder"][position]
-    label = log.labels[graph].get(name, name)
+    (label, dim), seen = max(changing.items(), key=lambda kv: len(kv[1]))
+    graph, name = first_seen[label, dim]
     what = f"dimension {dim} of {label}" if dim is not None else label
-    return f"{what} takes {len(seen)} values", first_use(gm, name, log.labels[graph], user_files)
+    return f"{what} takes {len(seen)} values", first_use(log.graphs[graph], name, log.labels[graph], user_files)
 
 
 def _baked_json(baked: BakedValue) -> dict[str, Any]:
