@@ -49,6 +49,15 @@ def test_a_replaced_weight_is_a_stale_address_at_the_line_that_replaced_it() -> 
     assert finding.details["read_at"].endswith("stale_weights.py:21")  # self.proj(x): where the graph reads it
 
 
+def test_a_tensor_handed_across_a_graph_break_is_no_stale_address() -> None:
+    """After a graph break the resumed graph reads ``y``, the first graph's output: data of each
+    call, which a guard-free engine capturing the whole forward writes again on every replay (a
+    weight replaced between calls is stale; ``stale_weights`` above)."""
+    symint = REPO / "samples" / "trace" / "str_on_symint.py"
+    findings = check_replays(load_target(str(symint))).findings
+    assert [f.code for f in findings] == ["GL207"]  # the recapture per batch size, and no GL206
+
+
 def test_a_loop_count_that_changes_names_the_failing_guard() -> None:
     storm = REPO / "samples" / "trace" / "recompile_storm.py"
     (finding,) = check_replays(load_target(str(storm))).findings

@@ -48,18 +48,41 @@ def label_of(gm: torch.fx.GraphModule, name: str) -> str:
     return readable_name(_placeholder(gm, name))
 
 
+def _source_text(placeholder: torch.fx.Node) -> str | None:
+    """Dynamo's source of a graph input as text (``L['self']._modules['proj']...``), or None."""
+    source = getattr(placeholder.meta.get("grapharg"), "source", None)  # gone once compiled
+    name = getattr(source, "name", None)
+    text = name() if callable(name) else name
+    return text if isinstance(text, str) else None
+
+
 def readable_name(placeholder: torch.fx.Node) -> str:
     """What a graph input is in the user's terms, from dynamo's source for it:
     ``L['self']._modules['proj']._parameters['weight']`` reads ``self.proj.weight``, the size
     input ``s52`` reads ``tokens.size(0)``; the placeholder's own name when there is no source."""
-    source = getattr(placeholder.meta.get("grapharg"), "source", None)  # gone once compiled
-    name = getattr(source, "name", None)
-    text = name() if callable(name) else name
-    if not isinstance(text, str):
+    text = _source_text(placeholder)
+    if text is None:
         return placeholder.name
     for pattern, replacement in _SOURCE_PARTS:
         text = pattern.sub(replacement, text)
     return text
+
+
+# A tensor local of the compiled frame (``L['y']``, ``L['inputs'][0]``), not an attribute of one
+# nor a global: data of this call, such as the tensor a graph break hands to the graph resumed
+# after it. A guard-free engine captures the whole forward, so that tensor lives in the capture's
+# own memory and is written again by every replay: it cannot go stale the way a weight can.
+_CALL_LOCAL = re.compile(r"^L\['\w+'\](?:\[[^\]]*\])*$")
+
+
+def is_call_local(placeholder: torch.fx.Node) -> bool:
+    """A Python number dynamo passes as a tensor (``pass_arg_as_tensor``: a float argument) is
+    not: a captured graph bakes the number in, which is what GL205 is about."""
+    grapharg = placeholder.meta.get("grapharg")
+    if getattr(grapharg, "pass_arg_as_tensor", False):
+        return False
+    text = _source_text(placeholder)
+    return text is not None and _CALL_LOCAL.match(text) is not None
 
 
 
@@ -97,6 +120,7 @@ class ReplayLog:
     calls: int = 0
     graphs: list[torch.fx.GraphModule] = field(default_factory=list)  # compiled, in order
     labels: list[dict[str, str]] = field(default_factory=list)  # per graph: placeholder → readable
+    call_locals: list[set[str]] = field(default_factory=list)  # per graph: placeholders ``is_call_local``
     guards: dict[int, Recompile] = field(default_factory=dict)  # graph → the guard that failed before it
     captures: dict[tuple[Any, ...], Capture] = field(default_factory=dict)  # guard-free
     replays: list[Replay] = field(default_factory=list)
@@ -151,6 +175,7 @@ class _Recorder:
         placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
         names = [n.name for n in placeholders]
         self.log.labels.append({n.name: readable_name(n) for n in placeholders})
+        self.log.call_locals.append({n.name for n in placeholders if is_call_local(n)})
 
         def run(*args: Any) -> Any:
             return self.run_graph(index, gm, names, list(args))
@@ -159,7 +184,10 @@ class _Recorder:
 
     def run_graph(self, index: int, gm: torch.fx.GraphModule, names: list[str], args: list[Any]) -> Any:
         position, self.position = self.position, self.position + 1
-        is_input = [isinstance(a, torch.Tensor) and id(a) in self.input_ids for a in args]
+        locals_ = self.log.call_locals[index]
+        is_input = [
+            isinstance(a, torch.Tensor) and (id(a) in self.input_ids or name in locals_) for a, name in zip(args, names)
+        ]
         shapes = tuple(_shape(a) for a, inp in zip(args, is_input) if inp)
         self._count_guarded(index, args)
         self.log.runs.append((self.call, index, list(args)))
