@@ -18,6 +18,7 @@ from typing import Any
 from graphlint.checks import apis
 from graphlint.checks.class_hierarchy import ClassHierarchy
 from graphlint.checks.facts import CallSite, Expr
+from graphlint.checks.receiver_copies import MethodCopy, ReceiverCopies
 from graphlint.checks.rest_arguments import RestArguments
 from graphlint.checks.value_graph import (
     MAX_DEPTH,
@@ -34,7 +35,7 @@ from graphlint.checks.value_graph import (
 )
 
 
-class CallSemantics(RestArguments):
+class CallSemantics(RestArguments, ReceiverCopies):
     """The call half of the solver (it provides ``compile``, ``member`` and the tables below)."""
 
     files: list[LinkedModule]
@@ -45,26 +46,32 @@ class CallSemantics(RestArguments):
     receivers: dict[tuple[int, int], int]
     site_args: dict[tuple[int, int], CallArgs]
     called: set[tuple[Any, Obj]]
+    site_edges: dict[tuple[Any, ...], dict[tuple[Target, str], str]]
     callee_nodes: dict[tuple[int, int], int]
     compile: Callable[..., int | None]
     member: Callable[[Obj, str, Obj, int, Obj | None], None]
 
     # ---- calls ------------------------------------------------------------------------------
-    def call_site(self, file: int, ordinal: int, site: CallSite) -> None:
+    def call_site(self, file: int, ordinal: int, site: CallSite, copy: MethodCopy | None = None) -> None:
+        """A call's arguments and callee as nodes; in ``copy`` (a method's copy for one receiver
+        class, ``receiver_copies.py``) its own, with its own result."""
+        read = (lambda expr: expr) if copy is None else copy.expr
+        key: tuple[Any, ...] = (file, ordinal) if copy is None else (file, ordinal, copy.context)
         callee = site.callee
         if callee is not None and callee[0] == "a":
-            receiver = self.compile(file, callee[1])
+            receiver = self.compile(file, read(callee[1]))
             if receiver is not None:
-                self.receivers[file, ordinal] = receiver
-        callee_node = self.compile(file, callee)
-        forwarded_star = [r for r in (self.rest_of(file, site.scope, s, "*") for s in site.star if site.star_last) if r]
-        forwarded_keywords = [r for r in (self.rest_of(file, site.scope, d, "**") for d in site.double_star) if r]
+                self.receivers[key] = receiver
+        callee_node = self.compile(file, read(callee))
+        rest = lambda found: found if copy is None or found is None else (file, copy.name, found[2])  # noqa: E731
+        forwarded_star = [r for r in (rest(self.rest_of(file, site.scope, s, "*")) for s in site.star if site.star_last) if r]
+        forwarded_keywords = [r for r in (rest(self.rest_of(file, site.scope, d, "**")) for d in site.double_star) if r]
         args = CallArgs(
-            [self.compile(file, a) for a in site.args],
-            [n for n in (self.compile(file, s) for s in site.star) if n is not None] if not forwarded_star else [],
-            [(name, self.compile(file, value)) for name, value in site.keywords],
+            [self.compile(file, read(a)) for a in site.args],
+            [n for n in (self.compile(file, read(s)) for s in site.star) if n is not None] if not forwarded_star else [],
+            [(name, self.compile(file, read(value))) for name, value in site.keywords],
             [
-                n for n in (self.compile(file, d) for d in site.double_star if self.rest_of(file, site.scope, d, "**") is None)
+                n for n in (self.compile(file, read(d)) for d in site.double_star if self.rest_of(file, site.scope, d, "**") is None)
                 if n is not None
             ],
             forwarded_star,
@@ -72,14 +79,13 @@ class CallSemantics(RestArguments):
         )
         if site.rebinds and callee is not None:
             args = self.before_rebinding(file, site, args)
-        self.site_args[file, ordinal] = args
+        self.site_args[key] = args
+        out = self.result(file, ordinal if copy is None else (ordinal, copy.context))
         if ordinal in self.host_calls[file]:
-            self.add(self.result(file, ordinal), [HOST_TENSOR])
+            self.add(out, [HOST_TENSOR])
         if callee_node is None:
             return
-        self.callee_nodes[file, ordinal] = callee_node
-        out = self.result(file, ordinal)
-        key = (file, ordinal)
+        self.callee_nodes[key] = callee_node
         self.watch(callee_node, lambda objs: [self.call(key, obj, args, out) for obj in objs])
 
     def rest_of(self, file: int, scope: str, expr: Expr, kind: str) -> Rest | None:
@@ -175,11 +181,15 @@ class CallSemantics(RestArguments):
             self.edge(self.compile(file, decorator), node)
         return node
 
-    def record(self, site: Any, target: Target, kind: str) -> None:
+    def record(self, site: Any, target: Target, kind: str, copy: str = "") -> None:
+        """``site`` runs ``target`` (in ``target``'s ``copy`` for a receiver class, ``""``: its own
+        body); a site is ``(file, ordinal)``, ``(file, ordinal, copy)`` in a method's copy, or
+        ``("entry", file, index)``."""
         if site[0] == "implicit":
             self.graph.implicit_calls.setdefault((site[1], site[2]), set()).add(target)
-        else:
-            self.graph.callees.setdefault(site, {}).setdefault(target, kind)
+            return
+        key = (*site, "") if isinstance(site[0], int) and len(site) == 2 else site
+        self.site_edges.setdefault(key, {}).setdefault((target, copy), kind)
 
     def call(self, site: Any, obj: Obj, args: CallArgs, out: int) -> None:
         if (site, obj) in self.called:
@@ -191,8 +201,9 @@ class CallSemantics(RestArguments):
             self.bind(obj, args, out)
         elif kind == "B":
             function, receiver = obj[1], obj[2]
-            self.record(site, FunctionKey(function[1], function[2]), "call")
-            self.bind(function, args.with_receiver(self.constant(receiver)), out)
+            copy = self.method_for(function, receiver)[len(function[2]):]
+            self.record(site, FunctionKey(function[1], function[2]), "call", copy)
+            self.bind(function, args.with_receiver(self.constant(receiver)), out, receiver)
         elif kind == "C":
             instance = ("I", obj[1], obj[2])
             self.add(out, [instance])
@@ -240,8 +251,8 @@ class CallSemantics(RestArguments):
     def construct(self, site: Any, init: Obj, args: CallArgs) -> None:
         if init[0] == "B":
             function = init[1]
-            self.record(site, FunctionKey(function[1], function[2]), "init")
-            self.bind(function, args.with_receiver(self.constant(init[2])), self.node())
+            self.record(site, FunctionKey(function[1], function[2]), "init", self.method_for(function, init[2])[len(function[2]):])
+            self.bind(function, args.with_receiver(self.constant(init[2])), self.node(), init[2])
         elif init[0] == "X" and init[1]:
             self.record(site, init[1], "init")
 
@@ -259,14 +270,14 @@ class CallSemantics(RestArguments):
                     others = CallArgs(star=[n for n in args.positional if n is not None and n != node])
                     self.watch(node, lambda objs, others=others: [self.call(site, o, others, out) for o in objs if o[0] != "X"])
         elif name in apis.PARTIAL_FUNCTIONS and isinstance(site[0], int):
-            self.add(out, [("P", site[0], site[1])])
+            self.add(out, [("P", *site)])  # its arguments: ``site_args`` of the site
         elif name.rsplit(".", 1)[-1][:1].isupper() and name.count(".") < MAX_DEPTH:
             self.add(out, [("X", name)])  # an instance of an outside class: named by its class
         else:  # what an outside function returns: nothing to follow (chains of them end here)
             self.add(out, [EXTERNAL_VALUE])
 
     def call_partial(self, site: Any, partial: Obj, args: CallArgs, out: int) -> None:
-        bound = self.site_args.get((partial[1], partial[2]))
+        bound = self.site_args.get(partial[1:])
         if bound is None or not bound.positional or bound.positional[0] is None:
             return
         bound, args = self.plain(bound), self.plain(args)
@@ -278,47 +289,53 @@ class CallSemantics(RestArguments):
         )
         self.watch(bound.positional[0], lambda objs: [self.call(site, o, combined, out) for o in objs])
 
-    def bind(self, function: Obj, args: CallArgs, out: int) -> None:
-        """Arguments → parameters, returns → the call."""
+    def bind(self, function: Obj, args: CallArgs, out: int, receiver: Obj | None = None) -> None:
+        """Arguments → parameters, returns → the call; through ``receiver``, those of the method's
+        copy for its class where it has copies."""
         file, qualname = function[1], function[2]
         definition = self.files[file].facts.flow.defs.get(qualname)
         if definition is None or definition.kind != "function":
             return
-        self.edge(self.variable(file, f"{qualname}.<return>"), out)
+        name = self.method_for(function, receiver)
+        self.edge(self.variable(file, f"{name}.<return>"), out)
         params = definition.params
-        positional = [name for name, kind in params if kind in ("o", "p")]
-        varargs = next((name for name, kind in params if kind == "*"), None)
-        varkw = next((name for name, kind in params if kind == "**"), None)
+        positional = [p for p, kind in params if kind in ("o", "p")]
+        varargs = next((p for p, kind in params if kind == "*"), None)
+        varkw = next((p for p, kind in params if kind == "**"), None)
+        parameter = lambda p: self.variable(file, f"{name}.{p}")  # noqa: E731
         for index, node in enumerate(args.positional):
             if node is None:
                 continue
             if index < len(positional):
-                self.edge(node, self.variable(file, f"{qualname}.{positional[index]}"))
+                self.edge(node, parameter(positional[index]))
             elif varargs is not None:
-                self.edge(node, self.rest_node((file, qualname, varargs), index - len(positional)))
+                self.edge(node, self.rest_node((file, name, varargs), index - len(positional)))
         rest = positional[len(args.positional) :]
         for node in args.star:
-            for name in rest:
-                self.edge(node, self.variable(file, f"{qualname}.{name}"))
+            for p in rest:
+                self.edge(node, parameter(p))
             if varargs is not None:
-                self.edge(node, self.rest_node((file, qualname, varargs), None))
-        by_keyword = {name for name, kind in params if kind in ("p", "k")}
-        for name, node in args.keywords:
+                self.edge(node, self.rest_node((file, name, varargs), None))
+        by_keyword = {p for p, kind in params if kind in ("p", "k")}
+        for keyword, node in args.keywords:
             if node is None:
                 continue
-            if name in by_keyword:
-                self.edge(node, self.variable(file, f"{qualname}.{name}"))
+            if keyword in by_keyword:
+                self.edge(node, parameter(keyword))
             elif varkw is not None:
-                self.edge(node, self.rest_node((file, qualname, varkw), name))
-        unfilled = [name for name, kind in params if kind == "k" or (kind == "p" and name in rest)]
+                self.edge(node, self.rest_node((file, name, varkw), keyword))
+        unfilled = [p for p, kind in params if kind == "k" or (kind == "p" and p in rest)]
         for node in args.double_star:
-            for name in unfilled:
-                self.edge(node, self.variable(file, f"{qualname}.{name}"))
+            for p in unfilled:
+                self.edge(node, parameter(p))
             if varkw is not None:
-                self.edge(node, self.rest_node((file, qualname, varkw), None))
-        self.bind_forwarded(file, qualname, params, args)
-        for parameter, classes, key in self.flow(file).guarded.get(qualname, ()):
-            self.return_if_instance(file, self.argument(params, args, parameter), classes, self.variable(file, key), out)
+                self.edge(node, self.rest_node((file, name, varkw), None))
+        self.bind_forwarded(file, name, params, args)
+        copy = self.copy_of(file, name)
+        for guarded, classes, key in self.flow(file).guarded.get(qualname, ()):
+            if copy is not None:
+                classes, key = copy.expr(classes), name + key[len(qualname):]
+            self.return_if_instance(file, self.argument(params, args, guarded), classes, self.variable(file, key), out)
 
     def argument(self, params: list[tuple[str, str]], args: CallArgs, name: str) -> int | None:
         """The node a call hands to parameter ``name``, when only that node can fill it (None:
@@ -384,16 +401,16 @@ class CallSemantics(RestArguments):
         return instance_of(obj)
 
 
-    def implicit_call(self, file: int, index: int) -> None:
+    def implicit_call(self, file: int, index: int, copy: MethodCopy | None = None) -> None:
         implicit = self.files[file].facts.flow.implicit[index]
-        value = self.compile(file, implicit.value)
+        value = self.compile(file, implicit.value if copy is None else copy.expr(implicit.value))
         if value is None:
             return
-        site = ("implicit", file, implicit.scope)
+        site: tuple[Any, ...] = ("implicit", file, implicit.scope) + (() if copy is None else (copy.context,))
         if implicit.kind == "raise":
             self.watch(value, lambda objs: [self.call(site, o, CallArgs(), self.node()) for o in objs if o[0] == "C"])
             return
-        out = self.iteration_result(file, index)
+        out = self.iteration_result(file, index if copy is None else (index, copy.context))
 
         def iterate(objs: Iterable[Obj]) -> None:
             for obj in objs:

@@ -66,6 +66,25 @@ class Project:
         targets = self.graph.callees.get((file, ordinal), {})
         return [t for t, kind in targets.items() if isinstance(t, FunctionKey) and kind == "call"]
 
+    @cached_property
+    def _copied_sites(self) -> set[tuple[int, int]]:
+        return {key[:2] for key in self.graph.copies if isinstance(key[0], int)}
+
+    def runs_in(self, file: int, ordinal: int, copy: str) -> list[tuple[FunctionKey, str]]:
+        """``runs`` in one copy of the method the call is in (``receiver_copies.py``; ``""``: its
+        own body), each function with the copy it runs in."""
+        if (file, ordinal) not in self._copied_sites:
+            return [(key, "") for key in self.runs(file, ordinal)] if not copy else []
+        targets = self.graph.copies.get((file, ordinal, copy), {})
+        return [(t, c) for (t, c), kind in targets.items() if isinstance(t, FunctionKey) and kind == "call"]
+
+    def entry_starts(self, file: int, entry: int) -> list[tuple[FunctionKey, str]]:
+        """``entry_functions``, each with the copy of it the entry runs."""
+        targets = self.graph.copies.get(("entry", file, entry))
+        if targets is None:
+            return [(key, "") for key in self.entry_functions(file, entry)]
+        return [(t, c) for (t, c), kind in targets.items() if isinstance(t, FunctionKey) and kind == "call"]
+
     def targets(self, file: int, ordinal: int) -> dict[Target, str]:
         return self.graph.callees.get((file, ordinal), {})
 

@@ -89,6 +89,10 @@ class CallGraph:
     # (file, call ordinal) of ``x.m()`` calls whose receiver ``x`` holds host tensors only
     host_receivers: set[tuple[int, int]] = field(default_factory=set)
     saturated: int = 0  # nodes that reached VALUE_CAP values and took no more
+    # Where methods' copies per receiver class (``receiver_copies.py``) take part: per site and
+    # copy (``(file, ordinal, copy)``, ``""`` the method's own body; ``("entry", file, index)``)
+    # the (target, the target's copy) it runs. Sites not here run ``callees`` in every copy.
+    copies: dict[tuple[Any, ...], dict[tuple[Target, str], str]] = field(default_factory=dict)
 
     def notice(self) -> str | None:
         """What a run must say when the bounds cut the solve short (None when they did not)."""

@@ -1,0 +1,243 @@
+"""A method of a shared base class, analysed per class of the object it is called on.
+
+In vLLM every custom op derives from one ``CustomOp`` whose ``forward(*args, **kwargs)`` hands
+its arguments to ``self._forward_method``, set in ``CustomOp.__init__`` from the subclass's
+``forward_native`` / ``forward_cuda``. With one ``self`` for all of them, each model's compiled
+region reached every op of every model. Each test is a small project in that shape (written
+here), read through ``graphlint regions``; the soundness tests show that a method really called
+through two classes still reaches both.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.checks.test_value_flow import regions
+
+CUSTOM_OPS = """
+import torch
+from torch import nn
+
+
+class CustomOp(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self._forward_method = self.dispatch_forward()
+
+    def dispatch_forward(self):
+        if torch.cuda.is_available():
+            return self.forward_cuda
+        return self.forward_native
+
+    def forward(self, *args, **kwargs):
+        return self._forward_method(*args, **kwargs)
+
+    def forward_native(self, *args, **kwargs):
+        raise NotImplementedError
+
+    def forward_cuda(self, *args, **kwargs):
+        return self.forward_native(*args, **kwargs)
+
+
+class RMSNorm(CustomOp):
+    def forward_native(self, x):
+        return x
+
+    def forward_cuda(self, x):
+        return x
+
+
+class SiluAndMul(CustomOp):
+    def forward_native(self, x):
+        return x
+
+
+class RotaryEmbedding(CustomOp):
+    def forward_native(self, positions, q, k):
+        return q, k
+
+
+class LlamaLayer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = RMSNorm()
+        self.act = SiluAndMul()
+
+    def forward(self, x):
+        return self.act(self.norm(x))
+
+
+class MambaLayer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rotary = RotaryEmbedding()
+
+    def forward(self, positions, q, k):
+        return self.rotary(positions, q, k)
+"""
+
+ENTRIES = """
+from ops import LlamaLayer, MambaLayer
+import torch
+
+llama = torch.compile(LlamaLayer())
+{mamba}
+"""
+
+
+def _functions(tmp_path: Path, mamba: str = "mamba = MambaLayer()") -> list[str]:
+    (entry,) = regions(tmp_path, {"ops.py": CUSTOM_OPS, "app.py": ENTRIES.format(mamba=mamba)})
+    return entry["functions"]
+
+
+def test_each_model_reaches_only_its_own_ops(tmp_path: Path) -> None:
+    """The compiled Llama layer runs its norm and its activation through ``CustomOp.forward``,
+    never the rotary embedding another model built: ``self`` in the base's methods is the
+    receiver's own class."""
+    assert _functions(tmp_path) == [
+        "ops.CustomOp.forward",
+        "ops.CustomOp.forward_cuda",
+        "ops.LlamaLayer.forward",
+        "ops.RMSNorm.forward_cuda",
+        "ops.RMSNorm.forward_native",
+        "ops.SiluAndMul.forward_native",
+    ]
+
+
+def test_a_base_method_called_through_two_classes_reaches_both(tmp_path: Path) -> None:
+    """Soundness: the same ``CustomOp.forward`` compiled through two models reaches both models'
+    ops."""
+    (llama, mamba) = regions(
+        tmp_path,
+        {"ops.py": CUSTOM_OPS, "app.py": ENTRIES.format(mamba="mamba = torch.compile(MambaLayer())")},
+    )
+    assert "ops.RotaryEmbedding.forward_native" not in llama["functions"]
+    assert "ops.RMSNorm.forward_native" not in mamba["functions"]
+    assert "ops.RotaryEmbedding.forward_native" in mamba["functions"]
+    assert "ops.CustomOp.forward" in mamba["functions"]
+
+
+def test_an_attribute_a_base_method_stores_is_read_per_receiver_class(tmp_path: Path) -> None:
+    """``self.impl = impl`` in the base's ``__init__`` (run through ``super().__init__``) is the
+    impl each subclass's instance was built with; another class's impl stays out."""
+    code = """
+        import torch
+        from torch import nn
+
+        class Fast(nn.Module):
+            def forward(self, x):
+                return x
+
+        class Slow(nn.Module):
+            def forward(self, x):
+                return x
+
+        class Base(nn.Module):
+            def __init__(self, impl):
+                super().__init__()
+                self.impl = impl
+
+            def forward(self, x):
+                return self.impl(x)
+
+        class A(Base):
+            def __init__(self):
+                super().__init__(Fast())
+
+        class B(Base):
+            def __init__(self):
+                super().__init__(Slow())
+
+        b = B()
+        fast = torch.compile(A())
+    """
+    (entry,) = regions(tmp_path, {"app.py": code})
+    assert entry["functions"] == ["app.Base.forward", "app.Fast.forward"]
+
+
+def test_what_a_base_stores_without_a_receiver_is_read_by_every_subclass(tmp_path: Path) -> None:
+    """Soundness: ``Base.__init__(self, impl)`` called as a plain function (no receiver) stores
+    into the shared attribute, which every subclass's lookup still reads."""
+    code = """
+        import torch
+        from torch import nn
+
+        class Fast(nn.Module):
+            def forward(self, x):
+                return x
+
+        class Base(nn.Module):
+            def __init__(self, impl):
+                nn.Module.__init__(self)
+                self.impl = impl
+
+            def forward(self, x):
+                return self.impl(x)
+
+        class A(Base):
+            def __init__(self):
+                Base.__init__(self, Fast())
+
+        class B(Base):
+            pass
+
+        fast = torch.compile(A())
+    """
+    (entry,) = regions(tmp_path, {"app.py": code})
+    assert entry["functions"] == ["app.Base.forward", "app.Fast.forward"]
+
+
+def test_a_classmethod_of_a_base_builds_the_class_it_is_called_on(tmp_path: Path) -> None:
+    """``cls(...)`` in a base's classmethod: each subclass's call builds that subclass only."""
+    code = """
+        import torch
+        from torch import nn
+
+        class Base(nn.Module):
+            @classmethod
+            def build(cls):
+                return cls()
+
+        class Small(Base):
+            def forward(self, x):
+                return x
+
+        class Big(Base):
+            def forward(self, x):
+                return x
+
+        big = Big.build()
+        fast = torch.compile(Small.build())
+    """
+    (entry,) = regions(tmp_path, {"app.py": code})
+    assert entry["functions"] == ["app.Small.forward"]
+
+
+def test_a_base_method_with_a_closure_keeps_one_copy(tmp_path: Path) -> None:
+    """Soundness: a method whose nested function reads its variables is not copied, and still
+    reaches what its callers hand it."""
+    code = """
+        import torch
+        from torch import nn
+
+        class Head(nn.Module):
+            def forward(self, x):
+                return x
+
+        class Base(nn.Module):
+            def run(self, fn, x):
+                def once():
+                    return fn(x)
+                return once()
+
+        class A(Base):
+            def forward(self, x):
+                return self.run(Head(), x)
+
+        class B(Base):
+            pass
+
+        fast = torch.compile(A())
+    """
+    (entry,) = regions(tmp_path, {"app.py": code})
+    assert entry["functions"] == ["app.A.forward", "app.Base.run", "app.Base.run.once", "app.Head.forward"]
