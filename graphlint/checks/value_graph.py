@@ -28,7 +28,8 @@ MAX_DEPTH = 16
 # calls through it count as unresolved (what it already holds are still values it can have, so
 # no link is wrong; the region may be incomplete). Outside names are collapsed into one outside
 # value past OUTSIDE_CAP in a node: they resolve to no project function either way. Past
-# WORK_BUDGET values delivered the solve stops, and the run says so (``CallGraph.stopped``).
+# WORK_BUDGET steps (values delivered, deliveries a saturated node refused, reactions run) the
+# solve stops, and the run says so (``CallGraph.stopped``).
 VALUE_CAP = 256
 OUTSIDE_CAP = 16
 WORK_BUDGET = 3_000_000
@@ -132,7 +133,10 @@ class ValueGraph:
         return len(self.values) - 1
 
     def add(self, node: int, objects: Iterable[Obj]) -> None:
-        if self.stopped or node in self.saturated:
+        if self.stopped:
+            return
+        if node in self.saturated:  # refused, but a delivery all the same: it counts
+            self.spend(1)
             return
         held = self.values[node]
         new = set(objects) - held
@@ -146,14 +150,19 @@ class ValueGraph:
                     return
         if len(held) + len(new) > VALUE_CAP:
             self.saturated.add(node)
+            self.spend(1)
             return
-        self.steps += len(new)
+        if self.spend(len(new)):
+            held |= new
+            self.pending.append((node, new))
+
+    def spend(self, steps: int) -> bool:
+        """Count ``steps`` of work against the budget; False (and the solve stopped) past it."""
+        self.steps += steps
         if self.steps > WORK_BUDGET:
             self.stopped = True
             self.pending.clear()
-            return
-        held |= new
-        self.pending.append((node, new))
+        return not self.stopped
 
     def edge(self, source: int | None, target: int) -> None:
         if source is None or source == target or target in self.successors[source]:
