@@ -63,7 +63,7 @@ class CallSemantics(RestArguments, ReceiverCopies):
             if receiver is not None:
                 self.receivers[key] = receiver
         callee_node = self.compile(file, read(callee))
-        rest = lambda found: found if copy is None or found is None else (file, copy.name, found[2])  # noqa: E731
+        rest = lambda found: found if copy is None or found is None else (file, copy.rename(found[1]), found[2])  # noqa: E731
         forwarded_star = [r for r in (rest(self.rest_of(file, site.scope, s, "*")) for s in site.star if site.star_last) if r]
         forwarded_keywords = [r for r in (rest(self.rest_of(file, site.scope, d, "**")) for d in site.double_star) if r]
         args = CallArgs(
@@ -197,12 +197,12 @@ class CallSemantics(RestArguments, ReceiverCopies):
         self.called.add((site, obj))
         kind = obj[0]
         if kind == "F":
-            self.record(site, FunctionKey(obj[1], obj[2]), "call")
+            self.record(site, FunctionKey(obj[1], obj[2]), "call", obj[3] if len(obj) > 3 else "")
             self.bind(obj, args, out)
         elif kind == "B":
             function, receiver = obj[1], obj[2]
-            copy = self.method_for(function, receiver)[len(function[2]):]
-            self.record(site, FunctionKey(function[1], function[2]), "call", copy)
+            copy = self.copy_for(function, receiver)
+            self.record(site, FunctionKey(function[1], function[2]), "call", copy.context if copy else "")
             self.bind(function, args.with_receiver(self.constant(receiver)), out, receiver)
         elif kind == "C":
             instance = ("I", obj[1], obj[2])
@@ -251,7 +251,8 @@ class CallSemantics(RestArguments, ReceiverCopies):
     def construct(self, site: Any, init: Obj, args: CallArgs) -> None:
         if init[0] == "B":
             function = init[1]
-            self.record(site, FunctionKey(function[1], function[2]), "init", self.method_for(function, init[2])[len(function[2]):])
+            copy = self.copy_for(function, init[2])
+            self.record(site, FunctionKey(function[1], function[2]), "init", copy.context if copy else "")
             self.bind(function, args.with_receiver(self.constant(init[2])), self.node(), init[2])
         elif init[0] == "X" and init[1]:
             self.record(site, init[1], "init")
@@ -296,7 +297,8 @@ class CallSemantics(RestArguments, ReceiverCopies):
         definition = self.files[file].facts.flow.defs.get(qualname)
         if definition is None or definition.kind != "function":
             return
-        name = self.method_for(function, receiver)
+        copy = self.copy_for(function, receiver)
+        name = qualname if copy is None else copy.rename(qualname)
         self.edge(self.variable(file, f"{name}.<return>"), out)
         params = definition.params
         positional = [p for p, kind in params if kind in ("o", "p")]
@@ -331,7 +333,6 @@ class CallSemantics(RestArguments, ReceiverCopies):
             if varkw is not None:
                 self.edge(node, self.rest_node((file, name, varkw), None))
         self.bind_forwarded(file, name, params, args)
-        copy = self.copy_of(file, name)
         for guarded, classes, key in self.flow(file).guarded.get(qualname, ()):
             if copy is not None:
                 classes, key = copy.expr(classes), name + key[len(qualname):]

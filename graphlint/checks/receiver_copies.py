@@ -10,9 +10,10 @@ parameters, locals, calls and returns are nodes of their own. ``self.x = v`` wri
 is kept per receiver class too (``Base.x`` for ``D``), and a lookup of ``x`` on a ``D`` reads it
 beside the shared ``Base.x`` (what the shared copy and the other statements store), so no value
 is lost. The shared copy stays: it answers calls with no receiver (``Base.forward(self, x)``),
-methods past ``MAX_RECEIVER_CLASSES`` classes, and methods that are not copied: those with
-nested functions or lambdas (they read the enclosing method's variables by name) or entry points
-inside. Everything is built from the cached per-file facts, when the graph is solved.
+methods past ``MAX_RECEIVER_CLASSES`` classes, and methods that are not copied: those with a
+class, a decorated function or an entry point inside. Functions and lambdas nested in a method
+are copied with it (they read its variables). Everything is built from the cached per-file facts,
+when the graph is solved.
 """
 
 from __future__ import annotations
@@ -55,19 +56,26 @@ class MethodCopy:
         """The qualname the copy's variables are kept under (``Base.forward@3:Gelu``)."""
         return f"{self.qualname}{self.context}"
 
+    def rename(self, qualname: str) -> str:
+        """The name in the copy of the method or of a function nested in it."""
+        return self.name + qualname[len(self.qualname):]
+
     def expr(self, expr: Any) -> Any:
-        """``expr`` as the copy reads it: its own locals, call results and iterations."""
+        """``expr`` as the copy reads it: its own locals, call results, iterations and nested
+        functions (which read the copy's variables)."""
         if not isinstance(expr, list) or not expr:
             return expr
         kind = expr[0]
         if kind == "v":
             key = expr[1]
-            return ["v", self.name + key[len(self.qualname):]] if key.startswith(f"{self.qualname}.") else expr
+            return ["v", self.rename(key)] if key.startswith(f"{self.qualname}.") else expr
         if kind == "c":
             return ["c", (expr[1], self.context)] if expr[1] in self.calls else expr
         if kind == "it":
             return ["it", (expr[1], self.context)] if expr[1] in self.implicit else expr
-        if kind in ("d", "self", "g", "x"):
+        if kind == "d":
+            return ["d", expr[1], self.context] if expr[1].startswith(f"{self.qualname}.") else expr
+        if kind in ("self", "g", "x"):
             return expr
         return [kind, *(self.expr(part) for part in expr[1:])]
 
@@ -101,35 +109,49 @@ class ReceiverCopies(ValueGraph):
         self.copy_counts: dict[tuple[int, str], int] = {}  # (file, method) → copies made
         self.scoped_by_file: dict[int, dict[str, Scoped]] = {}
 
-    def method_for(self, function: Obj, receiver: Obj | None) -> str:
-        """The qualname whose nodes a call of ``function`` through ``receiver`` binds: the copy
-        for the receiver's class (made on first use), or the function's own."""
+    def copy_for(self, function: Obj, receiver: Obj | None) -> MethodCopy | None:
+        """The copy whose nodes a call of ``function`` binds: through ``receiver``, the method's
+        copy for the receiver's class (made on first use); for ``("F", file, qualname, copy)``,
+        a function nested in a method's copy, that copy. None: the function's own nodes."""
         file, qualname = function[1], function[2]
+        if len(function) > 3:
+            return self._enclosing_copy(file, qualname, function[3])
         if receiver is None or receiver[0] not in ("I", "C") or qualname not in self.copied_methods[file]:
-            return qualname
+            return None
         context = receiver_context(receiver)
-        name = f"{qualname}{context}"
-        if (file, name) in self.copies:
-            return name
+        copy = self.copies.get((file, f"{qualname}{context}"))
+        if copy is not None:
+            return copy
         made = self.copy_counts.get((file, qualname), 0)
         if made >= MAX_RECEIVER_CLASSES:
-            return qualname
+            return None
         self.copy_counts[file, qualname] = made + 1
-        scoped = self.scoped(file).get(qualname, Scoped())
+        by_scope = self.scoped(file)
+        scoped = Scoped()
+        for scope in (qualname, *self.nested[file].get(qualname, ())):
+            found = by_scope.get(scope, Scoped())
+            scoped.assigns += found.assigns
+            scoped.calls += found.calls
+            scoped.implicit += found.implicit
         copy = MethodCopy(qualname, qualname.rpartition(".")[0], context, frozenset(scoped.calls), frozenset(scoped.implicit))
-        self.copies[file, name] = copy
+        self.copies[file, copy.name] = copy
         flow = self.files[file].facts.flow
-        for index in scoped.assigns:
+        for index in sorted(set(scoped.assigns)):
             target, value = flow.assigns[index]
             self.assign(file, copy.target(target), self.compile(file, copy.expr(value)))
         for ordinal in scoped.calls:
             self.call_site(file, ordinal, flow.calls[ordinal], copy)
         for index in scoped.implicit:
             self.implicit_call(file, index, copy)
-        return name
+        return copy
 
-    def copy_of(self, file: int, name: str) -> MethodCopy | None:
-        return self.copies.get((file, name))
+    def _enclosing_copy(self, file: int, qualname: str, context: str) -> MethodCopy | None:
+        parts = qualname.split(".")
+        for end in range(len(parts) - 1, 0, -1):
+            copy = self.copies.get((file, ".".join(parts[:end]) + context))
+            if copy is not None:
+                return copy
+        return None
 
     def receiver_field(self, klass: Obj, name: str, receiver: Obj) -> int | None:
         """The node of ``klass``'s attribute ``name`` as the copies for ``receiver``'s class wrote
@@ -139,19 +161,36 @@ class ReceiverCopies(ValueGraph):
         return self.variable(klass[1], f"{klass[2]}.{name}{receiver_context(receiver)}")
 
     @cached_property
+    def nested(self) -> list[dict[str, list[str]]]:
+        """Per file, the functions nested (at any depth) in each function."""
+        found: list[dict[str, list[str]]] = []
+        for linked in self.files:
+            defs = linked.facts.flow.defs
+            inner: dict[str, list[str]] = {}
+            for name in defs:
+                parts = name.split(".")
+                for end in range(1, len(parts)):
+                    inner.setdefault(".".join(parts[:end]), []).append(name)
+            found.append(inner)
+        return found
+
+    @cached_property
     def copied_methods(self) -> list[set[str]]:
         """Per file, the methods copied per receiver class: instance methods and classmethods
-        of a class others derive from, with no nested function or lambda and no entry point."""
+        of a class others derive from, with no class, decorator or entry point inside (nested
+        functions and lambdas are copied with them)."""
         found: list[set[str]] = []
         for file, linked in enumerate(self.files):
-            defs = linked.facts.flow.defs
-            nesting = {name.rpartition(".")[0] for name in defs}
-            entries = {entry.scope for entry in linked.facts.entries if entry.targets}
+            flow = linked.facts.flow
+            nested = self.nested[file]
+            # scopes a copy cannot follow: the classes, decorated functions and entries inside
+            kept = {e.scope for e in linked.facts.entries} | {d.scope for d in flow.decorations}
+            kept |= {name.rpartition(".")[0] for name, d in flow.defs.items() if d.kind == "class"}
             found.append({
-                name for name, definition in defs.items()
+                name for name, definition in flow.defs.items()
                 if definition.kind == "function" and definition.method in ("instance", "class")
-                and name not in nesting and name not in entries
                 and ("C", file, name.rpartition(".")[0]) in self.classes.derived
+                and not any(scope in kept for scope in (name, *nested.get(name, ())))
             })
         return found
 

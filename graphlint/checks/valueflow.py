@@ -200,7 +200,8 @@ class _Solver(CallSemantics):
                 # derives from it: in a base class, ``self`` is what its callers pass, so that
                 # ``self.head()`` in ``Base.forward`` runs the subclass's ``head``.
                 return None if ("C", file, expr[1]) in self.classes.derived else self.constant(("I", file, expr[1]))
-            return self.constant(("C" if definition.kind == "class" else "F", file, expr[1]))
+            # ``["d", qualname, copy]``: a function nested in a method's copy (``receiver_copies.py``)
+            return self.constant(("C" if definition.kind == "class" else "F", file, expr[1], *expr[2:]))
         if kind == "g":
             return self.global_name(file, expr[1])
         if kind == "x":

@@ -213,9 +213,85 @@ def test_a_classmethod_of_a_base_builds_the_class_it_is_called_on(tmp_path: Path
     assert entry["functions"] == ["app.Small.forward"]
 
 
-def test_a_base_method_with_a_closure_keeps_one_copy(tmp_path: Path) -> None:
-    """Soundness: a method whose nested function reads its variables is not copied, and still
-    reaches what its callers hand it."""
+def test_a_closure_in_a_base_method_reads_its_own_copy(tmp_path: Path) -> None:
+    """A function nested in a base's method is copied with it: the closure in ``A``'s copy
+    reads ``A``'s ``head``, not the head of ``B``, which is run eagerly elsewhere."""
+    code = """
+        import torch
+        from torch import nn
+
+        class HeadA(nn.Module):
+            def forward(self, x):
+                return x
+
+        class HeadB(nn.Module):
+            def forward(self, x):
+                return x
+
+        class Base(nn.Module):
+            def forward(self, x):
+                def once():
+                    return self.head(x)
+                return once()
+
+        class A(Base):
+            def __init__(self):
+                super().__init__()
+                self.head = HeadA()
+
+        class B(Base):
+            def __init__(self):
+                super().__init__()
+                self.head = HeadB()
+
+        eager = B()(1)
+        fast = torch.compile(A())
+    """
+    (entry,) = regions(tmp_path, {"app.py": code})
+    assert entry["functions"] == ["app.Base.forward", "app.Base.forward.once", "app.HeadA.forward"]
+
+
+def test_layers_a_base_builds_from_its_subclass_argument_stay_with_that_subclass(tmp_path: Path) -> None:
+    """vLLM's ``LlamaModel(layer_type=...)``: each model that derives from the base builds the
+    base's layers from its own layer class; compiling one model runs its own layers only."""
+    code = """
+        import torch
+        from torch import nn
+
+        class LlamaLayer(nn.Module):
+            def forward(self, x):
+                return x
+
+        class OtherLayer(nn.Module):
+            def forward(self, x):
+                return x
+
+        class LlamaModel(nn.Module):
+            def __init__(self, layer_type=LlamaLayer):
+                super().__init__()
+                self.layers = nn.ModuleList([layer_type() for _ in range(2)])
+
+            def forward(self, x):
+                for layer in self.layers:
+                    x = layer(x)
+                return x
+
+        class Mine(LlamaModel):
+            pass
+
+        class Other(LlamaModel):
+            def __init__(self):
+                super().__init__(layer_type=OtherLayer)
+
+        eager = Other()(1)
+        fast = torch.compile(Mine())
+    """
+    (entry,) = regions(tmp_path, {"app.py": code})
+    assert entry["functions"] == ["app.LlamaLayer.forward", "app.LlamaModel.forward"]
+
+
+def test_a_base_method_with_a_closure_still_reaches_what_its_callers_hand_it(tmp_path: Path) -> None:
+    """Soundness: the closure of a copied method reads the arguments its copy was given."""
     code = """
         import torch
         from torch import nn
