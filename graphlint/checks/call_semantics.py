@@ -18,6 +18,7 @@ from typing import Any
 from graphlint.checks import apis
 from graphlint.checks.class_hierarchy import ClassHierarchy
 from graphlint.checks.facts import CallSite, Expr
+from graphlint.checks.implicit_calls import ImplicitCalls
 from graphlint.checks.receiver_copies import MethodCopy, ReceiverCopies
 from graphlint.checks.rest_arguments import RestArguments
 from graphlint.checks.value_graph import (
@@ -35,7 +36,7 @@ from graphlint.checks.value_graph import (
 )
 
 
-class CallSemantics(RestArguments, ReceiverCopies):
+class CallSemantics(RestArguments, ImplicitCalls, ReceiverCopies):
     """The call half of the solver (it provides ``compile``, ``member`` and the tables below)."""
 
     files: list[LinkedModule]
@@ -133,53 +134,6 @@ class CallSemantics(RestArguments, ReceiverCopies):
             args.forwarded_star,
             args.forwarded_keywords,
         )
-
-    @cached_property
-    def entry_decorator_lines(self) -> list[set[int]]:
-        """Per file, the lines of decorators the configuration names as entry points."""
-        return [
-            {e.line for e in linked.facts.entries if e.via == "config" and any(t[0] == "def" for t in e.targets)}
-            for linked in self.files
-        ]
-
-    def decoration(self, file: int, index: int) -> None:
-        decoration = self.files[file].facts.flow.decorations[index]
-        callee = self._decorator_node(file, index)
-        value = self.compile(file, decoration.value)
-        out = self.decorated_result(file, index)
-        if value is None:
-            return
-        if decoration.line in self.entry_decorator_lines[file]:
-            # An entry point named by the configuration (a framework's compile decorator) means
-            # what the configuration says: it compiles the class or function and hands it back.
-            # Its body is not followed: one decorator shared by every model of a project would
-            # carry each model's constructor and call arguments to all the others (the analysis
-            # is context-insensitive), and the patches it makes (``cls.__call__ = ...``) would
-            # stand in front of the ``forward`` the entry already names.
-            self.edge(value, out)
-            return
-        key = ("implicit", file, decoration.scope, index)  # each decoration a call of its own: @merge over @merge
-        args = CallArgs([value])
-
-        def react(objs: Iterable[Obj]) -> None:
-            for obj in objs:
-                if obj[0] == "X":  # an outside decorator: assumed to hand the function back
-                    if obj[1]:
-                        self.graph.implicit_calls.setdefault((file, decoration.scope), set()).add(obj[1])
-                    self.edge(value, out)
-                else:
-                    self.call(key, obj, args, out)
-
-        self.watch(callee, react)
-
-    def _decorator_node(self, file: int, index: int) -> int:
-        key = (-1 - file, index)  # decorator expressions get nodes of their own
-        node = self.results.get(key)
-        if node is None:
-            node = self.results[key] = self.node()
-            decorator = self.files[file].facts.flow.decorations[index].decorator
-            self.edge(self.compile(file, decorator), node)
-        return node
 
     def record(self, site: Any, target: Target, kind: str, copy: str = "") -> None:
         """``site`` runs ``target`` (in ``target``'s ``copy`` for a receiver class, ``""``: its own
@@ -371,66 +325,6 @@ class CallSemantics(RestArguments, ReceiverCopies):
             self.watch(given, lambda objs, cls=cls: fits(objs, cls)) if cls[0] in ("C", "X") else fits([("X", "")], cls)
             for cls in found
         ])
-
-    # ---- entry points -----------------------------------------------------------------------
-    def entry(self, file: int, index: int, targets: list[Expr]) -> None:
-        """An entry point calls what it is handed (dynamo and capture run it): a function, a
-        bound method, a module instance, or a decorated class's instances."""
-        for target in targets:
-            node = None
-            if target[0] == "arg":
-                args = self.site_args.get((file, target[1]))
-                node = args.positional[0] if args and args.positional else None
-            elif target[0] == "receiver":
-                node = self.receivers.get((file, target[1]))
-            elif target[0] == "def":
-                node = self.compile(file, ["d", target[1]])
-            if node is None:
-                continue
-            site, out = ("entry", file, index), self.node()
-            # dynamo and capture call it with what the framework passes: values graphlint
-            # cannot see, so every parameter holds an unknown value (not nothing)
-            unknown = self.constant(EXTERNAL_VALUE)
-            given = CallArgs(star=[unknown], double_star=[unknown])
-            self.watch(node, lambda objs, site=site, out=out: [self.call(site, self.called_as_entry(o), given, out) for o in objs])
-
-    def called_as_entry(self, obj: Obj) -> Obj:
-        """A class stands for its instances, a method decorated in its class body for the method
-        bound to an instance of that class."""
-        if obj[0] == "F" and self.files[obj[1]].facts.flow.defs[obj[2]].method == "instance":
-            return ("B", obj, ("I", obj[1], obj[2].rsplit(".", 1)[0]))
-        return instance_of(obj)
-
-
-    def implicit_call(self, file: int, index: int, copy: MethodCopy | None = None) -> None:
-        implicit = self.files[file].facts.flow.implicit[index]
-        value = self.compile(file, implicit.value if copy is None else copy.expr(implicit.value))
-        if value is None:
-            return
-        site: tuple[Any, ...] = ("implicit", file, implicit.scope) + (() if copy is None else (copy.context,))
-        if implicit.kind == "raise":
-            self.watch(value, lambda objs: [self.call(site, o, CallArgs(), self.node()) for o in objs if o[0] == "C"])
-            return
-        out = self.iteration_result(file, index if copy is None else (index, copy.context))
-
-        def iterate(objs: Iterable[Obj]) -> None:
-            for obj in objs:
-                if obj[0] == "I" and self.defines(obj, "__iter__"):
-                    iterator = self.node()
-                    self.call(site, self.method_of(obj, "__iter__"), CallArgs(), iterator)
-                    self.watch(iterator, lambda its: [
-                        self.call(site, self.method_of(it, "__next__"), CallArgs(), out)
-                        for it in its if it[0] == "I" and self.defines(it, "__next__")
-                    ])
-
-        self.watch(value, iterate)
-
-    def method_of(self, instance: Obj, name: str) -> Obj:
-        """The method ``name`` of ``instance``'s class (through its MRO), bound to it."""
-        for klass in self.classes.mro(("C", instance[1], instance[2])):
-            if klass[0] == "C" and f"{klass[2]}.{name}" in self.flow(klass[1]).defs:
-                return ("B", ("F", klass[1], f"{klass[2]}.{name}"), instance)
-        return ("X", "")
 
     def flow(self, file: int) -> Any:
         return self.files[file].facts.flow

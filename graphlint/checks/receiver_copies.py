@@ -10,10 +10,10 @@ parameters, locals, calls and returns are nodes of their own. ``self.x = v`` wri
 is kept per receiver class too (``Base.x`` for ``D``), and a lookup of ``x`` on a ``D`` reads it
 beside the shared ``Base.x`` (what the shared copy and the other statements store), so no value
 is lost. The shared copy stays: it answers calls with no receiver (``Base.forward(self, x)``),
-methods past ``MAX_RECEIVER_CLASSES`` classes, and methods that are not copied: those with a
-class, a decorated function or an entry point inside. Functions and lambdas nested in a method
-are copied with it (they read its variables). Everything is built from the cached per-file facts,
-when the graph is solved.
+methods past ``MAX_RECEIVER_CLASSES`` classes, and methods with a class defined inside. Functions
+and lambdas nested in a method, their decorators and the entry points in them are copied with it
+(they read its variables). Everything is built from the cached per-file facts, when the graph is
+solved.
 """
 
 from __future__ import annotations
@@ -39,6 +39,8 @@ class Scoped:
     assigns: list[int] = field(default_factory=list)
     calls: list[int] = field(default_factory=list)
     implicit: list[int] = field(default_factory=list)
+    decorations: list[int] = field(default_factory=list)
+    entries: list[int] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,7 @@ class MethodCopy:
     context: str  # ``@file:qualname`` of the receiver class
     calls: frozenset[int]
     implicit: frozenset[int]
+    decorations: frozenset[int]
 
     @property
     def name(self) -> str:
@@ -73,6 +76,8 @@ class MethodCopy:
             return ["c", (expr[1], self.context)] if expr[1] in self.calls else expr
         if kind == "it":
             return ["it", (expr[1], self.context)] if expr[1] in self.implicit else expr
+        if kind == "r":
+            return ["r", (expr[1], self.context)] if expr[1] in self.decorations else expr
         if kind == "d":
             return ["d", expr[1], self.context] if expr[1].startswith(f"{self.qualname}.") else expr
         if kind in ("self", "g", "x"):
@@ -102,6 +107,8 @@ class ReceiverCopies(ValueGraph):
     assign: Callable[[int, Expr, int | None], None]
     call_site: Callable[..., None]
     implicit_call: Callable[..., None]
+    decoration: Callable[..., None]
+    entry: Callable[..., None]
 
     def __init__(self) -> None:
         super().__init__()
@@ -133,7 +140,12 @@ class ReceiverCopies(ValueGraph):
             scoped.assigns += found.assigns
             scoped.calls += found.calls
             scoped.implicit += found.implicit
-        copy = MethodCopy(qualname, qualname.rpartition(".")[0], context, frozenset(scoped.calls), frozenset(scoped.implicit))
+            scoped.decorations += found.decorations
+            scoped.entries += found.entries
+        copy = MethodCopy(
+            qualname, qualname.rpartition(".")[0], context,
+            frozenset(scoped.calls), frozenset(scoped.implicit), frozenset(scoped.decorations),
+        )
         self.copies[file, copy.name] = copy
         flow = self.files[file].facts.flow
         for index in sorted(set(scoped.assigns)):
@@ -143,6 +155,11 @@ class ReceiverCopies(ValueGraph):
             self.call_site(file, ordinal, flow.calls[ordinal], copy)
         for index in scoped.implicit:
             self.implicit_call(file, index, copy)
+        for index in scoped.decorations:
+            self.decoration(file, index, copy)
+        entries = self.files[file].facts.entries
+        for index in scoped.entries:
+            self.entry(file, index, entries[index].targets, copy)
         return copy
 
     def _enclosing_copy(self, file: int, qualname: str, context: str) -> MethodCopy | None:
@@ -177,15 +194,14 @@ class ReceiverCopies(ValueGraph):
     @cached_property
     def copied_methods(self) -> list[set[str]]:
         """Per file, the methods copied per receiver class: instance methods and classmethods
-        of a class others derive from, with no class, decorator or entry point inside (nested
-        functions and lambdas are copied with them)."""
+        of a class others derive from, with no class inside (nested functions and lambdas are
+        copied with them)."""
         found: list[set[str]] = []
         for file, linked in enumerate(self.files):
             flow = linked.facts.flow
             nested = self.nested[file]
-            # scopes a copy cannot follow: the classes, decorated functions and entries inside
-            kept = {e.scope for e in linked.facts.entries} | {d.scope for d in flow.decorations}
-            kept |= {name.rpartition(".")[0] for name, d in flow.defs.items() if d.kind == "class"}
+            # a class defined in a method: its instances would need copies of their own
+            kept = {name.rpartition(".")[0] for name, d in flow.defs.items() if d.kind == "class"}
             found.append({
                 name for name, definition in flow.defs.items()
                 if definition.kind == "function" and definition.method in ("instance", "class")
@@ -213,6 +229,12 @@ def _scoped(linked: LinkedModule) -> dict[str, Scoped]:
     for index, implicit in enumerate(flow.implicit):
         if implicit.scope in functions:
             found.setdefault(implicit.scope, Scoped()).implicit.append(index)
+    for index, decoration in enumerate(flow.decorations):
+        if decoration.scope in functions:
+            found.setdefault(decoration.scope, Scoped()).decorations.append(index)
+    for index, entry in enumerate(linked.facts.entries):
+        if entry.scope in functions and entry.targets:
+            found.setdefault(entry.scope, Scoped()).entries.append(index)
 
     def scopes(expr: Any, into: set[str]) -> None:
         if not isinstance(expr, list) or not expr:
@@ -226,6 +248,8 @@ def _scoped(linked: LinkedModule) -> dict[str, Scoped]:
             into.add(calls[expr[1]].scope)  # type: ignore[union-attr]
         elif kind == "it" and isinstance(expr[1], int) and expr[1] < len(flow.implicit):
             into.add(flow.implicit[expr[1]].scope)
+        elif kind == "r" and isinstance(expr[1], int) and expr[1] < len(flow.decorations):
+            into.add(flow.decorations[expr[1]].scope)
         else:
             for part in expr[1:]:
                 scopes(part, into)

@@ -100,6 +100,7 @@ class _Solver(CallSemantics):
         self.rest_watchers = {}
         self.callee_nodes = {}
         self.site_edges = {}
+        self.decorations_made = []
         self.graph = CallGraph({}, set(), {}, {})
 
     # ---- the run ----------------------------------------------------------------------------
@@ -119,20 +120,9 @@ class _Solver(CallSemantics):
             for index in range(len(linked.facts.flow.implicit)):
                 self.implicit_call(file, index)
         self.propagate()
-        while True:  # a decorator that resolved to nothing hands its function back unchanged
-            undecided = [
-                (file, index)
-                for file, linked in enumerate(self.files)
-                for index, decoration in enumerate(linked.facts.flow.decorations)
-                if not self.values[self._decorator_node(file, index)]
-                and not self.values[self.decorated_result(file, index)]
-            ]
-            for file, index in undecided:
-                value = self.compile(file, self.files[file].facts.flow.decorations[index].value)
-                self.edge(value, self.decorated_result(file, index))
+        while self.undecided_decorations() and not self.stopped:
             self.propagate()
-            if self.stopped or not undecided or all(self.values[self.decorated_result(f, i)] for f, i in undecided):
-                break
+        self.propagate()
         self.graph.callees, self.graph.copies = calls_by_site(self.site_edges)
         self.graph.resolved = {
             key[:2] for key, node in self.callee_nodes.items() if self.values[node] and node not in self.saturated

@@ -317,3 +317,100 @@ def test_a_base_method_with_a_closure_still_reaches_what_its_callers_hand_it(tmp
     """
     (entry,) = regions(tmp_path, {"app.py": code})
     assert entry["functions"] == ["app.A.forward", "app.Base.run", "app.Base.run.once", "app.Head.forward"]
+
+
+def test_a_compiled_wrapper_a_base_method_returns_runs_its_own_op(tmp_path: Path) -> None:
+    """vLLM's ``CustomOp.maybe_compile``: a base's method compiles the op's ``forward_native``
+    and returns a decorated wrapper that calls it. The wrapper in the norm's copy runs the
+    norm only; the activation, compiled as its own entry, is not in the model's region."""
+    code = """
+        import functools
+
+        import torch
+        from torch import nn
+
+        class CustomOp(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self._forward_method = self.maybe_compile(self.forward_native)
+
+            def maybe_compile(self, fn):
+                compiled = torch.compile(fn)
+
+                @functools.wraps(fn)
+                def wrapper(*args, **kwargs):
+                    return compiled(*args, **kwargs)
+
+                return wrapper
+
+            def forward(self, *args, **kwargs):
+                return self._forward_method(*args, **kwargs)
+
+        class Norm(CustomOp):
+            def forward_native(self, x):
+                return x
+
+        class Act(CustomOp):
+            def forward_native(self, x):
+                return x
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.norm = Norm()
+
+            def forward(self, x):
+                return self.norm(x)
+
+        class Other(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.act = Act()
+
+            def forward(self, x):
+                return self.act(x)
+
+        eager = Other()(1)
+        fast = torch.compile(Model())
+    """
+    by_line = {entry["line"]: entry["functions"] for entry in regions(tmp_path, {"app.py": code})}
+    assert by_line[13] == ["app.Act.forward_native", "app.Norm.forward_native"]  # each op's own compile
+    assert by_line[49] == ["app.CustomOp.forward", "app.CustomOp.maybe_compile.wrapper", "app.Model.forward", "app.Norm.forward_native"]
+
+
+def test_a_capture_block_in_a_base_method_captures_every_subclass_runnable(tmp_path: Path) -> None:
+    """Soundness: ``with torch.npu.graph(g):`` in a base's method, run through two subclasses'
+    instances, captures both runnables."""
+    code = """
+        import torch
+        from torch import nn
+
+        class NetA(nn.Module):
+            def forward(self, x):
+                return x
+
+        class NetB(nn.Module):
+            def forward(self, x):
+                return x
+
+        class GraphRunner:
+            def __init__(self, runnable):
+                self.runnable = runnable
+                self.graph = torch.npu.NPUGraph()
+
+            def capture(self, x):
+                with torch.npu.graph(self.graph):
+                    return self.runnable(x)
+
+        class RunnerA(GraphRunner):
+            pass
+
+        class RunnerB(GraphRunner):
+            pass
+
+        RunnerA(NetA()).capture(1)
+        RunnerB(NetB()).capture(1)
+    """
+    (entry,) = regions(tmp_path, {"app.py": code})
+    assert entry["kind"] == "capture"
+    assert entry["functions"] == ["app.NetA.forward", "app.NetB.forward"]
