@@ -10,8 +10,17 @@ through two classes still reaches both.
 
 from __future__ import annotations
 
+import json
+from contextlib import chdir
 from pathlib import Path
 
+import pytest
+
+from graphlint.checks import valueflow
+from graphlint.checks.engine import CheckOptions, link_paths
+from graphlint.checks.graph_cache import graph_from_json, graph_to_json
+from graphlint.checks.value_graph import CallGraph
+from tests.checks.conftest import run_cli
 from tests.checks.test_value_flow import regions
 
 CUSTOM_OPS = """
@@ -414,3 +423,35 @@ def test_a_capture_block_in_a_base_method_captures_every_subclass_runnable(tmp_p
     (entry,) = regions(tmp_path, {"app.py": code})
     assert entry["kind"] == "capture"
     assert entry["functions"] == ["app.NetA.forward", "app.NetB.forward"]
+
+
+def test_a_warm_run_reads_the_copies_from_the_cached_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The solved-graph cache keeps the calls per copy: a warm run (the graph read, not solved)
+    marks the same regions as the cold one."""
+    solved: list[int] = []
+    real = valueflow._Solver.run
+
+    def run(self: valueflow._Solver) -> CallGraph:
+        solved.append(len(self.files))
+        return real(self)
+
+    monkeypatch.setattr(valueflow._Solver, "run", run)
+    (tmp_path / "ops.py").write_text(CUSTOM_OPS)
+    (tmp_path / "app.py").write_text(ENTRIES.format(mamba="mamba = MambaLayer()"))
+    (tmp_path / "pyproject.toml").write_text("")
+
+    def warm_or_cold() -> str:
+        with chdir(tmp_path):
+            status, out = run_cli("regions", "--format", "json", "--cache-dir", str(tmp_path / "cache"), ".")
+        assert status == 0, out
+        return out
+
+    cold = warm_or_cold()
+    assert "ops.RotaryEmbedding.forward_native" not in cold and "ops.SiluAndMul.forward_native" in cold
+    warm = warm_or_cold()
+    assert solved == [2]  # the warm run read the graph
+    assert warm == cold
+    with chdir(tmp_path):
+        graph = link_paths(CheckOptions(paths=[Path(".")], use_cache=False)).project.graph
+    assert graph.copies  # the base's methods were copied
+    assert graph_from_json(json.loads(json.dumps(graph_to_json(graph)))) == graph
