@@ -326,3 +326,47 @@ def test_a_loop_over_zip_binds_each_name_to_its_own_sequence(tmp_path: Path, loo
     hidden state a layer). Each name still holds its own sequence's elements."""
     (entry,) = regions(tmp_path, {"app.py": ZIPPED.format(loop=loop)})
     assert entry["functions"] == reached
+
+
+REGISTERED = """
+import torch
+from torch import nn
+
+REGISTRY = dict()
+
+
+def register(name):
+    def decorator(cls):
+        REGISTRY[name] = cls
+        return cls
+
+    return decorator
+
+
+@register("a")
+class LayerA(nn.Module):
+    def forward(self, x):
+        return x
+
+
+@register("b")
+class LayerB(nn.Module):
+    def forward(self, x):
+        return x
+
+
+fast = torch.compile({compiled})
+"""
+
+
+@pytest.mark.parametrize(
+    ("compiled", "reached"),
+    [("LayerA()", ["app.LayerA.forward"]), ("REGISTRY['a']()", ["app.LayerA.forward", "app.LayerB.forward"])],
+    ids=["decorated-name", "registry"],
+)
+def test_a_decorator_returning_its_argument_hands_back_the_class_it_decorates(tmp_path: Path, compiled: str, reached: list[str]) -> None:
+    """``@register("a")`` returns the class it is given: ``LayerA`` is ``LayerA``, not every
+    class the shared decorator saw (vLLM's ``PluggableLayer.register`` made ``LogitsProcessor``
+    every registered layer). The registry it fills still holds both (soundness)."""
+    (entry,) = regions(tmp_path, {"app.py": REGISTERED.format(compiled=compiled)})
+    assert entry["functions"] == reached
