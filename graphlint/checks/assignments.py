@@ -113,7 +113,7 @@ class _FlowWalker(FlowExpressions):
                 self._assignment([node.target], node.value)
         elif isinstance(node, (ast.For, ast.AsyncFor)):
             self.scope.known.forget()
-            self._bind_target(node.target, self._iterate(self._expr(node.iter)))
+            self._bind_loop(node.target, node.iter)
             self._statements(node.body)
             self._statements(node.orelse)
         elif isinstance(node, (ast.With, ast.AsyncWith)):

@@ -18,6 +18,8 @@ from typing import Any
 from graphlint.checks import apis
 from graphlint.checks.class_hierarchy import ClassHierarchy
 from graphlint.checks.facts import CallSite, Expr
+from graphlint.checks.implicit_calls import ImplicitCalls
+from graphlint.checks.receiver_copies import MethodCopy, ReceiverCopies
 from graphlint.checks.rest_arguments import RestArguments
 from graphlint.checks.value_graph import (
     MAX_DEPTH,
@@ -34,7 +36,7 @@ from graphlint.checks.value_graph import (
 )
 
 
-class CallSemantics(RestArguments):
+class CallSemantics(RestArguments, ImplicitCalls, ReceiverCopies):
     """The call half of the solver (it provides ``compile``, ``member`` and the tables below)."""
 
     files: list[LinkedModule]
@@ -45,26 +47,32 @@ class CallSemantics(RestArguments):
     receivers: dict[tuple[int, int], int]
     site_args: dict[tuple[int, int], CallArgs]
     called: set[tuple[Any, Obj]]
+    site_edges: dict[tuple[Any, ...], dict[tuple[Target, str], str]]
     callee_nodes: dict[tuple[int, int], int]
     compile: Callable[..., int | None]
     member: Callable[[Obj, str, Obj, int, Obj | None], None]
 
     # ---- calls ------------------------------------------------------------------------------
-    def call_site(self, file: int, ordinal: int, site: CallSite) -> None:
+    def call_site(self, file: int, ordinal: int, site: CallSite, copy: MethodCopy | None = None) -> None:
+        """A call's arguments and callee as nodes; in ``copy`` (a method's copy for one receiver
+        class, ``receiver_copies.py``) its own, with its own result."""
+        read = (lambda expr: expr) if copy is None else copy.expr
+        key: tuple[Any, ...] = (file, ordinal) if copy is None else (file, ordinal, copy.context)
         callee = site.callee
         if callee is not None and callee[0] == "a":
-            receiver = self.compile(file, callee[1])
+            receiver = self.compile(file, read(callee[1]))
             if receiver is not None:
-                self.receivers[file, ordinal] = receiver
-        callee_node = self.compile(file, callee)
-        forwarded_star = [r for r in (self.rest_of(file, site.scope, s, "*") for s in site.star if site.star_last) if r]
-        forwarded_keywords = [r for r in (self.rest_of(file, site.scope, d, "**") for d in site.double_star) if r]
+                self.receivers[key] = receiver
+        callee_node = self.compile(file, read(callee))
+        rest = lambda found: found if copy is None or found is None else (file, copy.rename(found[1]), found[2])  # noqa: E731
+        forwarded_star = [r for r in (rest(self.rest_of(file, site.scope, s, "*")) for s in site.star if site.star_last) if r]
+        forwarded_keywords = [r for r in (rest(self.rest_of(file, site.scope, d, "**")) for d in site.double_star) if r]
         args = CallArgs(
-            [self.compile(file, a) for a in site.args],
-            [n for n in (self.compile(file, s) for s in site.star) if n is not None] if not forwarded_star else [],
-            [(name, self.compile(file, value)) for name, value in site.keywords],
+            [self.compile(file, read(a)) for a in site.args],
+            [n for n in (self.compile(file, read(s)) for s in site.star) if n is not None] if not forwarded_star else [],
+            [(name, self.compile(file, read(value))) for name, value in site.keywords],
             [
-                n for n in (self.compile(file, d) for d in site.double_star if self.rest_of(file, site.scope, d, "**") is None)
+                n for n in (self.compile(file, read(d)) for d in site.double_star if self.rest_of(file, site.scope, d, "**") is None)
                 if n is not None
             ],
             forwarded_star,
@@ -72,14 +80,13 @@ class CallSemantics(RestArguments):
         )
         if site.rebinds and callee is not None:
             args = self.before_rebinding(file, site, args)
-        self.site_args[file, ordinal] = args
+        self.site_args[key] = args
+        out = self.result(file, ordinal if copy is None else (ordinal, copy.context))
         if ordinal in self.host_calls[file]:
-            self.add(self.result(file, ordinal), [HOST_TENSOR])
+            self.add(out, [HOST_TENSOR])
         if callee_node is None:
             return
-        self.callee_nodes[file, ordinal] = callee_node
-        out = self.result(file, ordinal)
-        key = (file, ordinal)
+        self.callee_nodes[key] = callee_node
         self.watch(callee_node, lambda objs: [self.call(key, obj, args, out) for obj in objs])
 
     def rest_of(self, file: int, scope: str, expr: Expr, kind: str) -> Rest | None:
@@ -128,58 +135,15 @@ class CallSemantics(RestArguments):
             args.forwarded_keywords,
         )
 
-    @cached_property
-    def entry_decorator_lines(self) -> list[set[int]]:
-        """Per file, the lines of decorators the configuration names as entry points."""
-        return [
-            {e.line for e in linked.facts.entries if e.via == "config" and any(t[0] == "def" for t in e.targets)}
-            for linked in self.files
-        ]
-
-    def decoration(self, file: int, index: int) -> None:
-        decoration = self.files[file].facts.flow.decorations[index]
-        callee = self._decorator_node(file, index)
-        value = self.compile(file, decoration.value)
-        out = self.decorated_result(file, index)
-        if value is None:
-            return
-        if decoration.line in self.entry_decorator_lines[file]:
-            # An entry point named by the configuration (a framework's compile decorator) means
-            # what the configuration says: it compiles the class or function and hands it back.
-            # Its body is not followed: one decorator shared by every model of a project would
-            # carry each model's constructor and call arguments to all the others (the analysis
-            # is context-insensitive), and the patches it makes (``cls.__call__ = ...``) would
-            # stand in front of the ``forward`` the entry already names.
-            self.edge(value, out)
-            return
-        key = ("implicit", file, decoration.scope, index)  # each decoration a call of its own: @merge over @merge
-        args = CallArgs([value])
-
-        def react(objs: Iterable[Obj]) -> None:
-            for obj in objs:
-                if obj[0] == "X":  # an outside decorator: assumed to hand the function back
-                    if obj[1]:
-                        self.graph.implicit_calls.setdefault((file, decoration.scope), set()).add(obj[1])
-                    self.edge(value, out)
-                else:
-                    self.call(key, obj, args, out)
-
-        self.watch(callee, react)
-
-    def _decorator_node(self, file: int, index: int) -> int:
-        key = (-1 - file, index)  # decorator expressions get nodes of their own
-        node = self.results.get(key)
-        if node is None:
-            node = self.results[key] = self.node()
-            decorator = self.files[file].facts.flow.decorations[index].decorator
-            self.edge(self.compile(file, decorator), node)
-        return node
-
-    def record(self, site: Any, target: Target, kind: str) -> None:
+    def record(self, site: Any, target: Target, kind: str, copy: str = "") -> None:
+        """``site`` runs ``target`` (in ``target``'s ``copy`` for a receiver class, ``""``: its own
+        body); a site is ``(file, ordinal)``, ``(file, ordinal, copy)`` in a method's copy, or
+        ``("entry", file, index)``."""
         if site[0] == "implicit":
             self.graph.implicit_calls.setdefault((site[1], site[2]), set()).add(target)
-        else:
-            self.graph.callees.setdefault(site, {}).setdefault(target, kind)
+            return
+        key = (*site, "") if isinstance(site[0], int) and len(site) == 2 else site
+        self.site_edges.setdefault(key, {}).setdefault((target, copy), kind)
 
     def call(self, site: Any, obj: Obj, args: CallArgs, out: int) -> None:
         if (site, obj) in self.called:
@@ -187,12 +151,13 @@ class CallSemantics(RestArguments):
         self.called.add((site, obj))
         kind = obj[0]
         if kind == "F":
-            self.record(site, FunctionKey(obj[1], obj[2]), "call")
+            self.record(site, FunctionKey(obj[1], obj[2]), "call", obj[3] if len(obj) > 3 else "")
             self.bind(obj, args, out)
         elif kind == "B":
             function, receiver = obj[1], obj[2]
-            self.record(site, FunctionKey(function[1], function[2]), "call")
-            self.bind(function, args.with_receiver(self.constant(receiver)), out)
+            copy = self.copy_for(function, receiver)
+            self.record(site, FunctionKey(function[1], function[2]), "call", copy.context if copy else "")
+            self.bind(function, args.with_receiver(self.constant(receiver)), out, receiver)
         elif kind == "C":
             instance = ("I", obj[1], obj[2])
             self.add(out, [instance])
@@ -240,8 +205,9 @@ class CallSemantics(RestArguments):
     def construct(self, site: Any, init: Obj, args: CallArgs) -> None:
         if init[0] == "B":
             function = init[1]
-            self.record(site, FunctionKey(function[1], function[2]), "init")
-            self.bind(function, args.with_receiver(self.constant(init[2])), self.node())
+            copy = self.copy_for(function, init[2])
+            self.record(site, FunctionKey(function[1], function[2]), "init", copy.context if copy else "")
+            self.bind(function, args.with_receiver(self.constant(init[2])), self.node(), init[2])
         elif init[0] == "X" and init[1]:
             self.record(site, init[1], "init")
 
@@ -259,14 +225,14 @@ class CallSemantics(RestArguments):
                     others = CallArgs(star=[n for n in args.positional if n is not None and n != node])
                     self.watch(node, lambda objs, others=others: [self.call(site, o, others, out) for o in objs if o[0] != "X"])
         elif name in apis.PARTIAL_FUNCTIONS and isinstance(site[0], int):
-            self.add(out, [("P", site[0], site[1])])
+            self.add(out, [("P", *site)])  # its arguments: ``site_args`` of the site
         elif name.rsplit(".", 1)[-1][:1].isupper() and name.count(".") < MAX_DEPTH:
             self.add(out, [("X", name)])  # an instance of an outside class: named by its class
         else:  # what an outside function returns: nothing to follow (chains of them end here)
             self.add(out, [EXTERNAL_VALUE])
 
     def call_partial(self, site: Any, partial: Obj, args: CallArgs, out: int) -> None:
-        bound = self.site_args.get((partial[1], partial[2]))
+        bound = self.site_args.get(partial[1:])
         if bound is None or not bound.positional or bound.positional[0] is None:
             return
         bound, args = self.plain(bound), self.plain(args)
@@ -278,47 +244,85 @@ class CallSemantics(RestArguments):
         )
         self.watch(bound.positional[0], lambda objs: [self.call(site, o, combined, out) for o in objs])
 
-    def bind(self, function: Obj, args: CallArgs, out: int) -> None:
-        """Arguments → parameters, returns → the call."""
+    def bind(self, function: Obj, args: CallArgs, out: int, receiver: Obj | None = None) -> None:
+        """Arguments → parameters, returns → the call; through ``receiver``, those of the method's
+        copy for its class where it has copies."""
         file, qualname = function[1], function[2]
         definition = self.files[file].facts.flow.defs.get(qualname)
         if definition is None or definition.kind != "function":
             return
-        self.edge(self.variable(file, f"{qualname}.<return>"), out)
+        copy = self.copy_for(function, receiver)
+        name = qualname if copy is None else copy.rename(qualname)
         params = definition.params
-        positional = [name for name, kind in params if kind in ("o", "p")]
-        varargs = next((name for name, kind in params if kind == "*"), None)
-        varkw = next((name for name, kind in params if kind == "**"), None)
+        returned = self.returned_parameters[file].get(qualname)
+        given = None if returned is None else self.argument(params, args, returned)
+        # a function that returns a parameter as given returns this call's argument (a
+        # registering decorator hands back the class it decorates, not every class it saw)
+        self.edge(self.variable(file, f"{name}.<return>") if given is None else given, out)
+        positional = [p for p, kind in params if kind in ("o", "p")]
+        varargs = next((p for p, kind in params if kind == "*"), None)
+        varkw = next((p for p, kind in params if kind == "**"), None)
+        parameter = lambda p: self.variable(file, f"{name}.{p}")  # noqa: E731
         for index, node in enumerate(args.positional):
             if node is None:
                 continue
             if index < len(positional):
-                self.edge(node, self.variable(file, f"{qualname}.{positional[index]}"))
+                self.edge(node, parameter(positional[index]))
             elif varargs is not None:
-                self.edge(node, self.rest_node((file, qualname, varargs), index - len(positional)))
+                self.edge(node, self.rest_node((file, name, varargs), index - len(positional)))
         rest = positional[len(args.positional) :]
         for node in args.star:
-            for name in rest:
-                self.edge(node, self.variable(file, f"{qualname}.{name}"))
+            for p in rest:
+                self.edge(node, parameter(p))
             if varargs is not None:
-                self.edge(node, self.rest_node((file, qualname, varargs), None))
-        by_keyword = {name for name, kind in params if kind in ("p", "k")}
-        for name, node in args.keywords:
+                self.edge(node, self.rest_node((file, name, varargs), None))
+        by_keyword = {p for p, kind in params if kind in ("p", "k")}
+        for keyword, node in args.keywords:
             if node is None:
                 continue
-            if name in by_keyword:
-                self.edge(node, self.variable(file, f"{qualname}.{name}"))
+            if keyword in by_keyword:
+                self.edge(node, parameter(keyword))
             elif varkw is not None:
-                self.edge(node, self.rest_node((file, qualname, varkw), name))
-        unfilled = [name for name, kind in params if kind == "k" or (kind == "p" and name in rest)]
+                self.edge(node, self.rest_node((file, name, varkw), keyword))
+        unfilled = [p for p, kind in params if kind == "k" or (kind == "p" and p in rest)]
         for node in args.double_star:
-            for name in unfilled:
-                self.edge(node, self.variable(file, f"{qualname}.{name}"))
+            for p in unfilled:
+                self.edge(node, parameter(p))
             if varkw is not None:
-                self.edge(node, self.rest_node((file, qualname, varkw), None))
-        self.bind_forwarded(file, qualname, params, args)
-        for parameter, classes, key in self.flow(file).guarded.get(qualname, ()):
-            self.return_if_instance(file, self.argument(params, args, parameter), classes, self.variable(file, key), out)
+                self.edge(node, self.rest_node((file, name, varkw), None))
+        self.bind_forwarded(file, name, params, args)
+        for guarded, classes, key in self.flow(file).guarded.get(qualname, ()):
+            if copy is not None:
+                classes, key = copy.expr(classes), name + key[len(qualname):]
+            self.return_if_instance(file, self.argument(params, args, guarded), classes, self.variable(file, key), out)
+
+    @cached_property
+    def returned_parameters(self) -> list[dict[str, str]]:
+        """Per file, the functions whose every ``return`` is one parameter that no statement
+        rebinds (what binds it is only an annotation or the default ``self``) → that parameter."""
+        found: list[dict[str, str]] = []
+        for linked in self.files:
+            flow = linked.facts.flow
+            returns: dict[str, list[Expr]] = {}
+            bound: dict[str, list[Expr]] = {}
+            for target, value in flow.assigns:
+                if target[0] == "v":
+                    function, _, name = target[1].rpartition(".")
+                    (returns.setdefault(function, []) if name == "<return>" else bound.setdefault(target[1], [])).append(value)
+            mine: dict[str, str] = {}
+            for function, values in returns.items():
+                definition = flow.defs.get(function)
+                first = values[0]
+                if definition is None or function in flow.guarded or first[0] != "v" or any(v != first for v in values):
+                    continue
+                parameter = first[1][len(function) + 1:]
+                plain = {p for p, kind in definition.params if kind in ("o", "p", "k")}
+                if first[1].startswith(f"{function}.") and parameter in plain and all(
+                    v[0] in ("n", "self") for v in bound.get(first[1], ())
+                ):
+                    mine[function] = parameter
+            found.append(mine)
+        return found
 
     def argument(self, params: list[tuple[str, str]], args: CallArgs, name: str) -> int | None:
         """The node a call hands to parameter ``name``, when only that node can fill it (None:
@@ -353,66 +357,6 @@ class CallSemantics(RestArguments):
             self.watch(given, lambda objs, cls=cls: fits(objs, cls)) if cls[0] in ("C", "X") else fits([("X", "")], cls)
             for cls in found
         ])
-
-    # ---- entry points -----------------------------------------------------------------------
-    def entry(self, file: int, index: int, targets: list[Expr]) -> None:
-        """An entry point calls what it is handed (dynamo and capture run it): a function, a
-        bound method, a module instance, or a decorated class's instances."""
-        for target in targets:
-            node = None
-            if target[0] == "arg":
-                args = self.site_args.get((file, target[1]))
-                node = args.positional[0] if args and args.positional else None
-            elif target[0] == "receiver":
-                node = self.receivers.get((file, target[1]))
-            elif target[0] == "def":
-                node = self.compile(file, ["d", target[1]])
-            if node is None:
-                continue
-            site, out = ("entry", file, index), self.node()
-            # dynamo and capture call it with what the framework passes: values graphlint
-            # cannot see, so every parameter holds an unknown value (not nothing)
-            unknown = self.constant(EXTERNAL_VALUE)
-            given = CallArgs(star=[unknown], double_star=[unknown])
-            self.watch(node, lambda objs, site=site, out=out: [self.call(site, self.called_as_entry(o), given, out) for o in objs])
-
-    def called_as_entry(self, obj: Obj) -> Obj:
-        """A class stands for its instances, a method decorated in its class body for the method
-        bound to an instance of that class."""
-        if obj[0] == "F" and self.files[obj[1]].facts.flow.defs[obj[2]].method == "instance":
-            return ("B", obj, ("I", obj[1], obj[2].rsplit(".", 1)[0]))
-        return instance_of(obj)
-
-
-    def implicit_call(self, file: int, index: int) -> None:
-        implicit = self.files[file].facts.flow.implicit[index]
-        value = self.compile(file, implicit.value)
-        if value is None:
-            return
-        site = ("implicit", file, implicit.scope)
-        if implicit.kind == "raise":
-            self.watch(value, lambda objs: [self.call(site, o, CallArgs(), self.node()) for o in objs if o[0] == "C"])
-            return
-        out = self.iteration_result(file, index)
-
-        def iterate(objs: Iterable[Obj]) -> None:
-            for obj in objs:
-                if obj[0] == "I" and self.defines(obj, "__iter__"):
-                    iterator = self.node()
-                    self.call(site, self.method_of(obj, "__iter__"), CallArgs(), iterator)
-                    self.watch(iterator, lambda its: [
-                        self.call(site, self.method_of(it, "__next__"), CallArgs(), out)
-                        for it in its if it[0] == "I" and self.defines(it, "__next__")
-                    ])
-
-        self.watch(value, iterate)
-
-    def method_of(self, instance: Obj, name: str) -> Obj:
-        """The method ``name`` of ``instance``'s class (through its MRO), bound to it."""
-        for klass in self.classes.mro(("C", instance[1], instance[2])):
-            if klass[0] == "C" and f"{klass[2]}.{name}" in self.flow(klass[1]).defs:
-                return ("B", ("F", klass[1], f"{klass[2]}.{name}"), instance)
-        return ("X", "")
 
     def flow(self, file: int) -> Any:
         return self.files[file].facts.flow

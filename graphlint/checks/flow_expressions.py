@@ -70,7 +70,7 @@ class FlowExpressions(ScopeStack[FlowScope]):
             return union(values)
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
             for comprehension in node.generators:
-                self._bind_target(comprehension.target, self._iterate(self._expr(comprehension.iter)))
+                self._bind_loop(comprehension.target, comprehension.iter)
                 for condition in comprehension.ifs:
                     self._expr(condition)
             if isinstance(node, ast.DictComp):
@@ -107,6 +107,37 @@ class FlowExpressions(ScopeStack[FlowScope]):
                 self._expr(child)
         return None
 
+
+    def _bind_loop(self, target: ast.expr, iterable: ast.expr) -> None:
+        """``for t in xs``: ``t`` holds what iterating gives. ``for a, b in zip(xs, ys)`` binds
+        each name to its own sequence's elements, ``for i, x in enumerate(xs)`` ``x`` to those
+        of ``xs``: as one container, a tensor ``a`` would hold the layers of ``ys``."""
+        value = self._expr(iterable)
+        parts = self._zipped(target, iterable)
+        if parts is None:
+            self._bind_target(target, self._iterate(value))
+            return
+        for element, part in zip(target.elts, parts):  # type: ignore[attr-defined]
+            self._bind_target(element, None if part is None else self._iterate(part))
+
+    def _zipped(self, target: ast.expr, iterable: ast.expr) -> list[Expr | None] | None:
+        """The sequences a loop over ``zip(...)`` / ``enumerate(...)`` hands each name of
+        ``target`` (None for ``enumerate``'s count); None if it is no such loop."""
+        if not (isinstance(target, (ast.Tuple, ast.List)) and isinstance(iterable, ast.Call)):
+            return None
+        func, elements = iterable.func, target.elts
+        if not isinstance(func, ast.Name) or func.id not in ("zip", "enumerate") or self._load(func.id) != ["x", func.id]:
+            return None
+        if any(isinstance(e, ast.Starred) for e in (*elements, *iterable.args)):
+            return None
+        site = self.facts.calls[self.ordinal[id(iterable)]]
+        if site is None:
+            return None
+        if func.id == "zip" and len(site.args) == len(elements):
+            return list(site.args)
+        if func.id == "enumerate" and len(elements) == 2 and site.args and not iterable.keywords:
+            return [None, site.args[0]]
+        return None
 
     def _call(self, node: ast.Call) -> Expr:
         ordinal = self.ordinal[id(node)]

@@ -87,6 +87,7 @@ def graph_to_json(graph: CallGraph) -> dict[str, Any]:
         "implicit_calls": [[f, scope, [_target_to_json(t) for t in targets]] for (f, scope), targets in graph.implicit_calls.items()],
         "entry_targets": [[f, i, [_target_to_json(t) for t in targets]] for (f, i), targets in graph.entry_targets.items()],
         "entry_outside": [[f, i, names] for (f, i), names in graph.entry_outside.items()],
+        "copies": [[list(site), [[_target_to_json(t), copy, kind] for (t, copy), kind in targets.items()]] for site, targets in graph.copies.items()],
         "stopped": graph.stopped,
         "saturated": graph.saturated,
     }
@@ -111,6 +112,7 @@ def graph_from_json(data: dict[str, Any]) -> CallGraph:
         implicit_calls={(f, scope): {target(t) for t in targets} for f, scope, targets in data["implicit_calls"]},
         entry_targets=entry_targets,  # type: ignore[arg-type]
         entry_outside={(f, i): list(names) for f, i, names in data["entry_outside"]},
+        copies={tuple(site): {(target(t), str(copy)): str(kind) for t, copy, kind in targets} for site, targets in data["copies"]},
         stopped=data["stopped"],
         saturated=int(data["saturated"]),
     )

@@ -66,6 +66,35 @@ class Project:
         targets = self.graph.callees.get((file, ordinal), {})
         return [t for t, kind in targets.items() if isinstance(t, FunctionKey) and kind == "call"]
 
+    @cached_property
+    def _copied_sites(self) -> dict[tuple[int, int], list[str]]:
+        """The sites in methods' copies per receiver class (``receiver_copies.py``) → the copies."""
+        sites: dict[tuple[int, int], list[str]] = {}
+        for key in self.graph.copies:
+            if isinstance(key[0], int):
+                sites.setdefault(key[:2], []).append(key[2])
+        return sites
+
+    def runs_in(self, file: int, ordinal: int, copy: str | None) -> list[tuple[FunctionKey, str]]:
+        """``runs`` in one copy of the method the call is in (``receiver_copies.py``; ``""``: its
+        own body; None: in any copy), each function with the copy it runs in."""
+        copies = self._copied_sites.get((file, ordinal))
+        if copies is None:
+            return [(key, "") for key in self.runs(file, ordinal)] if not copy else []
+        found: dict[tuple[FunctionKey, str], None] = {}
+        for each in copies if copy is None else [copy]:
+            for (target, target_copy), kind in self.graph.copies.get((file, ordinal, each), {}).items():
+                if isinstance(target, FunctionKey) and kind == "call":
+                    found[target, target_copy] = None
+        return list(found)
+
+    def entry_starts(self, file: int, entry: int) -> list[tuple[FunctionKey, str]]:
+        """``entry_functions``, each with the copy of it the entry runs."""
+        targets = self.graph.copies.get(("entry", file, entry))
+        if targets is None:
+            return [(key, "") for key in self.entry_functions(file, entry)]
+        return [(t, c) for (t, c), kind in targets.items() if isinstance(t, FunctionKey) and kind == "call"]
+
     def targets(self, file: int, ordinal: int) -> dict[Target, str]:
         return self.graph.callees.get((file, ordinal), {})
 

@@ -79,18 +79,18 @@ def mark_regions(project: Project) -> Regions:
 
             if entry.targets:
                 starts = [
-                    (key, (ChainStep(key.qualname, project.files[key.file].display, project.function(key).line),))
-                    for key in project.entry_functions(file_index, entry_index)
+                    (key, copy, (ChainStep(key.qualname, project.files[key.file].display, project.function(key).line),))
+                    for key, copy in project.entry_starts(file_index, entry_index)
                 ]
             else:  # a capture block: its sites, and the calls made in it
                 scope = FunctionKey(file_index, entry.scope)
                 block = ChainStep(entry.scope, linked.display, entry.line)
                 regions.by_block[entry_id] = hit((block,))
                 starts = [
-                    (callee, (block, _called(project, file_index, ordinal, callee)))
+                    (callee, copy, (block, _called(project, file_index, ordinal, callee)))
                     for ordinal in project.calls_in(scope)
                     if linked.facts.block_calls.get(ordinal) == entry_index
-                    for callee in project.runs(file_index, ordinal)
+                    for callee, copy in project.runs_in(file_index, ordinal, None)
                 ]
             _walk(project, regions, starts, hit, traced=entry.traced)
     return regions
@@ -99,29 +99,34 @@ def mark_regions(project: Project) -> Regions:
 def _walk(
     project: Project,
     regions: Regions,
-    starts: list[tuple[FunctionKey, tuple[ChainStep, ...]]],
+    starts: list[tuple[FunctionKey, str, tuple[ChainStep, ...]]],
     hit: Callable[[tuple[ChainStep, ...]], RegionHit],
     *,
     traced: bool,
 ) -> None:
-    seen: set[FunctionKey] = set()
-    queue: deque[tuple[FunctionKey, tuple[ChainStep, ...]]] = deque(
-        (key, chain) for key, chain in starts if not (traced and project.function(key).boundary)
+    """Breadth first over (function, copy): a method of a shared base runs, in its copy for the
+    receiver's class, only what that class's objects run (``receiver_copies.py``)."""
+    seen: set[tuple[FunctionKey, str]] = set()
+    marked: set[FunctionKey] = set()
+    queue: deque[tuple[FunctionKey, str, tuple[ChainStep, ...]]] = deque(
+        start for start in starts if not (traced and project.function(start[0]).boundary)
     )
     while queue:
-        key, chain = queue.popleft()
-        if key in seen:
+        key, copy, chain = queue.popleft()
+        if (key, copy) in seen:
             continue
-        seen.add(key)  # one hit per entry and function: the shortest chain
-        regions.by_function.setdefault(key, []).append(hit(chain))
+        seen.add((key, copy))
+        if key not in marked:  # one hit per entry and function: the shortest chain
+            marked.add(key)
+            regions.by_function.setdefault(key, []).append(hit(chain))
         facts = project.files[key.file].facts
         eager = set(facts.eager_calls) if traced else set()
         for ordinal in project.calls_in(key):
             if ordinal in eager:
                 continue
-            for inner in project.runs(key.file, ordinal):
-                if inner not in seen and not (traced and project.function(inner).boundary):
-                    queue.append((inner, (*chain, _called(project, key.file, ordinal, inner))))
+            for inner, inner_copy in project.runs_in(key.file, ordinal, copy):
+                if (inner, inner_copy) not in seen and not (traced and project.function(inner).boundary):
+                    queue.append((inner, inner_copy, (*chain, _called(project, key.file, ordinal, inner))))
 
 
 def _called(project: Project, file: int, ordinal: int, callee: FunctionKey) -> ChainStep:

@@ -28,7 +28,8 @@ MAX_DEPTH = 16
 # calls through it count as unresolved (what it already holds are still values it can have, so
 # no link is wrong; the region may be incomplete). Outside names are collapsed into one outside
 # value past OUTSIDE_CAP in a node: they resolve to no project function either way. Past
-# WORK_BUDGET values delivered the solve stops, and the run says so (``CallGraph.stopped``).
+# WORK_BUDGET steps (values delivered, deliveries a saturated node refused, reactions run) the
+# solve stops, and the run says so (``CallGraph.stopped``).
 VALUE_CAP = 256
 OUTSIDE_CAP = 16
 WORK_BUDGET = 3_000_000
@@ -89,6 +90,10 @@ class CallGraph:
     # (file, call ordinal) of ``x.m()`` calls whose receiver ``x`` holds host tensors only
     host_receivers: set[tuple[int, int]] = field(default_factory=set)
     saturated: int = 0  # nodes that reached VALUE_CAP values and took no more
+    # Where methods' copies per receiver class (``receiver_copies.py``) take part: per site and
+    # copy (``(file, ordinal, copy)``, ``""`` the method's own body; ``("entry", file, index)``)
+    # the (target, the target's copy) it runs. Sites not here run ``callees`` in every copy.
+    copies: dict[tuple[Any, ...], dict[tuple[Target, str], str]] = field(default_factory=dict)
 
     def notice(self) -> str | None:
         """What a run must say when the bounds cut the solve short (None when they did not)."""
@@ -128,7 +133,10 @@ class ValueGraph:
         return len(self.values) - 1
 
     def add(self, node: int, objects: Iterable[Obj]) -> None:
-        if self.stopped or node in self.saturated:
+        if self.stopped:
+            return
+        if node in self.saturated:  # refused, but a delivery all the same: it counts
+            self.spend(1)
             return
         held = self.values[node]
         new = set(objects) - held
@@ -142,14 +150,19 @@ class ValueGraph:
                     return
         if len(held) + len(new) > VALUE_CAP:
             self.saturated.add(node)
+            self.spend(1)
             return
-        self.steps += len(new)
+        if self.spend(len(new)):
+            held |= new
+            self.pending.append((node, new))
+
+    def spend(self, steps: int) -> bool:
+        """Count ``steps`` of work against the budget; False (and the solve stopped) past it."""
+        self.steps += steps
         if self.steps > WORK_BUDGET:
             self.stopped = True
             self.pending.clear()
-            return
-        held |= new
-        self.pending.append((node, new))
+        return not self.stopped
 
     def edge(self, source: int | None, target: int) -> None:
         if source is None or source == target or target in self.successors[source]:

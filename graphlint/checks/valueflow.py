@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Iterable
+from typing import Any
 
 from graphlint.checks import apis
 from graphlint.checks.call_semantics import CallSemantics
@@ -33,6 +34,7 @@ from graphlint.checks.value_graph import (
     FunctionKey,
     LinkedModule,
     Obj,
+    Target,
     instance_of,
 )
 
@@ -56,6 +58,26 @@ def solve(files: list[LinkedModule], dispatch: dict[str, tuple[str, ...]] | None
             gc.enable()
 
 
+def calls_by_site(
+    edges: dict[tuple[Any, ...], dict[tuple[Target, str], str]],
+) -> tuple[dict[Any, dict[Target, str]], dict[tuple[Any, ...], dict[tuple[Target, str], str]]]:
+    """The call graph (each site's callees, over every copy of the method it is in) and, for the
+    sites where methods' copies per receiver class take part, the calls per copy."""
+    callees: dict[Any, dict[Target, str]] = {}
+    copied: set[Any] = set()
+    for key, targets in edges.items():
+        site = key[:2] if isinstance(key[0], int) else key
+        found = callees.setdefault(site, {})
+        for (target, copy), kind in targets.items():
+            found.setdefault(target, kind)
+            if copy:
+                copied.add(site)
+        if isinstance(key[0], int) and key[2]:
+            copied.add(site)
+    copies = {key: targets for key, targets in edges.items() if (key[:2] if isinstance(key[0], int) else key) in copied}
+    return callees, copies
+
+
 class _Solver(CallSemantics):
     def __init__(self, files: list[LinkedModule], dispatch: dict[str, tuple[str, ...]]) -> None:
         super().__init__()
@@ -77,6 +99,8 @@ class _Solver(CallSemantics):
         self.rest_nodes = {}
         self.rest_watchers = {}
         self.callee_nodes = {}
+        self.site_edges = {}
+        self.decorations_made = []
         self.graph = CallGraph({}, set(), {}, {})
 
     # ---- the run ----------------------------------------------------------------------------
@@ -96,26 +120,21 @@ class _Solver(CallSemantics):
             for index in range(len(linked.facts.flow.implicit)):
                 self.implicit_call(file, index)
         self.propagate()
-        while True:  # a decorator that resolved to nothing hands its function back unchanged
-            undecided = [
-                (file, index)
-                for file, linked in enumerate(self.files)
-                for index, decoration in enumerate(linked.facts.flow.decorations)
-                if not self.values[self._decorator_node(file, index)]
-                and not self.values[self.decorated_result(file, index)]
-            ]
-            for file, index in undecided:
-                value = self.compile(file, self.files[file].facts.flow.decorations[index].value)
-                self.edge(value, self.decorated_result(file, index))
+        while self.undecided_decorations() and not self.stopped:
             self.propagate()
-            if self.stopped or not undecided or all(self.values[self.decorated_result(f, i)] for f, i in undecided):
-                break
+        self.propagate()
+        self.graph.callees, self.graph.copies = calls_by_site(self.site_edges)
         self.graph.resolved = {
-            key for key, node in self.callee_nodes.items() if self.values[node] and node not in self.saturated
+            key[:2] for key, node in self.callee_nodes.items() if self.values[node] and node not in self.saturated
         }
+        # a call of methods' copies (``receiver_copies.py``) is on the host if it is in every copy
+        receiver_nodes: dict[tuple[int, int], list[int]] = {}
+        for key, node in self.receivers.items():
+            receiver_nodes.setdefault(key[:2], []).append(node)
         self.graph.host_receivers = {
-            key for key, node in self.receivers.items()
-            if self.values[node] == {HOST_TENSOR} and node not in self.saturated
+            key for key, nodes in receiver_nodes.items()
+            if all(self.values[n] <= {HOST_TENSOR} and n not in self.saturated for n in nodes)
+            and any(self.values[n] for n in nodes)
         }
         self.graph.stopped = self.steps if self.stopped else None
         self.graph.saturated = len(self.saturated)
@@ -171,7 +190,8 @@ class _Solver(CallSemantics):
                 # derives from it: in a base class, ``self`` is what its callers pass, so that
                 # ``self.head()`` in ``Base.forward`` runs the subclass's ``head``.
                 return None if ("C", file, expr[1]) in self.classes.derived else self.constant(("I", file, expr[1]))
-            return self.constant(("C" if definition.kind == "class" else "F", file, expr[1]))
+            # ``["d", qualname, copy]``: a function nested in a method's copy (``receiver_copies.py``)
+            return self.constant(("C" if definition.kind == "class" else "F", file, expr[1], *expr[2:]))
         if kind == "g":
             return self.global_name(file, expr[1])
         if kind == "x":
@@ -280,6 +300,9 @@ class _Solver(CallSemantics):
             if klass[0] == "C" and f"{klass[2]}.{name}" in self.declared[klass[1]]:
                 source = self.variable(klass[1], f"{klass[2]}.{name}")
                 self.watch(source, lambda objs: self.bind_member(objs, receiver, out))
+                written = self.receiver_field(klass, name, receiver)  # by the copies for the receiver's class
+                if written is not None:
+                    self.watch(written, lambda objs: self.bind_member(objs, receiver, out))
                 return
         for klass in order:
             if klass[0] == "X" and klass[1] != "builtins.object":

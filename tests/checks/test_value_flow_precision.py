@@ -279,3 +279,94 @@ def test_a_guard_on_a_rebound_parameter_guards_nothing(tmp_path: Path) -> None:
     ) + "\n\ndef unwrap(layer):\n    return layer\n"
     (entry,) = regions(tmp_path, {"app.py": code})
     assert "app.MoeMethod.apply" in entry["functions"] and "app.LinearMethod.apply" in entry["functions"]
+
+
+ZIPPED = """
+import torch
+from torch import nn
+
+
+def log_input(x):
+    return x
+
+
+class Layer(nn.Module):
+    def forward(self, x):
+        return x
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([Layer(), Layer()])
+        self.hooks = [log_input, log_input]
+
+    def forward(self, x):
+        {loop}
+        return x
+
+
+fast = torch.compile(Model())
+"""
+
+
+@pytest.mark.parametrize(
+    ("loop", "reached"),
+    [
+        ("for hook, layer in zip(self.hooks, self.layers):\n            hook(x)", ["app.Model.forward", "app.log_input"]),
+        ("for layer, hook in zip(self.layers, self.hooks):\n            layer(x)", ["app.Layer.forward", "app.Model.forward"]),
+        ("for i, hook in enumerate(self.hooks):\n            hook(x)", ["app.Model.forward", "app.log_input"]),
+        ("[hook(x) for hook, layer in zip(self.hooks, self.layers)]", ["app.Model.forward", "app.log_input"]),
+    ],
+    ids=["zip-first", "zip-second", "enumerate", "comprehension"],
+)
+def test_a_loop_over_zip_binds_each_name_to_its_own_sequence(tmp_path: Path, loop: str, reached: list[str]) -> None:
+    """``for hook, layer in zip(hooks, layers)``: ``hook`` holds the hooks, never the layers
+    (vLLM's Medusa: ``for hs, lm_head in zip(hidden_states, self.lm_heads)`` made every
+    hidden state a layer). Each name still holds its own sequence's elements."""
+    (entry,) = regions(tmp_path, {"app.py": ZIPPED.format(loop=loop)})
+    assert entry["functions"] == reached
+
+
+REGISTERED = """
+import torch
+from torch import nn
+
+REGISTRY = dict()
+
+
+def register(name):
+    def decorator(cls):
+        REGISTRY[name] = cls
+        return cls
+
+    return decorator
+
+
+@register("a")
+class LayerA(nn.Module):
+    def forward(self, x):
+        return x
+
+
+@register("b")
+class LayerB(nn.Module):
+    def forward(self, x):
+        return x
+
+
+fast = torch.compile({compiled})
+"""
+
+
+@pytest.mark.parametrize(
+    ("compiled", "reached"),
+    [("LayerA()", ["app.LayerA.forward"]), ("REGISTRY['a']()", ["app.LayerA.forward", "app.LayerB.forward"])],
+    ids=["decorated-name", "registry"],
+)
+def test_a_decorator_returning_its_argument_hands_back_the_class_it_decorates(tmp_path: Path, compiled: str, reached: list[str]) -> None:
+    """``@register("a")`` returns the class it is given: ``LayerA`` is ``LayerA``, not every
+    class the shared decorator saw (vLLM's ``PluggableLayer.register`` made ``LogitsProcessor``
+    every registered layer). The registry it fills still holds both (soundness)."""
+    (entry,) = regions(tmp_path, {"app.py": REGISTERED.format(compiled=compiled)})
+    assert entry["functions"] == reached
