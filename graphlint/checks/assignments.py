@@ -136,8 +136,10 @@ class _FlowWalker(FlowExpressions):
                 if alias.name == "*":
                     self.facts.star_imports.append(base)
                     continue
-                joiner = "" if base.endswith(".") or not base else "."
-                self._assign(self._store(alias.asname or alias.name), ["g", f"{base}{joiner}{alias.name}"])
+                # ``from pkg import name`` reads the package's attribute: what its ``__init__``
+                # binds to ``name`` (``from .docs import docs`` there makes it the function), else
+                # the submodule; never the submodule alone, as ``import pkg.name as x`` does.
+                self._assign(self._store(alias.asname or alias.name), ["a", ["g", base], alias.name])
         elif isinstance(node, ast.Raise) and isinstance(node.exc, (ast.Name, ast.Attribute)):
             self._implicit("raise", self._expr(node.exc))  # raise Error: Error() is constructed
             if node.cause is not None:

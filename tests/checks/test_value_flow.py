@@ -406,3 +406,38 @@ def test_a_plugin_is_reached_through_the_host_framework_on_an_extra_path(tmp_pat
     with chdir(project):  # without the host, nothing captures the plugin's model
         status, alone = check_json("--no-cache", ".")
     assert status == 0 and alone["findings"] == []
+
+
+def test_from_a_package_import_reads_what_the_package_binds_over_its_submodule_of_that_name(tmp_path: Path) -> None:
+    """transformers' shape: ``utils/auto_docstring.py`` defines ``auto_docstring`` and
+    ``utils/__init__.py`` re-exports it, so ``from .utils import auto_docstring`` is the function
+    (Python rebinds the package attribute after importing the submodule), not the module. Taken as
+    the module, ``@auto_docstring class Net`` held nothing and the entry reached no function."""
+    files = {
+        "app/__init__.py": "",
+        "app/utils/__init__.py": "from .auto_docstring import auto_docstring\n",
+        "app/utils/auto_docstring.py": """
+            def auto_docstring(obj):
+                obj.__doc__ = "documented"
+                return obj
+        """,
+        "app/net.py": """
+            import torch
+            from torch import nn
+
+            from .utils import auto_docstring
+
+
+            @auto_docstring
+            class Net(nn.Module):
+                def forward(self, x):
+                    return x.sum().item()
+        """,
+        "run.py": """
+            import torch
+            from app.net import Net
+
+            model = torch.compile(Net())
+        """,
+    }
+    assert reached(regions(tmp_path, files)) == {("run.py", 5): ["app.net.Net.forward"]}
