@@ -441,3 +441,64 @@ def test_from_a_package_import_reads_what_the_package_binds_over_its_submodule_o
         """,
     }
     assert reached(regions(tmp_path, files)) == {("run.py", 5): ["app.net.Net.forward"]}
+
+
+DOCSTRING_DECORATOR = """
+    def method_doc(func, intro=None):
+        func.__doc__ = intro or "documented"
+        return func
+
+
+    def class_doc(cls, intro=None):
+        cls.__doc__ = intro or "documented"
+        return cls
+
+
+    def auto_docstring(obj=None, *, intro=None):
+        def decorator(obj):
+            if len(obj.__qualname__.split(".")) > 1:
+                return method_doc(obj, intro=intro)
+            return class_doc(obj, intro=intro)
+
+        if obj:
+            return decorator(obj)
+        return decorator
+"""
+
+
+def test_a_decorator_that_returns_what_it_decorates_gives_each_name_its_own_object(tmp_path: Path) -> None:
+    """transformers' ``@auto_docstring`` (bare, or with arguments) on every model class and
+    forward: each decorated name holds its own class, not every class the decorator was ever
+    handed, nor the inner decorator (returned only when called with arguments). Compiling one
+    model reaches its forward alone; on main it reached both models and the docstring code."""
+    files = {
+        "app/__init__.py": "",
+        "app/docs.py": DOCSTRING_DECORATOR,
+        "app/models.py": """
+            import torch
+            from torch import nn
+
+            from .docs import auto_docstring
+
+
+            @auto_docstring
+            class Speech(nn.Module):
+                @auto_docstring
+                def forward(self, x):
+                    return x.sum().item()
+
+
+            @auto_docstring(intro="A text model.")
+            class Text(nn.Module):
+                @auto_docstring(intro="Runs it.")
+                def forward(self, x):
+                    return x.tolist()
+        """,
+        "run.py": """
+            import torch
+            from app.models import Speech
+
+            model = torch.compile(Speech())
+        """,
+    }
+    assert reached(regions(tmp_path, files)) == {("run.py", 5): ["app.models.Speech.forward"]}
