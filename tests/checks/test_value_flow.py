@@ -502,3 +502,39 @@ def test_a_decorator_that_returns_what_it_decorates_gives_each_name_its_own_obje
         """,
     }
     assert reached(regions(tmp_path, files)) == {("run.py", 5): ["app.models.Speech.forward"]}
+
+
+def test_a_function_returning_its_parameter_gives_each_call_its_argument_and_unknown_ones_all(tmp_path: Path) -> None:
+    """``keep(A())`` is an ``A`` even though ``keep(B())`` is called too; ``keep(*parts)`` with
+    ``parts`` not known may be any argument ``keep`` was ever handed."""
+    code = """
+        import torch
+        from torch import nn
+
+
+        class A(nn.Module):
+            def forward(self, x):
+                return x.sum().item()
+
+
+        class B(nn.Module):
+            def forward(self, x):
+                return x.tolist()
+
+
+        def keep(module, note=None):
+            module.note = note
+            return module
+
+
+        other = keep(B())
+        model = torch.compile(keep(A()))
+
+
+        def build(parts):
+            return torch.compile(keep(*parts))
+    """
+    assert reached(regions(tmp_path, {"app.py": code})) == {
+        ("app.py", 22): ["app.A.forward"],
+        ("app.py", 26): ["app.A.forward", "app.B.forward"],
+    }
