@@ -102,6 +102,7 @@ class _Scope(Scope):
     computed: set[str] = field(default_factory=set)  # names bound here to a call, subscript or arithmetic
     module_outputs: set[str] = field(default_factory=set)  # names bound to a submodule's output: self.embed(x)
     conditions: set[str] = field(default_factory=set)  # names bound to a tensor's truth: p < self.layerdrop
+    displays: set[str] = field(default_factory=set)  # names bound to a list, tuple or set display or comprehension
     loops: int = 0
 
 
@@ -393,6 +394,11 @@ class _Extractor(EntryPoints, ScopeStack[_Scope]):
         if isinstance(expr, cst.BooleanOperation):
             return self.is_tensor_condition(expr.left) or self.is_tensor_condition(expr.right)
         return False
+
+    def is_python_container(self, expr: cst.BaseExpression) -> bool:
+        if isinstance(expr, cst.Name):
+            return expr.value in self.function_scope.displays
+        return _is_display(expr)
 
     def _is_tensor(self, expr: cst.BaseExpression) -> bool:
         """A tensor's value (``is_tensor_value``) or a tensor a factory made (``torch.rand([])``,
@@ -716,10 +722,11 @@ class _Extractor(EntryPoints, ScopeStack[_Scope]):
             scope.values.add(name)
         else:
             scope.values.discard(name)
-        if self.is_tensor_condition(value):
-            scope.conditions.add(name)
-        else:
-            scope.conditions.discard(name)
+        for names, holds in ((scope.conditions, self.is_tensor_condition(value)), (scope.displays, _is_display(value))):
+            if holds:
+                names.add(name)
+            else:
+                names.discard(name)
         if isinstance(value, cst.Call) and self._moves_with_model(value.func):
             scope.module_outputs.add(name)
         else:
@@ -884,3 +891,7 @@ def _definition_lines(tree: ast.Module) -> dict[str, int]:
             elif isinstance(child, ast.stmt):
                 stack.append((child, prefix))
     return lines
+
+
+def _is_display(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, (cst.List, cst.Tuple, cst.Set, cst.ListComp, cst.SetComp))
