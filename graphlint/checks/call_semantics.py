@@ -255,12 +255,10 @@ class CallSemantics(RestArguments, ImplicitCalls, ReceiverCopies, PassThrough):
         copy = self.copy_for(function, receiver)
         name = qualname if copy is None else copy.rename(qualname)
         params = definition.params
-        returned = self.returned_parameters[file].get(qualname)
-        given = None if returned is None else self.argument(params, args, returned)
+        self.edge(self.variable(file, f"{name}.<return>"), out)
         # a function that returns a parameter as given returns this call's argument (a
         # registering decorator hands back the class it decorates, not every class it saw)
-        self.edge(self.variable(file, f"{name}.<return>") if given is None else given, out)
-        self.bind_passes(file, qualname, params, args, out, site)
+        self.bind_passes(file, qualname, params, args, out, site, name)
         positional = [p for p, kind in params if kind in ("o", "p")]
         varargs = next((p for p, kind in params if kind == "*"), None)
         varkw = next((p for p, kind in params if kind == "**"), None)
@@ -301,34 +299,6 @@ class CallSemantics(RestArguments, ImplicitCalls, ReceiverCopies, PassThrough):
                 self.return_if_falsy(is_decoration(site), self.variable(file, key), out)
             else:
                 self.return_if_instance(file, self.argument(params, args, guarded), classes, self.variable(file, key), out)
-
-    @cached_property
-    def returned_parameters(self) -> list[dict[str, str]]:
-        """Per file, the functions whose every ``return`` is one parameter that no statement
-        rebinds (what binds it is only an annotation or the default ``self``) → that parameter."""
-        found: list[dict[str, str]] = []
-        for linked in self.files:
-            flow = linked.facts.flow
-            returns: dict[str, list[Expr]] = {}
-            bound: dict[str, list[Expr]] = {}
-            for target, value in flow.assigns:
-                if target[0] == "v":
-                    function, _, name = target[1].rpartition(".")
-                    (returns.setdefault(function, []) if name == "<return>" else bound.setdefault(target[1], [])).append(value)
-            mine: dict[str, str] = {}
-            for function, values in returns.items():
-                definition = flow.defs.get(function)
-                first = values[0]
-                if definition is None or function in flow.guarded or first[0] != "v" or any(v != first for v in values):
-                    continue
-                parameter = first[1][len(function) + 1:]
-                plain = {p for p, kind in definition.params if kind in ("o", "p", "k")}
-                if first[1].startswith(f"{function}.") and parameter in plain and all(
-                    v[0] in ("n", "self") for v in bound.get(first[1], ())
-                ):
-                    mine[function] = parameter
-            found.append(mine)
-        return found
 
     def argument(self, params: list[tuple[str, str]], args: CallArgs, name: str) -> int | None:
         """The node a call hands to parameter ``name``, when only that node can fill it (None:

@@ -30,21 +30,31 @@ Function = tuple[int, str]  # (file, qualname)
 
 class PassThrough(ValueGraph):
     variables: dict[tuple[int, str], int]
-    pass_sites: dict[Function, list[tuple[Params, CallArgs, int, Any]]]
+    pass_sites: dict[Function, list[tuple[Params, CallArgs, int, tuple[Any, str]]]]
     passes_found: dict[Function, set[str]]
+
+    @cached_property
+    def rebound_variables(self) -> list[set[str]]:
+        """Per file, the variables a statement binds to something other than an annotation's
+        instance or a method's default ``self``: a parameter among them is not returned as given."""
+        return [
+            {t[1] for t, value in linked.facts.flow.assigns if t[0] == "v" and value[0] not in ("n", "self")}
+            for linked in self.files  # type: ignore[attr-defined]
+        ]
 
     @cached_property
     def returned_calls(self) -> list[set[int]]:
         return [set(linked.facts.flow.returned_calls) for linked in self.files]  # type: ignore[attr-defined]
 
-    def bind_passes(self, file: int, qualname: str, params: Params, args: CallArgs, out: int, site: Any) -> None:
+    def bind_passes(self, file: int, qualname: str, params: Params, args: CallArgs, out: int, site: Any, prefix: str) -> None:
         """The call ``out`` (at ``site``) receives its own argument for each parameter
-        ``qualname`` returns."""
+        ``qualname`` returns; ``prefix``: the function's variables' (a receiver class's copy)."""
         function = (file, qualname)
-        self.pass_sites.setdefault(function, []).append((params, args, out, site))
+        call = (params, args, out, (site, prefix))
+        self.pass_sites.setdefault(function, []).append(call)
         passed = {*self.flow(file).passes.get(qualname, ()), *self.passes_found.get(function, ())}  # type: ignore[attr-defined]
         for name in sorted(passed):
-            self._hand_back(file, qualname, name, (params, args, out, site))
+            self._hand_back(file, qualname, name, call)
 
     def passed_on(self, site: Any, node: int | None) -> bool:
         """Whether ``node``, handed to a parameter the callee returns at call ``site``, is a
@@ -61,7 +71,7 @@ class PassThrough(ValueGraph):
             return False
         for name, kind in definition.params:
             key = f"{call.scope}.{name}"
-            if kind in ("o", "p", "k") and self.variables.get((file, key)) == node and key not in self.bound_variables[file]:  # type: ignore[attr-defined]
+            if kind in ("o", "p", "k") and self.variables.get((file, key)) == node and key not in self.rebound_variables[file]:
                 self._found(file, call.scope, name)
                 return True
         return False
@@ -74,12 +84,11 @@ class PassThrough(ValueGraph):
         for call in list(self.pass_sites.get((file, qualname), ())):
             self._hand_back(file, qualname, name, call)
 
-    def _hand_back(self, file: int, qualname: str, name: str, call: tuple[Params, CallArgs, int, Any]) -> None:
-        params, args, out, site = call
-        key = f"{qualname}.{name}"
+    def _hand_back(self, file: int, qualname: str, name: str, call: tuple[Params, CallArgs, int, tuple[Any, str]]) -> None:
+        params, args, out, (site, prefix) = call
         given, known = passed_argument(params, args, name)
-        if key in self.bound_variables[file] or not known:  # type: ignore[attr-defined]
-            self.edge(self.variable(file, key), out)  # rebound, or not known: the shared parameter
+        if f"{qualname}.{name}" in self.rebound_variables[file] or not known:
+            self.edge(self.variable(file, f"{prefix}.{name}"), out)  # rebound, or not known: the shared parameter
         elif given is not None and not self.passed_on(site, given):
             self.edge(given, out)
 
