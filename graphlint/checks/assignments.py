@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 from collections import Counter
 
-from graphlint.checks.facts import MODULE_SCOPE, Decoration, DefFacts, Expr, FlowFacts, ImplicitCall
+from graphlint.checks.facts import FALSY, MODULE_SCOPE, Decoration, DefFacts, Expr, FlowFacts, ImplicitCall
 from graphlint.checks.flow_expressions import FlowExpressions, dotted, union
 from graphlint.checks.flow_scopes import FUNCTION_NODES, ScopeScan, parameters
 
@@ -98,8 +98,16 @@ class _FlowWalker(FlowExpressions):
 
     # ---- statements -------------------------------------------------------------------------
     def _statements(self, body: list[ast.stmt]) -> None:
+        pushed = 0
         for statement in body:
             self._statement(statement)
+            # ``if obj: return decorator(obj)`` then ``return decorator``: what follows runs only
+            # when ``obj`` is falsy (a decorator with optional arguments, used bare or called)
+            guard = self._falsy_guard(statement.test, negated=False) if _returns_without_else(statement) else None  # type: ignore[attr-defined]
+            if guard is not None:
+                self.guards.append(guard)
+                pushed += 1
+        del self.guards[len(self.guards) - pushed :]
 
     def _statement(self, node: ast.stmt) -> None:
         if isinstance(node, FUNCTION_NODES):
@@ -136,8 +144,10 @@ class _FlowWalker(FlowExpressions):
                 if alias.name == "*":
                     self.facts.star_imports.append(base)
                     continue
-                joiner = "" if base.endswith(".") or not base else "."
-                self._assign(self._store(alias.asname or alias.name), ["g", f"{base}{joiner}{alias.name}"])
+                # ``from pkg import name`` reads the package's attribute: what its ``__init__``
+                # binds to ``name`` (``from .docs import docs`` there makes it the function), else
+                # the submodule; never the submodule alone, as ``import pkg.name as x`` does.
+                self._assign(self._store(alias.asname or alias.name), ["a", ["g", base], alias.name])
         elif isinstance(node, ast.Raise) and isinstance(node.exc, (ast.Name, ast.Attribute)):
             self._implicit("raise", self._expr(node.exc))  # raise Error: Error() is constructed
             if node.cause is not None:
@@ -148,7 +158,7 @@ class _FlowWalker(FlowExpressions):
         elif isinstance(node, ast.If):
             self.scope.known.forget()
             self._expr(node.test)
-            guard = self._isinstance_guard(node.test)
+            guard = self._isinstance_guard(node.test) or self._falsy_guard(node.test, negated=True)
             if guard is not None:
                 self.guards.append(guard)
             self._statements(node.body)
@@ -214,12 +224,40 @@ class _FlowWalker(FlowExpressions):
             return None
         return (scope.qualname, name, classes)
 
+    def _falsy_guard(self, test: ast.expr, negated: bool) -> tuple[str, str, Expr] | None:
+        """``if p is None:`` / ``if not p:`` (``negated``), or the test of ``if p:`` / ``if p is
+        not None:`` whose body returns: ``p`` a parameter, the code it guards runs when ``p`` is
+        falsy."""
+        if negated and isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test = test.operand
+        elif isinstance(test, ast.Compare) and len(test.ops) == 1 and _is_none(test.comparators[0]):
+            if not isinstance(test.ops[0], ast.IsNot if not negated else ast.Is):
+                return None
+            test = test.left
+        elif negated:
+            return None
+        scope = self.function_scope
+        definition = self.facts.defs.get(scope.qualname) if scope.kind == "function" else None
+        if not isinstance(test, ast.Name) or definition is None:
+            return None
+        if test.id not in {p for p, kind in definition.params if kind in ("o", "p", "k")}:
+            return None
+        return (scope.qualname, test.id, FALSY)
+
     def _return(self, value: Expr | None) -> None:
         scope = self.function_scope
         if scope.kind != "function":
             return
         guard = next((g for g in reversed(self.guards) if g[0] == scope.qualname), None)
+        if guard is None and value is not None and value[0] == "v" and value[1].startswith(f"{scope.qualname}."):
+            definition = self.facts.defs.get(scope.qualname)
+            name = value[1][len(scope.qualname) + 1 :]
+            if definition is not None and name in {p for p, kind in definition.params if kind in ("o", "p", "k")}:
+                self.facts.passes.setdefault(scope.qualname, []).append(name)  # the solver decides if it is rebound
+                return
         if guard is None or value is None:
+            if value is not None and value[0] == "c":
+                self.facts.returned_calls.append(value[1])
             self._assign(["v", f"{scope.qualname}.<return>"], value)
             return
         guarded = self.facts.guarded.setdefault(scope.qualname, [])
@@ -260,12 +298,13 @@ class _FlowWalker(FlowExpressions):
         self.scopes.pop()
 
     def _defaults(self, qualname: str, args: ast.arguments) -> None:
+        """A default that is a value (not a constant such as ``None``) binds its parameter."""
         positional = [*args.posonlyargs, *args.args]
-        for param, default in zip(positional[len(positional) - len(args.defaults) :], args.defaults):
-            self._assign(["v", f"{qualname}.{param.arg}"], self._expr(default))
-        for param, default in zip(args.kwonlyargs, args.kw_defaults):
-            if default is not None:
-                self._assign(["v", f"{qualname}.{param.arg}"], self._expr(default))
+        pairs = [*zip(positional[len(positional) - len(args.defaults) :], args.defaults), *zip(args.kwonlyargs, args.kw_defaults)]
+        for param, default in pairs:
+            value = self._expr(default) if default is not None else None
+            if value is not None:
+                self._assign(["v", f"{qualname}.{param.arg}"], value)
 
     def _annotations(self, qualname: str, args: ast.arguments) -> None:
         """``model: Decoder``: the parameter holds a ``Decoder`` (whoever calls the function)."""
@@ -418,3 +457,10 @@ def _unpacks_pairwise(target: ast.Tuple | ast.List, value: ast.expr) -> bool:
         and not any(isinstance(e, ast.Starred) for e in (*target.elts, *value.elts))
     )
 
+
+def _returns_without_else(statement: ast.stmt) -> bool:
+    return isinstance(statement, ast.If) and not statement.orelse and isinstance(statement.body[-1], ast.Return)
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None

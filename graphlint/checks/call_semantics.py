@@ -17,8 +17,9 @@ from typing import Any
 
 from graphlint.checks import apis
 from graphlint.checks.class_hierarchy import ClassHierarchy
-from graphlint.checks.facts import CallSite, Expr
-from graphlint.checks.implicit_calls import ImplicitCalls
+from graphlint.checks.facts import FALSY, CallSite, Expr
+from graphlint.checks.implicit_calls import ImplicitCalls, is_decoration
+from graphlint.checks.pass_through import PassThrough
 from graphlint.checks.receiver_copies import MethodCopy, ReceiverCopies
 from graphlint.checks.rest_arguments import RestArguments
 from graphlint.checks.value_graph import (
@@ -36,7 +37,7 @@ from graphlint.checks.value_graph import (
 )
 
 
-class CallSemantics(RestArguments, ImplicitCalls, ReceiverCopies):
+class CallSemantics(RestArguments, ImplicitCalls, ReceiverCopies, PassThrough):
     """The call half of the solver (it provides ``compile``, ``member`` and the tables below)."""
 
     files: list[LinkedModule]
@@ -152,12 +153,12 @@ class CallSemantics(RestArguments, ImplicitCalls, ReceiverCopies):
         kind = obj[0]
         if kind == "F":
             self.record(site, FunctionKey(obj[1], obj[2]), "call", obj[3] if len(obj) > 3 else "")
-            self.bind(obj, args, out)
+            self.bind(obj, args, out, site=site)
         elif kind == "B":
             function, receiver = obj[1], obj[2]
             copy = self.copy_for(function, receiver)
             self.record(site, FunctionKey(function[1], function[2]), "call", copy.context if copy else "")
-            self.bind(function, args.with_receiver(self.constant(receiver)), out, receiver)
+            self.bind(function, args.with_receiver(self.constant(receiver)), out, receiver, site)
         elif kind == "C":
             instance = ("I", obj[1], obj[2])
             self.add(out, [instance])
@@ -244,9 +245,9 @@ class CallSemantics(RestArguments, ImplicitCalls, ReceiverCopies):
         )
         self.watch(bound.positional[0], lambda objs: [self.call(site, o, combined, out) for o in objs])
 
-    def bind(self, function: Obj, args: CallArgs, out: int, receiver: Obj | None = None) -> None:
-        """Arguments → parameters, returns → the call; through ``receiver``, those of the method's
-        copy for its class where it has copies."""
+    def bind(self, function: Obj, args: CallArgs, out: int, receiver: Obj | None = None, site: Any = None) -> None:
+        """Arguments → parameters, returns → the call (at ``site``); through ``receiver``, those of
+        the method's copy for its class where it has copies."""
         file, qualname = function[1], function[2]
         definition = self.files[file].facts.flow.defs.get(qualname)
         if definition is None or definition.kind != "function":
@@ -254,11 +255,10 @@ class CallSemantics(RestArguments, ImplicitCalls, ReceiverCopies):
         copy = self.copy_for(function, receiver)
         name = qualname if copy is None else copy.rename(qualname)
         params = definition.params
-        returned = self.returned_parameters[file].get(qualname)
-        given = None if returned is None else self.argument(params, args, returned)
+        self.edge(self.variable(file, f"{name}.<return>"), out)
         # a function that returns a parameter as given returns this call's argument (a
         # registering decorator hands back the class it decorates, not every class it saw)
-        self.edge(self.variable(file, f"{name}.<return>") if given is None else given, out)
+        self.bind_passes(file, qualname, params, args, out, site, name)
         positional = [p for p, kind in params if kind in ("o", "p")]
         varargs = next((p for p, kind in params if kind == "*"), None)
         varkw = next((p for p, kind in params if kind == "**"), None)
@@ -292,37 +292,13 @@ class CallSemantics(RestArguments, ImplicitCalls, ReceiverCopies):
                 self.edge(node, self.rest_node((file, name, varkw), None))
         self.bind_forwarded(file, name, params, args)
         for guarded, classes, key in self.flow(file).guarded.get(qualname, ()):
+            falsy = classes == FALSY
             if copy is not None:
                 classes, key = copy.expr(classes), name + key[len(qualname):]
-            self.return_if_instance(file, self.argument(params, args, guarded), classes, self.variable(file, key), out)
-
-    @cached_property
-    def returned_parameters(self) -> list[dict[str, str]]:
-        """Per file, the functions whose every ``return`` is one parameter that no statement
-        rebinds (what binds it is only an annotation or the default ``self``) → that parameter."""
-        found: list[dict[str, str]] = []
-        for linked in self.files:
-            flow = linked.facts.flow
-            returns: dict[str, list[Expr]] = {}
-            bound: dict[str, list[Expr]] = {}
-            for target, value in flow.assigns:
-                if target[0] == "v":
-                    function, _, name = target[1].rpartition(".")
-                    (returns.setdefault(function, []) if name == "<return>" else bound.setdefault(target[1], [])).append(value)
-            mine: dict[str, str] = {}
-            for function, values in returns.items():
-                definition = flow.defs.get(function)
-                first = values[0]
-                if definition is None or function in flow.guarded or first[0] != "v" or any(v != first for v in values):
-                    continue
-                parameter = first[1][len(function) + 1:]
-                plain = {p for p, kind in definition.params if kind in ("o", "p", "k")}
-                if first[1].startswith(f"{function}.") and parameter in plain and all(
-                    v[0] in ("n", "self") for v in bound.get(first[1], ())
-                ):
-                    mine[function] = parameter
-            found.append(mine)
-        return found
+            if falsy:
+                self.return_if_falsy(is_decoration(site), self.variable(file, key), out)
+            else:
+                self.return_if_instance(file, self.argument(params, args, guarded), classes, self.variable(file, key), out)
 
     def argument(self, params: list[tuple[str, str]], args: CallArgs, name: str) -> int | None:
         """The node a call hands to parameter ``name``, when only that node can fill it (None:

@@ -104,10 +104,10 @@ class ClassHierarchy:
 
     def static_attribute(self, obj: Obj, name: str, depth: int) -> list[Obj]:
         key = (obj[1], f"{obj[2]}.{name}") if obj[0] == "C" else None
-        if obj[0] == "M":
-            if f"{obj[1]}.{name}" in self.packages:
-                return [("M", f"{obj[1]}.{name}")]
-            return [o for file in self.by_module.get(obj[1], ()) for o in self.static(file, ["v", name], depth + 1)]
+        if obj[0] == "M":  # what the module binds to the name, else its submodule of that name
+            bound = [o for file in self.by_module.get(obj[1], ()) for o in self.static(file, ["v", name], depth + 1)]
+            submodule = f"{obj[1]}.{name}"
+            return bound or ([("M", submodule)] if submodule in self.packages else [])
         if key is not None:
             return self.static(key[0], ["v", key[1]], depth + 1)
         if obj[0] == "X":

@@ -299,8 +299,10 @@ _IMPORT_NAMING = rb"^[ \t]*(?:from|import)[ \t](?:[^\n(\\]|\\\r?\n|\\)*(?:\([^)]
 
 
 def _mentions(path: Path, pattern: re.Pattern[bytes]) -> bool:
+    # Only a regular file is read: opening a FIFO named ``*.py`` in the tree waits for a writer
+    # for ever (the file itself is reported as not a regular file when it is checked).
     try:
-        return pattern.search(path.read_bytes()) is not None
+        return path.is_file() and pattern.search(path.read_bytes()) is not None
     except OSError:
         return False
 

@@ -101,6 +101,8 @@ class _Scope(Scope):
     values: set[str] = field(default_factory=set)  # names bound to a tensor's reduced value
     computed: set[str] = field(default_factory=set)  # names bound here to a call, subscript or arithmetic
     module_outputs: set[str] = field(default_factory=set)  # names bound to a submodule's output: self.embed(x)
+    conditions: set[str] = field(default_factory=set)  # names bound to a tensor's truth: p < self.layerdrop
+    displays: set[str] = field(default_factory=set)  # names bound to a list, tuple or set display or comprehension
     loops: int = 0
 
 
@@ -121,6 +123,7 @@ class _Report:
 
 
 _ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo, cst.Divide, cst.Power)
+_VALUE_COMPARISONS = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
 _WalkItem = cst.CSTNode | Callable[[], None]
 
 
@@ -378,6 +381,33 @@ class _Extractor(EntryPoints, ScopeStack[_Scope]):
         if isinstance(expr, cst.UnaryOperation) and not isinstance(expr.operator, cst.Not):
             return self.is_tensor_value(expr.expression)
         return False
+
+    def is_tensor_condition(self, expr: cst.BaseExpression) -> bool:
+        if isinstance(expr, cst.Comparison):
+            if not all(isinstance(c.operator, _VALUE_COMPARISONS) for c in expr.comparisons):
+                return False  # ``t is None``, ``k in d``: no tensor is read
+            return any(self._is_tensor(side) for side in (expr.left, *(c.comparator for c in expr.comparisons)))
+        if isinstance(expr, cst.Name):
+            return expr.value in self.function_scope.conditions
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
+            return self.is_tensor_condition(expr.expression)
+        if isinstance(expr, cst.BooleanOperation):
+            return self.is_tensor_condition(expr.left) or self.is_tensor_condition(expr.right)
+        return False
+
+    def is_python_container(self, expr: cst.BaseExpression) -> bool:
+        if isinstance(expr, cst.Name):
+            return expr.value in self.function_scope.displays
+        return _is_display(expr)
+
+    def _is_tensor(self, expr: cst.BaseExpression) -> bool:
+        """A tensor's value (``is_tensor_value``) or a tensor a factory made (``torch.rand([])``,
+        or a name bound to one)."""
+        if self.is_tensor_value(expr):
+            return True
+        if isinstance(expr, cst.Call):
+            return self.qualify(expr.func) in apis.TENSOR_FACTORIES
+        return isinstance(expr, cst.Name) and self.made_by(expr) in apis.TENSOR_FACTORIES
 
     def on_module_device(self, expr: cst.BaseExpression) -> bool:
         if isinstance(expr, cst.Name):
@@ -692,6 +722,11 @@ class _Extractor(EntryPoints, ScopeStack[_Scope]):
             scope.values.add(name)
         else:
             scope.values.discard(name)
+        for names, holds in ((scope.conditions, self.is_tensor_condition(value)), (scope.displays, _is_display(value))):
+            if holds:
+                names.add(name)
+            else:
+                names.discard(name)
         if isinstance(value, cst.Call) and self._moves_with_model(value.func):
             scope.module_outputs.add(name)
         else:
@@ -856,3 +891,7 @@ def _definition_lines(tree: ast.Module) -> dict[str, int]:
             elif isinstance(child, ast.stmt):
                 stack.append((child, prefix))
     return lines
+
+
+def _is_display(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, (cst.List, cst.Tuple, cst.Set, cst.ListComp, cst.SetComp))

@@ -27,6 +27,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 Expr = list[Any]  # a value expression (above)
+# The "classes" of a guarded return taken only when its parameter is falsy (``if p is None:``)
+FALSY: Expr = ["falsy"]
 RegionKind = Literal["compiled", "capture"]
 MODULE_SCOPE = "<module>"
 
@@ -112,6 +114,10 @@ class FlowFacts:
     # (``if isinstance(layer, LinearBase): return LinearMethod()``): (parameter, the classes, the
     # variable that return writes)
     guarded: dict[str, list[tuple[str, Expr, str]]] = field(default_factory=dict)
+    # function → parameters it returns as they came (``return cls``): a call gets its own
+    # argument back, not what every caller handed in (a docstring or registry decorator)
+    passes: dict[str, list[str]] = field(default_factory=dict)
+    returned_calls: list[int] = field(default_factory=list)  # ordinals of calls returned as they are
     error: str | None = None  # why the calls of this file could not be numbered
     digest: str = ""  # ``solver_digest`` of these facts, taken when they are extracted ("": not taken)
 
@@ -125,6 +131,8 @@ class FlowFacts:
             implicit=[ImplicitCall(**i) for i in data["implicit"]],
             star_imports=data["star_imports"],
             guarded={k: [tuple(g) for g in v] for k, v in data["guarded"].items()},
+            passes=data["passes"],
+            returned_calls=data["returned_calls"],
             error=data["error"],
             digest=data["digest"],
         )
@@ -137,7 +145,10 @@ class FlowFacts:
         defs = [[name, d.kind, d.params, d.method, d.bases] for name, d in self.defs.items()]
         decorations = [[d.scope, d.decorator, d.value] for d in self.decorations]
         implicit = [[i.scope, i.kind, i.value] for i in self.implicit]
-        parts = [defs, self.assigns, calls, decorations, implicit, self.star_imports, self.guarded, self.error]
+        parts = [
+            defs, self.assigns, calls, decorations, implicit, self.star_imports, self.guarded,
+            self.passes, self.returned_calls, self.error,
+        ]
         return hashlib.sha256(json.dumps(parts, separators=(",", ":")).encode()).hexdigest()
 
 

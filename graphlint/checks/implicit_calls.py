@@ -22,6 +22,14 @@ def _reads(copy: MethodCopy | None) -> Callable[[Any], Any]:
     return (lambda expr: expr) if copy is None else copy.expr
 
 
+DECORATION = "decoration"  # marks a decoration's call key (``is_decoration``)
+
+
+def is_decoration(site: Any) -> bool:
+    """Whether a call key is a decoration's: the decorator called with what it decorates."""
+    return isinstance(site, tuple) and len(site) == 5 and site[0] == "implicit" and site[3] == DECORATION
+
+
 def _keyed(index: int, copy: MethodCopy | None) -> Any:
     return index if copy is None else (index, copy.context)
 
@@ -66,7 +74,7 @@ class ImplicitCalls(ValueGraph):
             self.edge(value, out)
             return
         # each decoration a call of its own: @merge over @merge
-        key = ("implicit", file, decoration.scope, _keyed(index, copy))
+        key = ("implicit", file, decoration.scope, DECORATION, _keyed(index, copy))
         args = CallArgs([value])
 
         def react(objs: Iterable[Obj]) -> None:

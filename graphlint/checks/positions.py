@@ -37,6 +37,7 @@ ANCHOR_KINDS: dict[type[cst.CSTNode], str] = {
     cst.FormattedStringExpression: "FormattedStringExpression",
     cst.WithItem: "WithItem",
     cst.AssignTarget: "AssignTarget",  # each target of ``a = b = value`` (not annotated or augmented)
+    cst.If: "If",  # an ``if`` or ``elif``, located at its test
 }
 
 _AstSpan = tuple[int, int, int, int]  # line, byte column, end line, end byte column
@@ -64,6 +65,8 @@ def _ast_anchors(tree: ast.AST) -> dict[str, list[_AstSpan]]:
         elif isinstance(node, ast.FormattedValue):
             # Before Python 3.12 a FormattedValue spans the whole f-string; its value does not.
             add("FormattedStringExpression", node.value)
+        elif isinstance(node, ast.If):  # ``elif`` is an If in the orelse, in both trees
+            add("If", node.test)
         elif isinstance(node, ast.Assign):
             for target in node.targets:
                 add("AssignTarget", target)
@@ -137,6 +140,8 @@ def _locate_with_libcst(
             node = node.expression
         elif isinstance(node, cst.WithItem):
             node = node.item
+        elif isinstance(node, cst.If):
+            node = node.test
         r = positions[node]
         spans[kind, ordinal] = Span(r.start.line, r.start.column + 1, r.end.line, r.end.column + 1)
     return spans

@@ -99,6 +99,8 @@ class _Solver(CallSemantics):
         self.rest_nodes = {}
         self.rest_watchers = {}
         self.callee_nodes = {}
+        self.pass_sites = {}
+        self.passes_found = {}
         self.site_edges = {}
         self.decorations_made = []
         self.graph = CallGraph({}, set(), {}, {})

@@ -111,3 +111,33 @@ def test_recurrent_modules_and_requires_grad_predict_their_codes(tmp_path: Path)
     assert {(f["code"], f["line"]): f["predicts"] for f in report["findings"]} == {
         ("GL110", 15): ["GB0206"], ("GL110", 17): ["GB8985"], ("GL109", 18): ["GB0014"],
     }
+
+
+def test_layer_drop_branches_predict_data_dependent_branching(tmp_path: Path) -> None:
+    """wav2vec2's encoder layer-drop (torch 2.13 breaks at the ``if``, GB0170): the name bound to
+    a comparison with ``torch.rand([])`` and the comparison itself, each at its ``if``; the same
+    shapes on ints and shapes are not flagged."""
+    source = textwrap.dedent("""
+        import torch
+        from torch import nn
+
+        class Encoder(nn.Module):
+            def forward(self, hidden, synced=False):
+                for layer in self.layers:
+                    p = torch.rand([])
+                    skip = self.training and p < self.layerdrop
+                    if not skip or synced:
+                        hidden = layer(hidden)
+                    if p < self.layerdrop:
+                        continue
+                    short = hidden.shape[1] < 8 and self.training
+                    if not short or synced:
+                        hidden = hidden * 2
+                return hidden
+
+        model = torch.compile(Encoder())
+        """)
+    _, report = lint_project(tmp_path, {"app.py": source}, "--select", "GL105")
+    assert [(f["line"], f["column"], f["predicts"]) for f in report["findings"]] == [
+        (10, 16, ["GB0170", "GB0035", "GB0124"]), (12, 16, ["GB0170", "GB0035", "GB0124"]),
+    ]

@@ -3,6 +3,7 @@ parallel parsing and exit statuses — all through the real CLI on real files.""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -164,3 +165,19 @@ def test_check_never_imports_torch(tmp_path: Path) -> None:
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert result.returncode == 1, result.stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_a_named_pipe_in_the_tree_never_blocks_a_check_of_one_file(tmp_path: Path) -> None:
+    """A FIFO named ``*.py`` next to the file checked: finding the files that import it must not
+    open the pipe (opening waits for a writer for ever); last session's ``regions`` hung so."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "app.py").write_text("import torch\n\n\n@torch.compile\ndef step(x):\n    return x.item()\n")
+    os.mkfifo(tmp_path / "pipe.py")
+    for command in ("check", "regions"):
+        done = subprocess.run(
+            [sys.executable, "-m", "graphlint", command, "--no-cache", "app.py"],
+            cwd=tmp_path, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+        )
+        assert done.returncode in (0, 1), done.stderr
+    assert "GL202" in done.stdout or "step" in done.stdout

@@ -20,6 +20,10 @@ import torch
 def f(x, *, k=torch.ones(2)(3), **kw) -> torch.Tensor(1):
     s = f"{x.size(0)!r:>{x.dim()}}" f"{(lambda: x.sum())()}"
     y = (a(b)(c) if g(x)[0] else h(x)[1:2]) + [i(j) for j in k(l)]
+    if (g(x) > 1):  # an if is located at its test, an elif too
+        pass
+    elif not h(x):
+        pass
     match x.item():
         case 1 if ok(x):
             return z(x)

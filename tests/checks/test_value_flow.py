@@ -406,3 +406,135 @@ def test_a_plugin_is_reached_through_the_host_framework_on_an_extra_path(tmp_pat
     with chdir(project):  # without the host, nothing captures the plugin's model
         status, alone = check_json("--no-cache", ".")
     assert status == 0 and alone["findings"] == []
+
+
+def test_from_a_package_import_reads_what_the_package_binds_over_its_submodule_of_that_name(tmp_path: Path) -> None:
+    """transformers' shape: ``utils/auto_docstring.py`` defines ``auto_docstring`` and
+    ``utils/__init__.py`` re-exports it, so ``from .utils import auto_docstring`` is the function
+    (Python rebinds the package attribute after importing the submodule), not the module. Taken as
+    the module, ``@auto_docstring class Net`` held nothing and the entry reached no function."""
+    files = {
+        "app/__init__.py": "",
+        "app/utils/__init__.py": "from .auto_docstring import auto_docstring\n",
+        "app/utils/auto_docstring.py": """
+            def auto_docstring(obj):
+                obj.__doc__ = "documented"
+                return obj
+        """,
+        "app/net.py": """
+            import torch
+            from torch import nn
+
+            from .utils import auto_docstring
+
+
+            @auto_docstring
+            class Net(nn.Module):
+                def forward(self, x):
+                    return x.sum().item()
+        """,
+        "run.py": """
+            import torch
+            from app.net import Net
+
+            model = torch.compile(Net())
+        """,
+    }
+    assert reached(regions(tmp_path, files)) == {("run.py", 5): ["app.net.Net.forward"]}
+
+
+DOCSTRING_DECORATOR = """
+    def method_doc(func, intro=None):
+        func.__doc__ = intro or "documented"
+        return func
+
+
+    def class_doc(cls, intro=None):
+        cls.__doc__ = intro or "documented"
+        return cls
+
+
+    def auto_docstring(obj=None, *, intro=None):
+        def decorator(obj):
+            if len(obj.__qualname__.split(".")) > 1:
+                return method_doc(obj, intro=intro)
+            return class_doc(obj, intro=intro)
+
+        if obj:
+            return decorator(obj)
+        return decorator
+"""
+
+
+def test_a_decorator_that_returns_what_it_decorates_gives_each_name_its_own_object(tmp_path: Path) -> None:
+    """transformers' ``@auto_docstring`` (bare, or with arguments) on every model class and
+    forward: each decorated name holds its own class, not every class the decorator was ever
+    handed, nor the inner decorator (returned only when called with arguments). Compiling one
+    model reaches its forward alone; on main it reached both models and the docstring code."""
+    files = {
+        "app/__init__.py": "",
+        "app/docs.py": DOCSTRING_DECORATOR,
+        "app/models.py": """
+            import torch
+            from torch import nn
+
+            from .docs import auto_docstring
+
+
+            @auto_docstring
+            class Speech(nn.Module):
+                @auto_docstring
+                def forward(self, x):
+                    return x.sum().item()
+
+
+            @auto_docstring(intro="A text model.")
+            class Text(nn.Module):
+                @auto_docstring(intro="Runs it.")
+                def forward(self, x):
+                    return x.tolist()
+        """,
+        "run.py": """
+            import torch
+            from app.models import Speech
+
+            model = torch.compile(Speech())
+        """,
+    }
+    assert reached(regions(tmp_path, files)) == {("run.py", 5): ["app.models.Speech.forward"]}
+
+
+def test_a_function_returning_its_parameter_gives_each_call_its_argument_and_unknown_ones_all(tmp_path: Path) -> None:
+    """``keep(A())`` is an ``A`` even though ``keep(B())`` is called too; ``keep(*parts)`` with
+    ``parts`` not known may be any argument ``keep`` was ever handed."""
+    code = """
+        import torch
+        from torch import nn
+
+
+        class A(nn.Module):
+            def forward(self, x):
+                return x.sum().item()
+
+
+        class B(nn.Module):
+            def forward(self, x):
+                return x.tolist()
+
+
+        def keep(module, note=None):
+            module.note = note
+            return module
+
+
+        other = keep(B())
+        model = torch.compile(keep(A()))
+
+
+        def build(parts):
+            return torch.compile(keep(*parts))
+    """
+    assert reached(regions(tmp_path, {"app.py": code})) == {
+        ("app.py", 22): ["app.A.forward"],
+        ("app.py", 26): ["app.A.forward", "app.B.forward"],
+    }

@@ -80,6 +80,15 @@ class SiteContext(Protocol):
         ``x.max()``, ``torch.sum(m)``, a name bound to one (``n = mask.sum()``), a parameter
         annotated as a tensor, arithmetic and indexing of these."""
 
+    def is_tensor_condition(self, expr: cst.BaseExpression) -> bool:
+        """Whether Python's truth of ``expr`` reads a tensor: a comparison with a tensor on one
+        side (``p < self.layerdrop`` with ``p = torch.rand([])``, ``n.max() > 0``), ``not``,
+        ``and``, ``or`` of one, or a name bound to one (layer-drop's ``skip_the_layer``)."""
+
+    def is_python_container(self, expr: cst.BaseExpression) -> bool:
+        """Whether ``expr`` is a list, tuple or set display or comprehension, or a name the
+        current function last bound to one (``blocks = []`` then ``blocks.append(i)``)."""
+
     def on_module_device(self, expr: cst.BaseExpression) -> bool:
         """Whether ``expr`` lives where the model's weights do: a parameter (``self.w =
         nn.Parameter(...)``) or a buffer (``self.register_buffer("inv_freq", t)``), a submodule's output (``self.embed_positions(x)``, or a name bound to

@@ -11,7 +11,10 @@ class DataDependentBranch(Rule):
     """## What it does
     Flags Python control flow that reads a tensor's *value* inside a compiled region:
     `if t.any():`, `while t.item() > 0:`, `if torch.equal(a, b):`, `x if t.sum() else y`,
-    `assert t.all()`, and `bool(t)`. It is reported at the call that reads the value.
+    `assert t.all()`, and `bool(t)`. It is reported at the call that reads the value. An `if`
+    on a comparison with a tensor (`if torch.rand([]) < p:`, with the tensor bound to a name
+    first too) or on a name bound to one (layer-drop's `skip = self.training and
+    torch.rand([]) < p` then `if not skip:`) is reported at the `if`.
 
     ## Why is this bad?
     Dynamo cannot know which branch a tensor value selects at trace time: it breaks the graph
@@ -44,7 +47,8 @@ class DataDependentBranch(Rule):
     predicts = ("GB0170", "GB0035", "GB0124")
 
     def visit_If(self, node: cst.If, ctx: SiteContext) -> None:
-        self._check_test(node.test, ctx)
+        if not self._check_test(node.test, ctx) and ctx.is_tensor_condition(node.test):
+            ctx.report(self, node)
 
     def visit_While(self, node: cst.While, ctx: SiteContext) -> None:
         self._check_test(node.test, ctx)
@@ -59,13 +63,15 @@ class DataDependentBranch(Rule):
         if ctx.qualify(node.func) == "bool" and node.args and not isinstance(node.args[0].value, cst.Name):
             self._check_test(node.args[0].value, ctx, at=node)
 
-    def _check_test(self, test: cst.BaseExpression, ctx: SiteContext, at: cst.Call | None = None) -> None:
+    def _check_test(self, test: cst.BaseExpression, ctx: SiteContext, at: cst.Call | None = None) -> bool:
+        """Reports the first call in ``test`` that reads a tensor's value; whether there was one."""
         for node in preorder(test):
             if isinstance(node, (cst.Lambda, cst.ListComp, cst.GeneratorExp)):
-                return
+                return False
             if isinstance(node, cst.Call) and self._reads_value(node, ctx):
                 ctx.report(self, at or node)
-                return
+                return True
+        return False
 
     def _reads_value(self, call: cst.Call, ctx: SiteContext) -> bool:
         func = call.func
@@ -102,6 +108,22 @@ class DataDependentBranch(Rule):
                     return x * 2
                 return x
         """),
+        snippet("""
+            import torch
+            from torch import nn
+
+            class Encoder(nn.Module):
+                def forward(self, x, mask=None):
+                    long_enough = x.shape[-1] > 8 and self.training
+                    if not long_enough or mask is None:
+                        return x
+                    noise = torch.rand([])
+                    if noise is not None and x.dim() == 3:
+                        return x + noise
+                    return x
+
+            model = torch.compile(Encoder())
+        """),
     ]
     INVALID = [
         snippet("""
@@ -135,6 +157,23 @@ class DataDependentBranch(Rule):
             def step(x):
                 ok = bool(x.isfinite().all())  # error
                 return clamp_if_needed(x)
+        """),
+        snippet("""
+            import torch
+            from torch import nn
+
+            class Encoder(nn.Module):
+                def forward(self, hidden_states):
+                    for layer in self.layers:
+                        dropout_probability = torch.rand([])
+                        skip_the_layer = self.training and dropout_probability < self.layerdrop
+                        if not skip_the_layer or self.synced:  # error
+                            hidden_states = layer(hidden_states)
+                        if dropout_probability < self.layerdrop:  # error
+                            continue
+                    return hidden_states
+
+            model = torch.compile(Encoder())
         """),
     ]
 

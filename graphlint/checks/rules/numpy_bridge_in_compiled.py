@@ -9,7 +9,8 @@ from graphlint.checks.rules.base import Rule, SiteContext, snippet
 class NumpyBridgeInCompiled(Rule):
     """## What it does
     Flags `torch.from_numpy(...)`, `tensor.numpy()` and numpy array constructors
-    (`np.array`, `np.asarray`, …) inside a compiled region.
+    (`np.array`, `np.asarray`, …) inside a compiled region. A numpy array made from a Python
+    list, tuple or comprehension (or a name bound to one) is not flagged: no tensor crosses.
 
     ## Why is this bad?
     Dynamo records the dispatch keys of every tensor it guards on. A tensor made by
@@ -45,6 +46,8 @@ class NumpyBridgeInCompiled(Rule):
 
     def visit_Call(self, node: cst.Call, ctx: SiteContext) -> None:
         func = node.func
+        if node.args and node.args[0].keyword is None and ctx.is_python_container(node.args[0].value):
+            return  # np.array([1, 2]) of Python values: numpy alone, no tensor crosses (dynamo traces it)
         if ctx.qualify(func) in apis.NUMPY_BRIDGE_FUNCTIONS or (
             isinstance(func, cst.Attribute) and func.attr.value in apis.NUMPY_BRIDGE_METHODS and not node.args
         ):
@@ -72,6 +75,18 @@ class NumpyBridgeInCompiled(Rule):
             @torch.compile
             def step(x):
                 return x * float(np.pi)
+        """),
+        snippet("""
+            import numpy as np
+            import torch
+
+            @torch.compile
+            def step(x, n: int):
+                blocks = []
+                for i in range(n):
+                    blocks.append(i)
+                plan = np.array(blocks, dtype=np.int32)
+                return x * len(plan) + len(np.asarray([i * 2 for i in range(n)]))
         """),
     ]
     INVALID = [

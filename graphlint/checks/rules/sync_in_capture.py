@@ -74,12 +74,25 @@ class SyncInCapture(CaptureRule):
         stored = ctx.assigned_value(node)
         if stored is not None and _is_scalar(stored, ctx):
             return  # ``x[mask] = -1`` is masked_fill: no sync, the shape stays static
+        if stored is not None and (ctx.made_by(node.value) or "").startswith("numpy."):
+            return  # a store into a numpy array: host memory under capture, traced without a break by dynamo
         for element in node.slice:
             if isinstance(element.slice, cst.Index) and ctx.is_mask(element.slice.value):
                 ctx.report(self, node, "boolean-mask indexing inside graph capture: the output shape depends on the data")
                 return
 
     VALID = [
+        snippet("""
+            import numpy as np
+            import torch
+
+            @torch.compile(mode="reduce-overhead")
+            def spec_augment(x, idxs, shape):
+                batch, length = shape
+                spans = np.array(idxs)
+                spans[spans > length - 1] = length - 1
+                return x * len(spans)
+        """),
         snippet("""
             import torch
 
