@@ -5,6 +5,11 @@ The walk keeps its own scope stack and import table instead of libcst's metadata
 ``visit_<NodeType>`` hooks on the nodes as it passes them; rules report candidates through the
 walk's context (``SiteContext``), which knows the scope, loops, ``is_compiling()`` branches,
 capture blocks and the names that hold dynamic ints or boolean masks.
+
+The extractor is one class made of small parts: ``entry_points.py`` (where regions start),
+``compile_branches.py`` (eager branches and capture blocks), ``local_bindings.py`` (what an
+assignment binds) and ``site_values.py`` (the questions rules ask about an expression); this
+module has the walk itself, imports, definitions, calls and the reports.
 """
 
 from __future__ import annotations
@@ -14,13 +19,12 @@ import io
 import tokenize
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
-from typing import Literal
 
 import libcst as cst
 
-from graphlint.checks import apis, dynamo
+from graphlint.checks import apis
 from graphlint.checks.facts import (
     MODULE_SCOPE,
     Candidate,
@@ -30,13 +34,16 @@ from graphlint.checks.facts import (
     FunctionFacts,
 )
 from graphlint.checks.assignments import flow_facts
+from graphlint.checks.compile_branches import CompileBranches, WalkItem
 from graphlint.checks.entry_points import EntryPoints, decorated_callee, flag_option
+from graphlint.checks.local_bindings import LocalBindings
 from graphlint.checks.suppressions import suppressions
 from graphlint.checks.positions import ANCHOR_KINDS, locate
-from graphlint.checks.scopes import Scope, ScopeStack
+from graphlint.checks.scopes import ScopeStack
+from graphlint.checks.site_values import SiteValues, WalkScope
 from graphlint.checks.rules import all_rules
 from graphlint.checks.rules.base import Rule, SiteContext
-from graphlint.checks.syntax import children, dotted_name, keyword, positional, preorder, string_value
+from graphlint.checks.syntax import children, dotted_name, preorder
 
 
 LIBCST_CANNOT_PARSE = "valid Python that libcst cannot parse (not analysed):"
@@ -89,24 +96,6 @@ def extract_facts(
 
 
 @dataclass
-class _Scope(Scope):
-    dynamic: dict[str, Literal["shape", "param"]] = field(default_factory=dict)
-    masks: set[str] = field(default_factory=set)
-    devices: dict[str, str] = field(default_factory=dict)  # tensor name → the device it was made on
-    vectors: set[str] = field(default_factory=set)  # names of tensors known to be 1-D
-    tensor_params: set[str] = field(default_factory=set)
-    configs: dict[str, bool] = field(default_factory=dict)  # CompilerConfig var → capture mode
-    backends: dict[str, str | None] = field(default_factory=dict)  # npu backend var → config var
-    made: dict[str, str] = field(default_factory=dict)  # name → the callable that made its value
-    values: set[str] = field(default_factory=set)  # names bound to a tensor's reduced value
-    computed: set[str] = field(default_factory=set)  # names bound here to a call, subscript or arithmetic
-    module_outputs: set[str] = field(default_factory=set)  # names bound to a submodule's output: self.embed(x)
-    conditions: set[str] = field(default_factory=set)  # names bound to a tensor's truth: p < self.layerdrop
-    displays: set[str] = field(default_factory=set)  # names bound to a list, tuple or set display or comprehension
-    loops: int = 0
-
-
-@dataclass
 class _Report:
     rule: Rule
     node: cst.CSTNode
@@ -122,18 +111,13 @@ class _Report:
     host_receiver: bool = False
 
 
-_ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo, cst.Divide, cst.Power)
-_VALUE_COMPARISONS = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
-_WalkItem = cst.CSTNode | Callable[[], None]
-
-
-class _Extractor(EntryPoints, ScopeStack[_Scope]):
+class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, ScopeStack[WalkScope]):
     def __init__(self, text: str, tree: ast.Module, options: ExtractOptions) -> None:
         self.text = text
         self.tree = tree
         self.options = options
         self.facts = FileFacts()
-        self.scopes = [_Scope("module", MODULE_SCOPE)]
+        self.scopes = [WalkScope("module", MODULE_SCOPE)]
         self.facts.functions[MODULE_SCOPE] = FunctionFacts(MODULE_SCOPE)
         self.eager = False
         # Expressions dynamo never evaluates: the right side of ``not is_tracing() and ...``.
@@ -148,7 +132,7 @@ class _Extractor(EntryPoints, ScopeStack[_Scope]):
         self.entry_sites: list[cst.CSTNode] = []  # the node of each entry, for its line
         self.made_attributes: dict[tuple[str, str], str] = {}  # (class, attr) → what made self.attr
         self.reports: list[_Report] = []
-        self.handlers: dict[type, Callable[[cst.CSTNode], list[_WalkItem] | None]] = {
+        self.handlers: dict[type, Callable[[cst.CSTNode], list[WalkItem] | None]] = {
             cst.Import: self._on_import,
             cst.ImportFrom: self._on_import_from,
             cst.ClassDef: self._on_class,
@@ -172,7 +156,7 @@ class _Extractor(EntryPoints, ScopeStack[_Scope]):
 
     # ---- the walk ---------------------------------------------------------------------------
     def run(self, module: cst.Module) -> FileFacts:
-        stack: list[_WalkItem] = [module]
+        stack: list[WalkItem] = [module]
         while stack:
             item = stack.pop()
             if not isinstance(item, cst.CSTNode):
@@ -230,217 +214,6 @@ class _Extractor(EntryPoints, ScopeStack[_Scope]):
             if definition is not None:
                 definition.line = line
 
-    # ---- SiteContext ------------------------------------------------------------------------
-    @property
-    def in_loop(self) -> bool:
-        return self.function_scope.loops > 0
-
-    @property
-    def function_name(self) -> str | None:
-        scope = self.function_scope
-        return scope.qualname.rsplit(".", 1)[-1] if scope.kind == "function" else None
-
-    def qualify(self, expr: cst.BaseExpression) -> str | None:
-        name = dotted_name(expr)
-        if name is None:
-            return None
-        head, dot, rest = name.partition(".")
-        target = self.facts.imports.get(head)
-        if target is not None:
-            name = target + dot + rest
-        for prefix, canonical in apis.CANONICAL_PREFIXES:
-            if name.startswith(prefix):
-                return canonical + name[len(prefix) :]
-        return name
-
-    def dynamic_int(self, expr: cst.BaseExpression) -> Literal["shape", "param"] | None:
-        if isinstance(expr, cst.Name):
-            return self.function_scope.dynamic.get(expr.value)
-        if isinstance(expr, cst.Subscript):
-            value = expr.value
-            if isinstance(value, cst.Attribute) and value.attr.value in apis.SHAPE_ATTRIBUTES:
-                return "shape"
-            if _is_method_call(value, "size") and not value.args:  # type: ignore[union-attr]
-                return "shape"
-            return None
-        if isinstance(expr, cst.Call):
-            func = expr.func
-            if isinstance(func, cst.Attribute) and func.attr.value in apis.SHAPE_METHODS:
-                return "shape" if (expr.args or func.attr.value == "numel") else None
-            name = self.qualify(func)
-            args = positional(expr)
-            if name == "len" and len(args) == 1 and isinstance(args[0].value, cst.Name):
-                return "shape" if args[0].value.value in self.function_scope.tensor_params else None
-            if name == "int" and len(args) == 1:
-                return self.dynamic_int(args[0].value)
-            return None
-        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, _ARITHMETIC):
-            return self.dynamic_int(expr.left) or self.dynamic_int(expr.right)
-        if isinstance(expr, cst.UnaryOperation):
-            return self.dynamic_int(expr.expression)
-        return None
-
-    def is_mask(self, expr: cst.BaseExpression) -> bool:
-        if isinstance(expr, cst.Comparison):
-            return True
-        if isinstance(expr, cst.Name):
-            return expr.value in self.function_scope.masks
-        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.BitInvert):
-            return self.is_mask(expr.expression)
-        if isinstance(expr, cst.BinaryOperation) and isinstance(
-            expr.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)
-        ):
-            return self.is_mask(expr.left) or self.is_mask(expr.right)
-        if isinstance(expr, cst.Call):
-            if _is_method_call(expr, "bool"):
-                return True
-            name = self.qualify(expr.func) or ""
-            return name in ("torch.isnan", "torch.isinf", "torch.isfinite") or name.startswith(
-                "torch.logical_"
-            )
-        return False
-
-    def compile_entry_at(self, node: cst.CSTNode) -> int | None:
-        return self.entry_nodes.get(id(node))
-
-    def entry_nests_safely(self, entry: int) -> bool:
-        return entry in self.nesting_safe
-
-    def assigned_value(self, target: cst.BaseExpression) -> cst.BaseExpression | None:
-        return self.stores.get(id(target))
-
-    def known_device(self, expr: cst.BaseExpression) -> str | None:
-        name = expr.value if isinstance(expr, cst.Name) else expr.attr.value if isinstance(expr, cst.Attribute) else None
-        if name is not None and name.endswith(apis.HOST_NAME_SUFFIXES):
-            return apis.HOST_DEVICE
-        if isinstance(expr, cst.Name):
-            return self.function_scope.devices.get(expr.value)
-        if not isinstance(expr, cst.Call):
-            return None
-        func = expr.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "cpu" and not expr.args:
-            return apis.HOST_DEVICE
-        if isinstance(func, cst.Attribute) and func.attr.value == "to":
-            device = keyword(expr, "device") or (positional(expr)[0] if positional(expr) else None)
-            return self.device_text(device.value) if device is not None else None
-        if self.qualify(func) in apis.TENSOR_FACTORIES:
-            device = keyword(expr, "device")
-            if device is not None:
-                return self.device_text(device.value)
-            pinned = keyword(expr, "pin_memory")
-            if pinned is not None and isinstance(pinned.value, cst.Name) and pinned.value.value == "True":
-                return apis.HOST_DEVICE
-        return None
-
-    def device_text(self, expr: cst.BaseExpression) -> str:
-        text = string_value(expr)
-        if isinstance(expr, cst.Call) and self.qualify(expr.func) == "torch.device" and expr.args:
-            text = string_value(expr.args[0].value)
-        if text is not None:
-            return text.split(":")[0]
-        return _CODE.code_for_node(expr)
-
-    def is_vector(self, expr: cst.BaseExpression) -> bool:
-        if isinstance(expr, cst.Name):
-            return expr.value in self.function_scope.vectors
-        if not isinstance(expr, cst.Call):
-            return False
-        func = expr.func
-        if self.qualify(func) in apis.VECTOR_FACTORIES:
-            return True
-        if not isinstance(func, cst.Attribute):
-            return False
-        args = positional(expr)
-        if func.attr.value in apis.FLATTENING_METHODS and not expr.args:
-            return True
-        return (
-            func.attr.value in apis.RESHAPE_METHODS
-            and len(expr.args) == 1
-            and len(args) == 1
-            and _CODE.code_for_node(args[0].value) == "-1"
-        )
-
-    def is_tensor_value(self, expr: cst.BaseExpression) -> bool:
-        if isinstance(expr, cst.Call):
-            func = expr.func
-            if isinstance(func, cst.Attribute) and func.attr.value in dynamo.reductions():
-                head = func.value
-                while isinstance(head, (cst.Attribute, cst.Subscript, cst.Call)):
-                    head = head.func if isinstance(head, cst.Call) else head.value
-                if isinstance(head, cst.Name) and head.value in self.facts.imports:
-                    return self.qualify(func) in dynamo.reduction_functions()  # torch.sum(x), not np.sum
-                return not isinstance(head, (cst.SimpleString, cst.List, cst.Tuple, cst.Dict, cst.Set))
-            return False
-        if isinstance(expr, cst.Name):
-            scope = self.function_scope
-            return expr.value in scope.values or expr.value in scope.tensor_params
-        if isinstance(expr, cst.Subscript):  # position_ids[0][0]
-            return self.is_tensor_value(expr.value) if isinstance(expr.value, (cst.Name, cst.Subscript)) else False
-        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, _ARITHMETIC):
-            return self.is_tensor_value(expr.left) or self.is_tensor_value(expr.right)
-        if isinstance(expr, cst.UnaryOperation) and not isinstance(expr.operator, cst.Not):
-            return self.is_tensor_value(expr.expression)
-        return False
-
-    def is_tensor_condition(self, expr: cst.BaseExpression) -> bool:
-        if isinstance(expr, cst.Comparison):
-            if not all(isinstance(c.operator, _VALUE_COMPARISONS) for c in expr.comparisons):
-                return False  # ``t is None``, ``k in d``: no tensor is read
-            return any(self._is_tensor(side) for side in (expr.left, *(c.comparator for c in expr.comparisons)))
-        if isinstance(expr, cst.Name):
-            return expr.value in self.function_scope.conditions
-        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
-            return self.is_tensor_condition(expr.expression)
-        if isinstance(expr, cst.BooleanOperation):
-            return self.is_tensor_condition(expr.left) or self.is_tensor_condition(expr.right)
-        return False
-
-    def is_python_container(self, expr: cst.BaseExpression) -> bool:
-        if isinstance(expr, cst.Name):
-            return expr.value in self.function_scope.displays
-        return _is_display(expr)
-
-    def _is_tensor(self, expr: cst.BaseExpression) -> bool:
-        """A tensor's value (``is_tensor_value``) or a tensor a factory made (``torch.rand([])``,
-        or a name bound to one)."""
-        if self.is_tensor_value(expr):
-            return True
-        if isinstance(expr, cst.Call):
-            return self.qualify(expr.func) in apis.TENSOR_FACTORIES
-        return isinstance(expr, cst.Name) and self.made_by(expr) in apis.TENSOR_FACTORIES
-
-    def on_module_device(self, expr: cst.BaseExpression) -> bool:
-        if isinstance(expr, cst.Name):
-            return expr.value in self.function_scope.module_outputs
-        if isinstance(expr, cst.Call):
-            return self._moves_with_model(expr.func)
-        root = expr
-        while isinstance(root, cst.Attribute) and not _is_self_attribute(root):
-            root = root.value
-        return self._moves_with_model(root)
-
-    def _moves_with_model(self, expr: cst.BaseExpression) -> bool:
-        """``self.x`` that ``__init__`` made with something other than a tensor factory: a
-        submodule (its output is on the module's device), ``nn.Parameter(...)`` or a registered
-        buffer. A plain tensor attribute (``self.cache = torch.zeros(n)``) is not moved by
-        ``model.to()``, and a method of the class (``self.helper``) may make host tensors."""
-        maker = self.made_by(expr) if _is_self_attribute(expr) else None
-        return maker is not None and maker not in apis.TENSOR_FACTORIES
-
-    def computed_here(self, expr: cst.BaseExpression) -> bool:
-        return isinstance(expr, cst.Name) and expr.value in self.function_scope.computed
-
-    def made_by(self, expr: cst.BaseExpression) -> str | None:
-        if isinstance(expr, cst.Name):
-            for scope in (self.function_scope, self.module_scope):
-                if expr.value in scope.made:
-                    return scope.made[expr.value]
-            return None
-        class_name = self.function_scope.class_name
-        if _is_self_attribute(expr) and class_name is not None:
-            return self.made_attributes.get((class_name, expr.attr.value))  # type: ignore[attr-defined]
-        return None
-
     def report(
         self,
         rule: Rule,
@@ -473,29 +246,9 @@ class _Extractor(EntryPoints, ScopeStack[_Scope]):
             )
         )
 
-    # ---- state changes scheduled inside a walk plan -----------------------------------------
-    def _set_eager(self, eager: bool) -> Callable[[], None]:
-        def apply() -> None:
-            self.eager = eager
-
-        return apply
-
-    def _set_block(self, block: int | None) -> Callable[[], None]:
-        def apply() -> None:
-            self.block = block
-
-        return apply
-
-    def _restore(self) -> Callable[[], None]:
-        eager, block = self.eager, self.block
-
-        def apply() -> None:
-            self.eager, self.block = eager, block
-
-        return apply
 
     # ---- handlers ---------------------------------------------------------------------------
-    def _on_import(self, node: cst.CSTNode) -> list[_WalkItem]:
+    def _on_import(self, node: cst.CSTNode) -> list[WalkItem]:
         assert isinstance(node, cst.Import)
         for alias in node.names:
             full = dotted_name(alias.name)
@@ -508,7 +261,7 @@ class _Extractor(EntryPoints, ScopeStack[_Scope]):
                 self.facts.imports[head] = head
         return []
 
-    def _on_import_from(self, node: cst.CSTNode) -> list[_WalkItem]:
+    def _on_import_from(self, node: cst.CSTNode) -> list[WalkItem]:
         assert isinstance(node, cst.ImportFrom)
         if isinstance(node.names, cst.ImportStar):
             return []
@@ -524,21 +277,21 @@ class _Extractor(EntryPoints, ScopeStack[_Scope]):
             self.facts.imports[local] = f"{base}{joiner}{name}"
         return []
 
-    def _on_class(self, node: cst.CSTNode) -> list[_WalkItem]:
+    def _on_class(self, node: cst.CSTNode) -> list[WalkItem]:
         assert isinstance(node, cst.ClassDef)
         qualname = self.nested_qualname(node.name.value)
         for decorator in node.decorators:
             self._decorator_entry(decorator, [["def", qualname]])
-        scope = _Scope("class", qualname, class_name=qualname)
+        scope = WalkScope("class", qualname, class_name=qualname)
         return [*node.decorators, *node.bases, *node.keywords, self._push(scope), node.body, self.scopes.pop]
 
-    def _on_function(self, node: cst.CSTNode) -> list[_WalkItem]:
+    def _on_function(self, node: cst.CSTNode) -> list[WalkItem]:
         assert isinstance(node, cst.FunctionDef)
         outer = self.scope
         qualname = self.nested_qualname(node.name.value)
         # A second def of one name (property setters, TYPE_CHECKING branches) adds to the first.
         facts = self.facts.functions.setdefault(qualname, FunctionFacts(qualname))
-        scope = _Scope("function", qualname, class_name=outer.class_name if outer.kind == "class" else None)
+        scope = WalkScope("function", qualname, class_name=outer.class_name if outer.kind == "class" else None)
         if scope.class_name is None and outer.kind == "function":
             scope.class_name = outer.class_name  # closures inside methods still see ``self``
         params = node.params
@@ -558,24 +311,24 @@ class _Extractor(EntryPoints, ScopeStack[_Scope]):
         enter = [self._push(scope), self._set_eager(False), self._set_block(None)]
         return [*node.decorators, *enter, node.params, *returns, node.body, self.scopes.pop, restore]
 
-    def _on_lambda(self, node: cst.CSTNode) -> list[_WalkItem]:
+    def _on_lambda(self, node: cst.CSTNode) -> list[WalkItem]:
         """A lambda is a function of its own: ``outer.<lambda1>``, numbered in source order."""
         assert isinstance(node, cst.Lambda)
         qualname = self.lambda_qualname()
         self.facts.functions.setdefault(qualname, FunctionFacts(qualname))
-        scope = _Scope("function", qualname, class_name=self.function_scope.class_name)
+        scope = WalkScope("function", qualname, class_name=self.function_scope.class_name)
         restore = self._restore()
         enter = [self._push(scope), self._set_eager(False), self._set_block(None)]
         return [node.params, *enter, node.body, self.scopes.pop, restore]
 
-    def _push(self, scope: _Scope) -> Callable[[], None]:
+    def _push(self, scope: WalkScope) -> Callable[[], None]:
         return lambda: self.scopes.append(scope)
 
-    def _on_loop(self, node: cst.CSTNode) -> list[_WalkItem]:
+    def _on_loop(self, node: cst.CSTNode) -> list[WalkItem]:
         assert isinstance(node, (cst.For, cst.While))
         scope = self.function_scope
         if isinstance(node, cst.For):
-            head: list[_WalkItem] = [node.target, node.iter]
+            head: list[WalkItem] = [node.target, node.iter]
         else:
             head = [node.test]
 
@@ -587,179 +340,6 @@ class _Extractor(EntryPoints, ScopeStack[_Scope]):
 
         tail = [node.orelse] if node.orelse else []
         return [*head, enter, node.body, leave, *tail]
-
-    def _value_when_compiling(self, test: cst.BaseExpression) -> bool | None:
-        """What ``test`` is while dynamo traces, where a compile check decides it (the checks
-        and what they mean are data: ``dynamo.toml``): ``is_compiling()`` True,
-        ``not is_tracing(x) and mask.all()`` False, ``torch.jit.is_tracing()`` False; None when
-        the value depends on something else."""
-        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-            inner = self._value_when_compiling(test.expression)
-            return None if inner is None else not inner
-        if isinstance(test, cst.Call):
-            return dynamo.true_when_compiling(self.qualify(test.func))
-        if isinstance(test, cst.BooleanOperation):
-            decisive = isinstance(test.operator, cst.Or)  # the value that ends the chain
-            left = self._value_when_compiling(test.left)
-            right = self._value_when_compiling(test.right)
-            if decisive in (left, right):
-                return decisive
-            return right if left is not None else None
-        return None
-
-    def _on_if(self, node: cst.CSTNode) -> list[_WalkItem] | None:
-        assert isinstance(node, cst.If)
-        value = self._value_when_compiling(node.test)
-        if value is None:
-            return None
-        restore = self._restore()
-        tail = [self._set_eager(self.eager or value), node.orelse] if node.orelse else []
-        return [node.test, self._set_eager(self.eager or not value), node.body, *tail, restore]
-
-    def _on_if_exp(self, node: cst.CSTNode) -> None:
-        assert isinstance(node, cst.IfExp)
-        value = self._value_when_compiling(node.test)
-        if value is not None:
-            self._mark_eager(node.orelse if value else node.body)
-
-    def _on_boolean(self, node: cst.CSTNode) -> None:
-        """``not is_tracing(x) and mask.all()``: while compiling the left side ends the chain."""
-        assert isinstance(node, cst.BooleanOperation)
-        if self._value_when_compiling(node.left) is isinstance(node.operator, cst.Or):
-            self._mark_eager(node.right)
-
-    def _mark_eager(self, expr: cst.BaseExpression) -> None:
-        self.eager_nodes.update(id(inner) for inner in preorder(expr))
-
-    def _on_with(self, node: cst.CSTNode) -> list[_WalkItem] | None:
-        assert isinstance(node, cst.With)
-        for item in node.items:
-            call = item.item
-            if isinstance(call, cst.Call) and self.qualify(call.func) in apis.CAPTURE_CONTEXTS:
-                index = self._add_entry(call, "capture", traced=False, targets=[], via="block")
-                restore = self._restore()
-                return [*node.items, self._set_block(index), node.body, restore]
-        return None
-
-    def _on_block(self, node: cst.CSTNode) -> list[_WalkItem] | None:
-        """Statement-level regions: between ``g.capture_begin()`` and ``g.capture_end()`` code is
-        captured; after ``if is_compiling(): return ...`` the rest of the block is eager."""
-        assert isinstance(node, (cst.IndentedBlock, cst.Module))
-        plan: list[_WalkItem] = []
-        end_capture = None
-        made_eager = False
-        for statement in node.body:
-            method = _statement_method_call(statement)
-            if method == apis.CAPTURE_END_METHOD and end_capture is not None:
-                plan.append(end_capture)
-                end_capture = None
-            plan.append(statement)
-            if method == apis.CAPTURE_BEGIN_METHOD and end_capture is None:
-                call = statement.body[0].value  # type: ignore[union-attr]
-                end_capture = self._set_block(self.block)
-                index = self._add_entry(call, "capture", traced=False, targets=[], via="block")
-                plan.append(self._set_block(index))
-            elif self._returns_when_compiling(statement) and not made_eager:
-                made_eager = True
-                plan.append(self._set_eager(True))
-        if end_capture is not None:
-            plan.append(end_capture)
-        if made_eager:
-            plan.append(self._set_eager(self.eager))
-        return plan
-
-    def _returns_when_compiling(self, statement: cst.CSTNode) -> bool:
-        """``if is_compiling(): ... return`` (no else): what follows runs only in eager mode."""
-        if not isinstance(statement, cst.If) or statement.orelse is not None:
-            return False
-        if self._value_when_compiling(statement.test) is not True:
-            return False
-        body = statement.body.body
-        last = body[-1] if body else None
-        if isinstance(last, cst.SimpleStatementLine):
-            return isinstance(last.body[-1], (cst.Return, cst.Raise))
-        return False
-
-    def _on_assign(self, node: cst.CSTNode) -> None:
-        assert isinstance(node, (cst.Assign, cst.AnnAssign))
-        value = node.value
-        if value is None:
-            return None
-        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
-        scope = self.function_scope
-        for target in targets:
-            if isinstance(target, cst.Subscript):
-                self.stores[id(target)] = value
-            if isinstance(target, cst.Name):
-                if self.scope.kind != "class":  # class attributes are not names in scope
-                    self._bind_name(scope, target.value, value)
-            elif isinstance(target, (cst.Tuple, cst.List)) and self._is_shape_tuple(value):
-                for element in target.elements:
-                    if isinstance(element.value, cst.Name):
-                        scope.dynamic[element.value.value] = "shape"
-            elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
-                owner = target.value.value
-                if owner == "self" and scope.class_name is not None:
-                    if isinstance(value, cst.Call) and (maker := self.qualify(value.func)):
-                        self.made_attributes[scope.class_name, target.attr.value] = maker
-                elif owner in self._config_scope(owner).configs and target.attr.value == "mode":
-                    self._config_scope(owner).configs[owner] = string_value(value) in apis.CAPTURE_MODES
-        return None
-
-    def _bind_name(self, scope: _Scope, name: str, value: cst.BaseExpression) -> None:
-        # What the name now holds, forgetting what it held before.
-        for known, fact in ((scope.dynamic, self.dynamic_int(value)), (scope.devices, self.known_device(value))):
-            if fact is not None:
-                known[name] = fact  # type: ignore[index]
-            else:
-                known.pop(name, None)
-        for names, holds in ((scope.masks, self.is_mask(value)), (scope.vectors, self.is_vector(value))):
-            if holds:
-                names.add(name)
-            else:
-                names.discard(name)
-        if self.is_tensor_value(value):
-            scope.values.add(name)
-        else:
-            scope.values.discard(name)
-        for names, holds in ((scope.conditions, self.is_tensor_condition(value)), (scope.displays, _is_display(value))):
-            if holds:
-                names.add(name)
-            else:
-                names.discard(name)
-        if isinstance(value, cst.Call) and self._moves_with_model(value.func):
-            scope.module_outputs.add(name)
-        else:
-            scope.module_outputs.discard(name)
-        if isinstance(value, (cst.Call, cst.Subscript, cst.BinaryOperation, cst.UnaryOperation)):
-            scope.computed.add(name)
-        else:  # an alias of a parameter, an attribute or a constant
-            scope.computed.discard(name)
-        maker = self.qualify(value.func) if isinstance(value, cst.Call) else None
-        if maker:
-            scope.made[name] = maker
-        else:
-            scope.made.pop(name, None)
-        if isinstance(value, cst.Call):
-            callee = self.qualify(value.func)
-            if callee in apis.COMPILER_CONFIG_CLASSES:
-                scope.configs[name] = False
-                return
-            if callee in apis.NPU_BACKEND_FACTORIES:
-                config = keyword(value, "compiler_config")
-                config_name = config.value.value if config and isinstance(config.value, cst.Name) else None
-                scope.backends[name] = config_name
-
-    def _is_shape_tuple(self, value: cst.BaseExpression) -> bool:
-        if isinstance(value, cst.Attribute) and value.attr.value in apis.SHAPE_ATTRIBUTES:
-            return True
-        if isinstance(value, cst.Subscript):
-            return self._is_shape_tuple(value.value)
-        return _is_method_call(value, "size") and not value.args  # type: ignore[union-attr]
-
-    def _config_scope(self, name: str) -> _Scope:
-        scope = self.function_scope
-        return scope if name in scope.configs else self.module_scope
 
     def _on_call(self, node: cst.CSTNode) -> None:
         assert isinstance(node, cst.Call)
@@ -795,36 +375,23 @@ class _Extractor(EntryPoints, ScopeStack[_Scope]):
             self.facts.block_calls[ordinal] = self.block
         return None
 
-    def _note_registered_buffer(self, node: cst.Call) -> None:
-        """``self.register_buffer("inv_freq", t)``: ``self.inv_freq`` moves with the model."""
-        func, args = node.func, positional(node)
-        class_name = self.function_scope.class_name
-        if (
-            isinstance(func, cst.Attribute) and func.attr.value == "register_buffer" and _is_self_attribute(func)
-            and class_name is not None and args and (name := string_value(args[0].value))
-        ):
-            self.made_attributes[class_name, name] = REGISTERED_BUFFER
-
     def _set_error_message(self, inside: bool) -> Callable[[], None]:
         def apply() -> None:
             self.in_error_message = inside
 
         return apply
 
-    def _on_raise(self, node: cst.CSTNode) -> list[_WalkItem]:
+    def _on_raise(self, node: cst.CSTNode) -> list[WalkItem]:
         """What a ``raise`` builds is its message: dynamo does not trace it on the passing path."""
         assert isinstance(node, cst.Raise)
         parts = [part for part in (node.exc, node.cause.item if node.cause else None) if part is not None]
         return [self._set_error_message(True), *parts, self._set_error_message(self.in_error_message)]
 
-    def _on_assert(self, node: cst.CSTNode) -> list[_WalkItem]:
+    def _on_assert(self, node: cst.CSTNode) -> list[WalkItem]:
         """``assert test, message``: the test is traced, the message only when it fails."""
         assert isinstance(node, cst.Assert)
         message = [self._set_error_message(True), node.msg, self._set_error_message(self.in_error_message)]
         return [node.test, *(message if node.msg is not None else [])]
-
-_CODE = cst.Module(body=[])  # renders an expression's source text
-REGISTERED_BUFFER = "torch.nn.Module.register_buffer"  # what "made" self.name after register_buffer("name", t)
 
 
 @cache
@@ -839,10 +406,6 @@ def _rule_hooks() -> dict[type, list[Callable[[cst.CSTNode, SiteContext], None]]
     return hooks
 
 
-def _is_self_attribute(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"
-
-
 def _tensor_annotation(qualify: Callable[[cst.BaseExpression], str | None], annotation: cst.Annotation | None) -> bool:
     """``torch.LongTensor | None``, ``Optional[torch.Tensor]``: a tensor (or nothing)."""
     if annotation is None:
@@ -853,27 +416,6 @@ def _tensor_annotation(qualify: Callable[[cst.BaseExpression], str | None], anno
             if name.startswith("torch.") and name.endswith("Tensor"):
                 return True
     return False
-def _is_compiling_function(name: str | None) -> bool:
-    return name is not None and name.rsplit(".", 1)[-1] in apis.IS_COMPILING_NAMES
-
-
-def _is_method_call(expr: cst.BaseExpression, method: str) -> bool:
-    return (
-        isinstance(expr, cst.Call)
-        and isinstance(expr.func, cst.Attribute)
-        and expr.func.attr.value == method
-    )
-
-
-def _statement_method_call(statement: cst.CSTNode) -> str | None:
-    """``g.capture_begin()`` as a statement of its own: the method name."""
-    if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
-        expr = statement.body[0]
-        if isinstance(expr, cst.Expr) and isinstance(expr.value, cst.Call):
-            func = expr.value.func
-            if isinstance(func, cst.Attribute):
-                return func.attr.value
-    return None
 
 
 def _definition_lines(tree: ast.Module) -> dict[str, int]:
@@ -891,7 +433,3 @@ def _definition_lines(tree: ast.Module) -> dict[str, int]:
             elif isinstance(child, ast.stmt):
                 stack.append((child, prefix))
     return lines
-
-
-def _is_display(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, (cst.List, cst.Tuple, cst.Set, cst.ListComp, cst.SetComp))

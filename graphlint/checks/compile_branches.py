@@ -1,0 +1,153 @@
+"""Where a function's code runs eager or captured: ``is_compiling()`` branches and capture blocks.
+
+A mixin of ``extract.py``'s extractor. The walk is a plan of nodes and state changes; these
+handlers schedule the changes: the eager branch of ``if is_compiling():`` (and of
+``not is_tracing(x) and ...``, ``is_compiling() or ...``; the checks are data in
+``dynamo.toml``), what follows ``if is_compiling(): return``, and the statements inside
+``with torch.npu.graph(g):`` or between ``capture_begin()`` and ``capture_end()``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import libcst as cst
+
+from graphlint.checks import apis, dynamo
+from graphlint.checks.syntax import preorder
+
+WalkItem = cst.CSTNode | Callable[[], None]
+
+
+class CompileBranches:
+    """The branch half of the extractor (it provides ``qualify``, ``eager``, ``block``,
+    ``eager_nodes`` and ``_add_entry``)."""
+
+    eager: bool
+    block: int | None
+    eager_nodes: set[int]
+    qualify: Callable[[cst.BaseExpression], str | None]
+    _add_entry: Callable[..., int]
+
+    def _set_eager(self, eager: bool) -> Callable[[], None]:
+        def apply() -> None:
+            self.eager = eager
+
+        return apply
+
+    def _set_block(self, block: int | None) -> Callable[[], None]:
+        def apply() -> None:
+            self.block = block
+
+        return apply
+
+    def _restore(self) -> Callable[[], None]:
+        eager, block = self.eager, self.block
+
+        def apply() -> None:
+            self.eager, self.block = eager, block
+
+        return apply
+
+    def _value_when_compiling(self, test: cst.BaseExpression) -> bool | None:
+        """What ``test`` is while dynamo traces, where a compile check decides it (the checks
+        and what they mean are data: ``dynamo.toml``): ``is_compiling()`` True,
+        ``not is_tracing(x) and mask.all()`` False, ``torch.jit.is_tracing()`` False; None when
+        the value depends on something else."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            inner = self._value_when_compiling(test.expression)
+            return None if inner is None else not inner
+        if isinstance(test, cst.Call):
+            return dynamo.true_when_compiling(self.qualify(test.func))
+        if isinstance(test, cst.BooleanOperation):
+            decisive = isinstance(test.operator, cst.Or)  # the value that ends the chain
+            left = self._value_when_compiling(test.left)
+            right = self._value_when_compiling(test.right)
+            if decisive in (left, right):
+                return decisive
+            return right if left is not None else None
+        return None
+
+    def _on_if(self, node: cst.CSTNode) -> list[WalkItem] | None:
+        assert isinstance(node, cst.If)
+        value = self._value_when_compiling(node.test)
+        if value is None:
+            return None
+        restore = self._restore()
+        tail = [self._set_eager(self.eager or value), node.orelse] if node.orelse else []
+        return [node.test, self._set_eager(self.eager or not value), node.body, *tail, restore]
+
+    def _on_if_exp(self, node: cst.CSTNode) -> None:
+        assert isinstance(node, cst.IfExp)
+        value = self._value_when_compiling(node.test)
+        if value is not None:
+            self._mark_eager(node.orelse if value else node.body)
+
+    def _on_boolean(self, node: cst.CSTNode) -> None:
+        """``not is_tracing(x) and mask.all()``: while compiling the left side ends the chain."""
+        assert isinstance(node, cst.BooleanOperation)
+        if self._value_when_compiling(node.left) is isinstance(node.operator, cst.Or):
+            self._mark_eager(node.right)
+
+    def _mark_eager(self, expr: cst.BaseExpression) -> None:
+        self.eager_nodes.update(id(inner) for inner in preorder(expr))
+
+    def _on_with(self, node: cst.CSTNode) -> list[WalkItem] | None:
+        assert isinstance(node, cst.With)
+        for item in node.items:
+            call = item.item
+            if isinstance(call, cst.Call) and self.qualify(call.func) in apis.CAPTURE_CONTEXTS:
+                index = self._add_entry(call, "capture", traced=False, targets=[], via="block")
+                restore = self._restore()
+                return [*node.items, self._set_block(index), node.body, restore]
+        return None
+
+    def _on_block(self, node: cst.CSTNode) -> list[WalkItem] | None:
+        """Statement-level regions: between ``g.capture_begin()`` and ``g.capture_end()`` code is
+        captured; after ``if is_compiling(): return ...`` the rest of the block is eager."""
+        assert isinstance(node, (cst.IndentedBlock, cst.Module))
+        plan: list[WalkItem] = []
+        end_capture = None
+        made_eager = False
+        for statement in node.body:
+            method = _statement_method_call(statement)
+            if method == apis.CAPTURE_END_METHOD and end_capture is not None:
+                plan.append(end_capture)
+                end_capture = None
+            plan.append(statement)
+            if method == apis.CAPTURE_BEGIN_METHOD and end_capture is None:
+                call = statement.body[0].value  # type: ignore[union-attr]
+                end_capture = self._set_block(self.block)
+                index = self._add_entry(call, "capture", traced=False, targets=[], via="block")
+                plan.append(self._set_block(index))
+            elif self._returns_when_compiling(statement) and not made_eager:
+                made_eager = True
+                plan.append(self._set_eager(True))
+        if end_capture is not None:
+            plan.append(end_capture)
+        if made_eager:
+            plan.append(self._set_eager(self.eager))
+        return plan
+
+    def _returns_when_compiling(self, statement: cst.CSTNode) -> bool:
+        """``if is_compiling(): ... return`` (no else): what follows runs only in eager mode."""
+        if not isinstance(statement, cst.If) or statement.orelse is not None:
+            return False
+        if self._value_when_compiling(statement.test) is not True:
+            return False
+        body = statement.body.body
+        last = body[-1] if body else None
+        if isinstance(last, cst.SimpleStatementLine):
+            return isinstance(last.body[-1], (cst.Return, cst.Raise))
+        return False
+
+
+def _statement_method_call(statement: cst.CSTNode) -> str | None:
+    """``g.capture_begin()`` as a statement of its own: the method name."""
+    if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
+        expr = statement.body[0]
+        if isinstance(expr, cst.Expr) and isinstance(expr.value, cst.Call):
+            func = expr.value.func
+            if isinstance(func, cst.Attribute):
+                return func.attr.value
+    return None

@@ -1,0 +1,131 @@
+"""What a name or ``self`` attribute is bound to, as the walk passes an assignment.
+
+A mixin of ``extract.py``'s extractor: each binding updates the scope's facts about the name
+(``site_values.WalkScope``): a dynamic int, a device, a mask, a 1-D tensor, a reduced tensor
+value, a submodule's output, computed here or an alias, the callable that made it, a torchair
+``CompilerConfig`` or backend; ``self.x = Maker(...)`` and ``self.register_buffer("x", t)``
+record what made ``self.x``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import libcst as cst
+
+from graphlint.checks import apis
+from graphlint.checks.site_values import WalkScope, is_display, is_method_call, is_self_attribute
+from graphlint.checks.syntax import keyword, positional, string_value
+
+REGISTERED_BUFFER = "torch.nn.Module.register_buffer"  # what "made" self.name after register_buffer("name", t)
+
+
+class LocalBindings:
+    """The binding half of the extractor (it provides the scopes, ``stores``,
+    ``made_attributes`` and the ``SiteValues`` questions)."""
+
+    scope: Any
+    function_scope: Any
+    module_scope: Any
+    stores: dict[int, cst.BaseExpression]
+    made_attributes: dict[tuple[str, str], str]
+    qualify: Callable[[cst.BaseExpression], str | None]
+    dynamic_int: Callable[[cst.BaseExpression], Any]
+    known_device: Callable[[cst.BaseExpression], str | None]
+    is_mask: Callable[[cst.BaseExpression], bool]
+    is_vector: Callable[[cst.BaseExpression], bool]
+    is_tensor_value: Callable[[cst.BaseExpression], bool]
+    is_tensor_condition: Callable[[cst.BaseExpression], bool]
+    _moves_with_model: Callable[[cst.BaseExpression], bool]
+
+    def _on_assign(self, node: cst.CSTNode) -> None:
+        assert isinstance(node, (cst.Assign, cst.AnnAssign))
+        value = node.value
+        if value is None:
+            return None
+        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+        scope = self.function_scope
+        for target in targets:
+            if isinstance(target, cst.Subscript):
+                self.stores[id(target)] = value
+            if isinstance(target, cst.Name):
+                if self.scope.kind != "class":  # class attributes are not names in scope
+                    self._bind_name(scope, target.value, value)
+            elif isinstance(target, (cst.Tuple, cst.List)) and self._is_shape_tuple(value):
+                for element in target.elements:
+                    if isinstance(element.value, cst.Name):
+                        scope.dynamic[element.value.value] = "shape"
+            elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
+                owner = target.value.value
+                if owner == "self" and scope.class_name is not None:
+                    if isinstance(value, cst.Call) and (maker := self.qualify(value.func)):
+                        self.made_attributes[scope.class_name, target.attr.value] = maker
+                elif owner in self._config_scope(owner).configs and target.attr.value == "mode":
+                    self._config_scope(owner).configs[owner] = string_value(value) in apis.CAPTURE_MODES
+        return None
+
+    def _bind_name(self, scope: WalkScope, name: str, value: cst.BaseExpression) -> None:
+        # What the name now holds, forgetting what it held before.
+        for known, fact in ((scope.dynamic, self.dynamic_int(value)), (scope.devices, self.known_device(value))):
+            if fact is not None:
+                known[name] = fact  # type: ignore[index]
+            else:
+                known.pop(name, None)
+        for names, holds in ((scope.masks, self.is_mask(value)), (scope.vectors, self.is_vector(value))):
+            if holds:
+                names.add(name)
+            else:
+                names.discard(name)
+        if self.is_tensor_value(value):
+            scope.values.add(name)
+        else:
+            scope.values.discard(name)
+        for names, holds in ((scope.conditions, self.is_tensor_condition(value)), (scope.displays, is_display(value))):
+            if holds:
+                names.add(name)
+            else:
+                names.discard(name)
+        if isinstance(value, cst.Call) and self._moves_with_model(value.func):
+            scope.module_outputs.add(name)
+        else:
+            scope.module_outputs.discard(name)
+        if isinstance(value, (cst.Call, cst.Subscript, cst.BinaryOperation, cst.UnaryOperation)):
+            scope.computed.add(name)
+        else:  # an alias of a parameter, an attribute or a constant
+            scope.computed.discard(name)
+        maker = self.qualify(value.func) if isinstance(value, cst.Call) else None
+        if maker:
+            scope.made[name] = maker
+        else:
+            scope.made.pop(name, None)
+        if isinstance(value, cst.Call):
+            callee = self.qualify(value.func)
+            if callee in apis.COMPILER_CONFIG_CLASSES:
+                scope.configs[name] = False
+                return
+            if callee in apis.NPU_BACKEND_FACTORIES:
+                config = keyword(value, "compiler_config")
+                config_name = config.value.value if config and isinstance(config.value, cst.Name) else None
+                scope.backends[name] = config_name
+
+    def _is_shape_tuple(self, value: cst.BaseExpression) -> bool:
+        if isinstance(value, cst.Attribute) and value.attr.value in apis.SHAPE_ATTRIBUTES:
+            return True
+        if isinstance(value, cst.Subscript):
+            return self._is_shape_tuple(value.value)
+        return is_method_call(value, "size") and not value.args  # type: ignore[union-attr]
+
+    def _config_scope(self, name: str) -> WalkScope:
+        scope = self.function_scope
+        return scope if name in scope.configs else self.module_scope
+
+    def _note_registered_buffer(self, node: cst.Call) -> None:
+        """``self.register_buffer("inv_freq", t)``: ``self.inv_freq`` moves with the model."""
+        func, args = node.func, positional(node)
+        class_name = self.function_scope.class_name
+        if (
+            isinstance(func, cst.Attribute) and func.attr.value == "register_buffer" and is_self_attribute(func)
+            and class_name is not None and args and (name := string_value(args[0].value))
+        ):
+            self.made_attributes[class_name, name] = REGISTERED_BUFFER

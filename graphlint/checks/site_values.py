@@ -1,0 +1,280 @@
+"""What the walk knows at a site: the questions rules ask through ``SiteContext``.
+
+A mixin of ``extract.py``'s extractor. Each scope of the walk (``WalkScope``) keeps what its
+names were bound to (dynamic ints, boolean masks, devices, 1-D tensors, reduced tensor values,
+what made them); the methods here answer from that for any expression: is it a dynamic int, a
+mask, on which device, a tensor's value, made by what, on the model's device.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import libcst as cst
+
+from graphlint.checks import apis, dynamo
+from graphlint.checks.scopes import Scope
+from graphlint.checks.syntax import dotted_name, keyword, positional, string_value
+
+
+@dataclass
+class WalkScope(Scope):
+    dynamic: dict[str, Literal["shape", "param"]] = field(default_factory=dict)
+    masks: set[str] = field(default_factory=set)
+    devices: dict[str, str] = field(default_factory=dict)  # tensor name → the device it was made on
+    vectors: set[str] = field(default_factory=set)  # names of tensors known to be 1-D
+    tensor_params: set[str] = field(default_factory=set)
+    configs: dict[str, bool] = field(default_factory=dict)  # CompilerConfig var → capture mode
+    backends: dict[str, str | None] = field(default_factory=dict)  # npu backend var → config var
+    made: dict[str, str] = field(default_factory=dict)  # name → the callable that made its value
+    values: set[str] = field(default_factory=set)  # names bound to a tensor's reduced value
+    computed: set[str] = field(default_factory=set)  # names bound here to a call, subscript or arithmetic
+    module_outputs: set[str] = field(default_factory=set)  # names bound to a submodule's output: self.embed(x)
+    conditions: set[str] = field(default_factory=set)  # names bound to a tensor's truth: p < self.layerdrop
+    displays: set[str] = field(default_factory=set)  # names bound to a list, tuple or set display or comprehension
+    loops: int = 0
+
+
+ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo, cst.Divide, cst.Power)
+
+SOURCE_TEXT = cst.Module(body=[])  # renders an expression's source text
+
+def is_self_attribute(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"
+
+def is_method_call(expr: cst.BaseExpression, method: str) -> bool:
+    return (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Attribute)
+        and expr.func.attr.value == method
+    )
+
+
+def is_display(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, (cst.List, cst.Tuple, cst.Set, cst.ListComp, cst.SetComp))
+
+VALUE_COMPARISONS = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
+
+
+class SiteValues:
+    """The ``SiteContext`` half of the extractor (it provides ``facts``, the scopes, the
+    compile entries and ``made_attributes``)."""
+
+    facts: Any
+    function_scope: Any
+    module_scope: Any
+    stores: dict[int, cst.BaseExpression]
+    entry_nodes: dict[int, int]
+    nesting_safe: set[int]
+    made_attributes: dict[tuple[str, str], str]
+
+    @property
+    def in_loop(self) -> bool:
+        return self.function_scope.loops > 0
+
+    @property
+    def function_name(self) -> str | None:
+        scope = self.function_scope
+        return scope.qualname.rsplit(".", 1)[-1] if scope.kind == "function" else None
+
+    def qualify(self, expr: cst.BaseExpression) -> str | None:
+        name = dotted_name(expr)
+        if name is None:
+            return None
+        head, dot, rest = name.partition(".")
+        target = self.facts.imports.get(head)
+        if target is not None:
+            name = target + dot + rest
+        for prefix, canonical in apis.CANONICAL_PREFIXES:
+            if name.startswith(prefix):
+                return canonical + name[len(prefix) :]
+        return name
+
+    def dynamic_int(self, expr: cst.BaseExpression) -> Literal["shape", "param"] | None:
+        if isinstance(expr, cst.Name):
+            return self.function_scope.dynamic.get(expr.value)
+        if isinstance(expr, cst.Subscript):
+            value = expr.value
+            if isinstance(value, cst.Attribute) and value.attr.value in apis.SHAPE_ATTRIBUTES:
+                return "shape"
+            if is_method_call(value, "size") and not value.args:  # type: ignore[union-attr]
+                return "shape"
+            return None
+        if isinstance(expr, cst.Call):
+            func = expr.func
+            if isinstance(func, cst.Attribute) and func.attr.value in apis.SHAPE_METHODS:
+                return "shape" if (expr.args or func.attr.value == "numel") else None
+            name = self.qualify(func)
+            args = positional(expr)
+            if name == "len" and len(args) == 1 and isinstance(args[0].value, cst.Name):
+                return "shape" if args[0].value.value in self.function_scope.tensor_params else None
+            if name == "int" and len(args) == 1:
+                return self.dynamic_int(args[0].value)
+            return None
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, ARITHMETIC):
+            return self.dynamic_int(expr.left) or self.dynamic_int(expr.right)
+        if isinstance(expr, cst.UnaryOperation):
+            return self.dynamic_int(expr.expression)
+        return None
+
+    def is_mask(self, expr: cst.BaseExpression) -> bool:
+        if isinstance(expr, cst.Comparison):
+            return True
+        if isinstance(expr, cst.Name):
+            return expr.value in self.function_scope.masks
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.BitInvert):
+            return self.is_mask(expr.expression)
+        if isinstance(expr, cst.BinaryOperation) and isinstance(
+            expr.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)
+        ):
+            return self.is_mask(expr.left) or self.is_mask(expr.right)
+        if isinstance(expr, cst.Call):
+            if is_method_call(expr, "bool"):
+                return True
+            name = self.qualify(expr.func) or ""
+            return name in ("torch.isnan", "torch.isinf", "torch.isfinite") or name.startswith(
+                "torch.logical_"
+            )
+        return False
+
+    def compile_entry_at(self, node: cst.CSTNode) -> int | None:
+        return self.entry_nodes.get(id(node))
+
+    def entry_nests_safely(self, entry: int) -> bool:
+        return entry in self.nesting_safe
+
+    def assigned_value(self, target: cst.BaseExpression) -> cst.BaseExpression | None:
+        return self.stores.get(id(target))
+
+    def known_device(self, expr: cst.BaseExpression) -> str | None:
+        name = expr.value if isinstance(expr, cst.Name) else expr.attr.value if isinstance(expr, cst.Attribute) else None
+        if name is not None and name.endswith(apis.HOST_NAME_SUFFIXES):
+            return apis.HOST_DEVICE
+        if isinstance(expr, cst.Name):
+            return self.function_scope.devices.get(expr.value)
+        if not isinstance(expr, cst.Call):
+            return None
+        func = expr.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "cpu" and not expr.args:
+            return apis.HOST_DEVICE
+        if isinstance(func, cst.Attribute) and func.attr.value == "to":
+            device = keyword(expr, "device") or (positional(expr)[0] if positional(expr) else None)
+            return self.device_text(device.value) if device is not None else None
+        if self.qualify(func) in apis.TENSOR_FACTORIES:
+            device = keyword(expr, "device")
+            if device is not None:
+                return self.device_text(device.value)
+            pinned = keyword(expr, "pin_memory")
+            if pinned is not None and isinstance(pinned.value, cst.Name) and pinned.value.value == "True":
+                return apis.HOST_DEVICE
+        return None
+
+    def device_text(self, expr: cst.BaseExpression) -> str:
+        text = string_value(expr)
+        if isinstance(expr, cst.Call) and self.qualify(expr.func) == "torch.device" and expr.args:
+            text = string_value(expr.args[0].value)
+        if text is not None:
+            return text.split(":")[0]
+        return SOURCE_TEXT.code_for_node(expr)
+
+    def is_vector(self, expr: cst.BaseExpression) -> bool:
+        if isinstance(expr, cst.Name):
+            return expr.value in self.function_scope.vectors
+        if not isinstance(expr, cst.Call):
+            return False
+        func = expr.func
+        if self.qualify(func) in apis.VECTOR_FACTORIES:
+            return True
+        if not isinstance(func, cst.Attribute):
+            return False
+        args = positional(expr)
+        if func.attr.value in apis.FLATTENING_METHODS and not expr.args:
+            return True
+        return (
+            func.attr.value in apis.RESHAPE_METHODS
+            and len(expr.args) == 1
+            and len(args) == 1
+            and SOURCE_TEXT.code_for_node(args[0].value) == "-1"
+        )
+
+    def is_tensor_value(self, expr: cst.BaseExpression) -> bool:
+        if isinstance(expr, cst.Call):
+            func = expr.func
+            if isinstance(func, cst.Attribute) and func.attr.value in dynamo.reductions():
+                head = func.value
+                while isinstance(head, (cst.Attribute, cst.Subscript, cst.Call)):
+                    head = head.func if isinstance(head, cst.Call) else head.value
+                if isinstance(head, cst.Name) and head.value in self.facts.imports:
+                    return self.qualify(func) in dynamo.reduction_functions()  # torch.sum(x), not np.sum
+                return not isinstance(head, (cst.SimpleString, cst.List, cst.Tuple, cst.Dict, cst.Set))
+            return False
+        if isinstance(expr, cst.Name):
+            scope = self.function_scope
+            return expr.value in scope.values or expr.value in scope.tensor_params
+        if isinstance(expr, cst.Subscript):  # position_ids[0][0]
+            return self.is_tensor_value(expr.value) if isinstance(expr.value, (cst.Name, cst.Subscript)) else False
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, ARITHMETIC):
+            return self.is_tensor_value(expr.left) or self.is_tensor_value(expr.right)
+        if isinstance(expr, cst.UnaryOperation) and not isinstance(expr.operator, cst.Not):
+            return self.is_tensor_value(expr.expression)
+        return False
+
+    def on_module_device(self, expr: cst.BaseExpression) -> bool:
+        if isinstance(expr, cst.Name):
+            return expr.value in self.function_scope.module_outputs
+        if isinstance(expr, cst.Call):
+            return self._moves_with_model(expr.func)
+        root = expr
+        while isinstance(root, cst.Attribute) and not is_self_attribute(root):
+            root = root.value
+        return self._moves_with_model(root)
+
+    def _moves_with_model(self, expr: cst.BaseExpression) -> bool:
+        """``self.x`` that ``__init__`` made with something other than a tensor factory: a
+        submodule (its output is on the module's device), ``nn.Parameter(...)`` or a registered
+        buffer. A plain tensor attribute (``self.cache = torch.zeros(n)``) is not moved by
+        ``model.to()``, and a method of the class (``self.helper``) may make host tensors."""
+        maker = self.made_by(expr) if is_self_attribute(expr) else None
+        return maker is not None and maker not in apis.TENSOR_FACTORIES
+
+    def computed_here(self, expr: cst.BaseExpression) -> bool:
+        return isinstance(expr, cst.Name) and expr.value in self.function_scope.computed
+
+    def made_by(self, expr: cst.BaseExpression) -> str | None:
+        if isinstance(expr, cst.Name):
+            for scope in (self.function_scope, self.module_scope):
+                if expr.value in scope.made:
+                    return scope.made[expr.value]
+            return None
+        class_name = self.function_scope.class_name
+        if is_self_attribute(expr) and class_name is not None:
+            return self.made_attributes.get((class_name, expr.attr.value))  # type: ignore[attr-defined]
+        return None
+
+    def is_tensor_condition(self, expr: cst.BaseExpression) -> bool:
+        if isinstance(expr, cst.Comparison):
+            if not all(isinstance(c.operator, VALUE_COMPARISONS) for c in expr.comparisons):
+                return False  # ``t is None``, ``k in d``: no tensor is read
+            return any(self._is_tensor(side) for side in (expr.left, *(c.comparator for c in expr.comparisons)))
+        if isinstance(expr, cst.Name):
+            return expr.value in self.function_scope.conditions
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
+            return self.is_tensor_condition(expr.expression)
+        if isinstance(expr, cst.BooleanOperation):
+            return self.is_tensor_condition(expr.left) or self.is_tensor_condition(expr.right)
+        return False
+
+    def is_python_container(self, expr: cst.BaseExpression) -> bool:
+        if isinstance(expr, cst.Name):
+            return expr.value in self.function_scope.displays
+        return is_display(expr)
+
+    def _is_tensor(self, expr: cst.BaseExpression) -> bool:
+        """A tensor's value (``is_tensor_value``) or a tensor a factory made (``torch.rand([])``,
+        or a name bound to one)."""
+        if self.is_tensor_value(expr):
+            return True
+        if isinstance(expr, cst.Call):
+            return self.qualify(expr.func) in apis.TENSOR_FACTORIES
+        return isinstance(expr, cst.Name) and self.made_by(expr) in apis.TENSOR_FACTORIES
