@@ -147,7 +147,7 @@ DEFAULT_MODELS = [
     "BigBirdPegasusModel", "BigBirdModel", "VitsModel", "CTRLModel",
     "Wav2Vec2Model", "HubertModel", "Data2VecAudioModel", "SEWModel", "SEWDModel", "WavLMModel",
     "UniSpeechModel", "UniSpeechSatModel", "Wav2Vec2ConformerModel", "MraModel", "ParakeetEncoder",
-    "SwitchTransformersModel", "NllbMoeModel", "XcodecModel",
+    "SwitchTransformersModel", "NllbMoeModel", "XcodecModel", "FastSpeech2ConformerModel",
     # broke in the corpus (torch 2.11, transformers 5.5), compile whole here
     "WhisperModel", "Speech2TextModel", "MoonshineModel", "FunnelModel", "ProphetNetModel",
 ]
