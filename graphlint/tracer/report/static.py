@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from typing import Any
@@ -32,8 +33,11 @@ class StaticCheck:
         self.process: subprocess.Popen[str] | None = None
         if user_files:
             command = [sys.executable, "-m", "graphlint", "check", "--format", "json", "--no-cache", *user_files]
+            # A session of its own, so that stopping it stops its parse workers too: they hold its
+            # output pipes, and waiting for those to close would wait for every file they parse.
             self.process = subprocess.Popen(
-                command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+                command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                start_new_session=True,
             )
 
     def result(self, trace_findings: list[Finding]) -> dict[str, Any]:
@@ -44,8 +48,7 @@ class StaticCheck:
             out, err = self.process.communicate(timeout=CHECK_TIMEOUT_SECONDS)
             report = json.loads(out)
         except (subprocess.TimeoutExpired, ValueError) as exc:
-            self.process.kill()
-            self.process.communicate()
+            self._stop()
             return {"findings": [], "error": f"graphlint check gave no report: {type(exc).__name__}: {exc}"}
         if not isinstance(report, dict) or not isinstance(report.get("findings"), list):
             return {"findings": [], "error": "graphlint check gave a report without findings"}
@@ -58,8 +61,16 @@ class StaticCheck:
 
     def cancel(self) -> None:
         if self.process is not None and self.process.poll() is None:
+            self._stop()
+
+    def _stop(self) -> None:
+        """Kill the check and every process of its session, then collect what it wrote."""
+        assert self.process is not None
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
             self.process.kill()
-            self.process.communicate()
+        self.process.communicate()
 
 
 def traced_sites(trace_findings: list[Finding]) -> dict[tuple[str, int], list[str | None]]:
