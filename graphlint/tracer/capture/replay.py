@@ -149,10 +149,8 @@ def _what_changes(log: ReplayLog, user_files: set[str]) -> tuple[str, tuple[str,
     values: dict[tuple[str, int | None], set[Any]] = {}
     first_seen: dict[tuple[str, int | None], tuple[int, str]] = {}
     for _call, graph, args in log.runs:
-        names = [n.name for n in log.graphs[graph].graph.nodes if n.op == "placeholder"]
-        for position, arg in enumerate(args):
-            name = names[position]
-            label = log.labels[graph].get(name, name)
+        # A graph's labels are keyed by its placeholders, in their order: the run's arguments.
+        for (name, label), arg in zip(log.labels[graph].items(), args):
             dims = list(enumerate(arg.shape)) if hasattr(arg, "shape") else [(None, arg)] if isinstance(arg, int) else []
             for dim, size in dims:
                 values.setdefault((label, dim), set()).add(size)
