@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from graphlint.checks.engine import PARSE_ERROR
+from graphlint.checks.findings import PARSE_ERROR
 from graphlint.checks.rules import all_rules
 from graphlint.cli import main
 from graphlint.codes import code_entries

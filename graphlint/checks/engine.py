@@ -14,37 +14,29 @@ the named files only.
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from graphlint.checks.cache import CACHE_DIR_ENV, CACHE_DIR_NAME, FactsCache
-from graphlint.checks.catalog import Catalog, RuleInfo
+from graphlint.checks.catalog import Catalog
 from graphlint.checks.collect import collect_facts
 from graphlint.checks.coverage import Coverage, summarize
 from graphlint.checks.discover import discover
-from graphlint.checks.facts import Candidate, ExtractOptions, FileFacts
+from graphlint.checks.facts import ExtractOptions, FileFacts
+from graphlint.checks.findings import Finding, candidate_finding, parse_error, project_findings
 from graphlint.checks.graph_cache import SolvedGraphs
 from graphlint.checks.presets import active_presets, knowledge
 from graphlint.checks.link import LinkedFile, Project
 from graphlint.checks.modules import ModuleNames, imported_heads, module_name
 from graphlint.checks.class_hierarchy import absolute_name
-from graphlint.checks.value_graph import FunctionKey
-from graphlint.checks.regions import EntryId, RegionHit, Regions, mark_regions
+from graphlint.checks.regions import Regions, mark_regions
 from graphlint.checks.roots import add_root_entries
-from graphlint.codes import check_codes
+from graphlint.checks.selection import Selection
 from graphlint.config import Config, ConfigError, Knowledge, find_project_root, load_config
-
-if TYPE_CHECKING:
-    from graphlint.checks.rules.base import Rule
-
-PARSE_ERROR = "GL000"
-PARSE_ERROR_SLUG = "parse-error"
 
 
 @dataclass
@@ -56,50 +48,6 @@ class CheckOptions:
     use_cache: bool = True
     cache_dir: Path | None = None
     extra_paths: tuple[Path, ...] = ()  # --extra-path: read-only context, added to extra-paths
-
-
-@dataclass
-class Finding:
-    code: str
-    slug: str
-    severity: str
-    path: str
-    line: int
-    column: int
-    end_line: int
-    end_column: int
-    message: str
-    region: RegionHit | None
-    fixable: bool
-    # Not in the JSON: what fixes need to find the node again.
-    file: Path = field(repr=False)
-    anchor: tuple[str, int] | None = field(repr=False)
-    fix: str | None = field(repr=False)
-    predicts: list[str] = field(default_factory=list)  # in the JSON: the GB codes dynamo gives it
-
-    def to_json(self) -> dict[str, Any]:
-        region = None
-        if self.region is not None:
-            region = {
-                "kind": self.region.kind,
-                "entry": self.region.entry_label,
-                "chain": list(self.region.chain),
-                "steps": [{"function": s.function, "path": s.path, "line": s.line} for s in self.region.steps],
-            }
-        return {
-            "code": self.code,
-            "slug": self.slug,
-            "severity": self.severity,
-            "path": self.path,
-            "line": self.line,
-            "column": self.column,
-            "end_line": self.end_line,
-            "end_column": self.end_column,
-            "message": self.message,
-            "region": region,
-            "fixable": self.fixable,
-            "predicts": self.predicts,
-        }
 
 
 @dataclass
@@ -245,10 +193,10 @@ def judge_linked(
         linked = project.files[index]
         if linked.facts.error is not None:
             internal += linked.facts.internal
-            findings.extend(selection.keep(linked, [_parse_error(linked)], root))
+            findings.extend(selection.keep(linked, [parse_error(linked)], root))
             continue
-        found = [_finding(project, regions, index, c, catalog) for c in linked.facts.candidates]
-        found.extend(_project_findings(project, regions, index, catalog))
+        found = [candidate_finding(project, regions, index, c, catalog) for c in linked.facts.candidates]
+        found.extend(project_findings(project, regions, index, catalog))
         findings.extend(selection.keep(linked, [f for f in found if f is not None], root))
     findings.sort(key=lambda f: (f.path, f.line, f.column, f.code))
     return findings, internal
@@ -333,179 +281,3 @@ def display_path(path: Path) -> str:
         return path.as_posix()
 
 
-def _finding(project: Project, regions: Regions, file: int, candidate: Candidate, catalog: Catalog) -> Finding | None:
-    rule = catalog[candidate.code]
-    region = _region(project, regions, file, candidate, rule)
-    if region is None and not candidate.anywhere:
-        return None
-    # Asked only now: with no region anywhere (the standard library has no entry point), the
-    # value flow is never solved at all.
-    if candidate.host_receiver and (file, candidate.anchor[1]) in project.graph.host_receivers:
-        return None  # .cpu() / .tolist() of what the value flow shows is a host tensor
-    span = (candidate.line, candidate.column, candidate.end_line, candidate.end_column)
-    return _rule_finding(
-        rule, project.files[file], span, candidate.message, region, candidate.anchor, candidate.fix, candidate.predicts
-    )
-
-
-def _rule_finding(
-    rule: RuleInfo | Rule,  # what is known of the rule, or the rule itself (project rules)
-    linked: LinkedFile,
-    span: tuple[int, int, int, int],
-    message: str,
-    region: RegionHit | None,
-    anchor: tuple[str, int] | None = None,
-    fix: str | None = None,
-    predicts: list[str] | None = None,
-) -> Finding:
-    line, column, end_line, end_column = span
-    return Finding(
-        code=rule.code,
-        slug=rule.slug,
-        severity=rule.severity(region.kind if region else None, fullgraph=bool(region and region.fullgraph)),
-        path=linked.display,
-        line=line,
-        column=column,
-        end_line=end_line,
-        end_column=end_column,
-        message=message,
-        region=region,
-        fixable=fix is not None,
-        predicts=predicts or list(rule.predicts),
-        file=linked.path,
-        anchor=anchor,
-        fix=fix,
-    )
-
-
-def _project_findings(project: Project, regions: Regions, file: int, catalog: Catalog) -> list[Finding]:
-    """What the rules that judge the linked project itself (``ProjectRule``) say about ``file``."""
-    linked = project.files[file]
-    return [
-        _rule_finding(rule, linked, (site.line, site.column, site.line, site.column), site.message, site.region)
-        for rule in catalog.project_rules()
-        for site in rule.judge(project, regions, file)
-    ]
-
-
-def _region(project: Project, regions: Regions, file: int, candidate: Candidate, rule: RuleInfo) -> RegionHit | None:
-    """The region that makes ``candidate`` a finding: capture before compiled, then the
-    shortest chain; None when its code never runs in a region the rule cares about."""
-    if candidate.own_entry is not None:
-        # Nested compile: the entry's own targets, reached from *another* traced entry.
-        own = EntryId(file, candidate.own_entry)
-        hits = [
-            hit
-            for function in project.entry_functions(file, candidate.own_entry)
-            for hit in regions.hits(function)
-            if hit.entry != own and hit.traced and len(hit.chain) > 1
-        ]
-    else:
-        hits = list(regions.hits(FunctionKey(file, candidate.scope)))
-        if candidate.block is not None:
-            hits.append(regions.by_block[EntryId(file, candidate.block)])
-    usable = [
-        hit
-        for hit in hits
-        if hit.kind in rule.regions or candidate.anywhere
-        if not (rule.traced_only and not hit.traced)
-        if not (candidate.eager and hit.traced)
-        if not (candidate.entry_scope_only and (len(hit.chain) != 1 or hit.dynamic is False))
-    ]
-    if not usable:
-        return None
-    return min(usable, key=lambda h: (h.kind != "capture", len(h.chain), h.entry_label))
-
-
-def _parse_error(linked: LinkedFile) -> Finding:
-    facts = linked.facts
-    return Finding(
-        code=PARSE_ERROR,
-        slug=PARSE_ERROR_SLUG,
-        severity="error",
-        path=linked.display,
-        line=facts.error_line,
-        column=facts.error_column,
-        end_line=facts.error_line,
-        end_column=facts.error_column,
-        message=facts.error or "",
-        region=None,
-        fixable=False,
-        file=linked.path,
-        anchor=None,
-        fix=None,
-    )
-
-
-def selectable_codes(rule_codes: Iterable[str] | None = None) -> tuple[str, ...]:
-    """Every code `graphlint check` can print: its rules' (``rule_codes``, else every rule's)
-    and its own (GL000)."""
-    if rule_codes is None:
-        from graphlint.checks.rules import all_rules
-
-        rule_codes = [rule.code for rule in all_rules()]
-    return tuple(sorted({*rule_codes} | check_codes()))
-
-
-def _known_codes_only(where: str, codes: tuple[str, ...], known: tuple[str, ...]) -> None:
-    unknown = [code for code in codes if not any(k.startswith(code.upper()) for k in known)]
-    if unknown:
-        raise ConfigError(
-            f"{where}: {', '.join(unknown)} names no code graphlint check prints "
-            f"(codes: {', '.join(known)}; prefixes like GL2 select a family)"
-        )
-
-
-class Selection:
-    """--select/--ignore and [tool.graphlint] select/ignore/per-file-ignores, and
-    ``# graphlint: ignore[...]`` comments; all by code prefix. ``select`` replaces the config's
-    select when given; ``ignore`` adds to its ignore."""
-
-    def __init__(
-        self, config: Config, select: tuple[str, ...] = (), ignore: tuple[str, ...] = (),
-        rule_codes: Iterable[str] | None = None,
-    ) -> None:
-        """Raises ``ConfigError`` for a code or prefix that names no code check can print;
-        ``rule_codes``: the rules' codes (the catalog's), else every rule's."""
-        given = (
-            ("--select", select), ("--ignore", ignore),
-            ("[tool.graphlint] select", config.select), ("[tool.graphlint] ignore", config.ignore),
-            *((f"[tool.graphlint] per-file-ignores {glob!r}", codes) for glob, codes in config.per_file_ignores.items()),
-        )
-        if any(codes for _, codes in given):  # nothing to check costs nothing
-            known = selectable_codes(rule_codes)
-            for where, codes in given:
-                _known_codes_only(where, codes, known)
-        self.select = tuple(code.upper() for code in (select or config.select))
-        self.ignore = tuple(code.upper() for code in (*config.ignore, *ignore))
-        self.per_file = config.per_file_ignores
-
-    def keep(self, linked: LinkedFile, findings: list[Finding], root: Path) -> list[Finding]:
-        ignored_here = self._per_file(linked.path, root)
-        suppressions = linked.facts.suppressions
-        kept = []
-        for finding in findings:
-            code = finding.code
-            if self.select and not code.startswith(self.select) and code != PARSE_ERROR:
-                continue
-            if code.startswith(self.ignore) or code.startswith(ignored_here):
-                continue
-            codes = suppressions.get(finding.line)
-            if codes is not None and (not codes or code.startswith(tuple(codes))):
-                continue
-            kept.append(finding)
-        return kept
-
-    def _per_file(self, path: Path, root: Path) -> tuple[str, ...]:
-        if not self.per_file:
-            return ()
-        try:
-            relative = path.resolve().relative_to(root).as_posix()
-        except ValueError:
-            relative = path.as_posix()
-        return tuple(
-            code.upper()
-            for pattern, codes in self.per_file.items()
-            if fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(path.name, pattern)
-            for code in codes
-        )

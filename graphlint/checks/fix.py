@@ -14,7 +14,7 @@ from pathlib import Path
 
 import libcst as cst
 
-from graphlint.checks.engine import Finding
+from graphlint.checks.findings import Finding
 from graphlint.checks.positions import ANCHOR_KINDS
 from graphlint.checks.rules import rule_by_code
 from graphlint.checks.rules.base import Rule

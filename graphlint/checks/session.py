@@ -28,7 +28,8 @@ from graphlint.checks.cache import FactsCache, content_key
 from graphlint.checks.catalog import Catalog
 from graphlint.checks.collect import collect_facts
 from graphlint.checks.discover import discover, is_excluded
-from graphlint.checks.engine import CheckResult, Selection, cache_dir, extract_options_of, judge, module_names
+from graphlint.checks.selection import Selection
+from graphlint.checks.engine import CheckResult, cache_dir, extract_options_of, judge, module_names
 from graphlint.checks.facts import FileFacts
 from graphlint.checks.graph_cache import SolvedGraphs
 from graphlint.checks.modules import ModuleNames

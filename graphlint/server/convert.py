@@ -15,7 +15,7 @@ from lsprotocol import types
 from pygls.uris import from_fs_path
 from pygls.workspace.position_codec import PositionCodec
 
-from graphlint.checks.engine import Finding
+from graphlint.checks.findings import Finding
 
 SOURCE = "graphlint"
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")

@@ -24,7 +24,7 @@ from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
 from graphlint import __version__
-from graphlint.checks.engine import Finding
+from graphlint.checks.findings import Finding
 from graphlint.checks.fix import fix_source
 from graphlint.checks.rules import rule_by_code
 from graphlint.checks.session import CheckSession

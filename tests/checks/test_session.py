@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from graphlint.checks.engine import CheckOptions, Finding, run_check
+from graphlint.checks.engine import CheckOptions, run_check
+from graphlint.checks.findings import Finding
 from graphlint.checks.session import CheckSession
 from tests.checks_hardening.cli import write_tree
 

@@ -18,7 +18,8 @@ from typing import Any, TextIO
 from urllib.parse import quote
 
 from graphlint import __version__
-from graphlint.checks.engine import CheckResult, Finding
+from graphlint.checks.engine import CheckResult
+from graphlint.checks.findings import Finding
 from graphlint.checks.rules import all_rules
 from graphlint.checks.rules.base import Rule
 from graphlint.codes import CodeEntry, check_codes, code_entries, doc_url

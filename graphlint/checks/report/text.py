@@ -9,7 +9,8 @@ from rich.console import Console
 from rich.markup import escape
 
 from graphlint.checks.coverage import coverage_line
-from graphlint.checks.engine import CheckResult, Finding
+from graphlint.checks.engine import CheckResult
+from graphlint.checks.findings import Finding
 from graphlint.codes import code_entry, rule_summary_zh
 from graphlint.options import console as make_console
 
