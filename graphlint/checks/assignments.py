@@ -154,7 +154,8 @@ class _FlowWalker(FlowExpressions):
                 self._expr(node.cause)
         elif isinstance(node, ast.Return):
             if node.value is not None:
-                self._return(self._expr(node.value))
+                made = self.scope.known.returned(node.value.id) if isinstance(node.value, ast.Name) else None
+                self._return(made or self._expr(node.value))
         elif isinstance(node, ast.If):
             self.scope.known.forget()
             self._expr(node.test)

@@ -142,6 +142,7 @@ class FlowExpressions(ScopeStack[FlowScope]):
     def _call(self, node: ast.Call) -> Expr:
         ordinal = self.ordinal[id(node)]
         func = node.func
+        self.scope.known.called()
         callee = self._expr(func)
         site = CallSite(scope=self.function_scope.qualname, callee=callee, line=node.lineno)
         root = func

@@ -10,6 +10,11 @@ name is rebound in another way, handed to a call, or has a method called on it (
 literal is followed). A name keeps its last value only when that value is itself a name, an
 attribute or a definition: what a call returns may be a container that something else fills.
 Reads from other scopes (a function defined here runs later) see the whole graph.
+
+One exception, where no filling can come between: ``x = f(...)`` then ``return x`` with no call,
+store into ``x`` or compound statement in between returns what that call made, not every value
+``x`` ever held (``cu = torch.arange(..., device="cpu"); return cu`` in a branch of a function
+whose parameter is also ``cu`` returns a host tensor only).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ Key = object  # a constant: an int index or a dict key
 class Element:
     value: Expr | None
     keys: dict[Key, "Element"] | None = None  # the literal container's elements, when known
+    made: Expr | None = None  # the call that made it, bound just now (``returned``)
 
 
 class KnownValues:
@@ -62,8 +68,20 @@ class KnownValues:
             self.names[name] = Element(None, self.literals[id(node)])
         elif isinstance(node, ast.Subscript) and (element := self.element(node)) is not None and element.keys is not None:
             self.names[name] = Element(None, dict(element.keys))  # ls2 = ls[1:3]
+        elif isinstance(node, ast.Call) and value is not None and value[0] == "c":
+            self.names[name] = Element(None, made=value)
         else:
             self.names.pop(name, None)
+
+    def called(self) -> None:
+        """A call is evaluated: it may fill what a name made by an earlier call holds."""
+        for name in [n for n, known in self.names.items() if known.made is not None]:
+            del self.names[name]
+
+    def returned(self, name: str) -> Expr | None:
+        """What ``return name`` hands back, when the call that made it is known (see above)."""
+        known = self.names.get(name)
+        return known.made if known is not None else None
 
     def alias(self, name: str) -> Expr | None:
         known = self.names.get(name)
@@ -93,6 +111,9 @@ class KnownValues:
     def store(self, target: ast.Subscript, value: Expr | None, node: ast.expr | None) -> None:
         """``d[k] = v``: the element is ``v`` from now on (when ``d`` is known)."""
         parent = self.element(target.value)
+        if parent is not None and parent.made is not None:
+            del self.names[target.value.id]  # type: ignore[attr-defined]  # x[k] = v fills what x holds
+            return
         if parent is None or parent.keys is None:
             return
         if isinstance(target.slice, ast.Constant):

@@ -533,12 +533,18 @@ ASCEND_ATTENTION = """
 
 
     class Attention(torch.nn.Module):
-        def _cu_seqlens(self, bsz, q_len):
-            # made on the host on purpose: the capture path must not sync to read it
-            return torch.arange(0, (bsz + 1) * q_len, step=q_len, dtype=torch.int32, device="cpu")
+        capturing = True
+
+        def _cu_seqlens(self, bsz, q_len, cu_seqlens, is_capturing):
+            # made on the host on purpose: the capture path must not sync to read it (the
+            # parameter is rebound, so the name holds the model's tensor too, but not here)
+            if is_capturing or cu_seqlens is None:
+                cu_seqlens = torch.arange(0, (bsz + 1) * q_len, step=q_len, dtype=torch.int32, device="cpu")
+                return cu_seqlens
+            return cu_seqlens.cpu()
 
         def forward(self, q):
-            host = seq_lengths(self._cu_seqlens(q.shape[0], q.shape[1]))
+            host = seq_lengths(self._cu_seqlens(q.shape[0], q.shape[1], q.cumsum(0), self.capturing))
             on_device = device_lengths(q.sum(-1))
             return q * len(host) * len(on_device)
 """
@@ -576,7 +582,9 @@ def test_vllm_ascend_wrapper_and_host_lengths_give_only_the_true_sync(tmp_path: 
     """vllm-ascend's two false-error classes: ``self.model = ACLGraphWrapper(self.model)`` hands
     the wrapper the model held before (never the wrapper, whose own ``synchronize()`` before
     replay then looked captured), and ``.cpu()`` / ``.tolist()`` of a tensor another method made
-    with ``device="cpu"``. The ``.tolist()`` of a device tensor stays an error."""
+    with ``device="cpu"`` (also where it rebinds a parameter to it and returns the name: the
+    name returned holds what the call just made). The ``.tolist()`` of a device tensor stays an
+    error."""
     files = {
         "vllm_ascend/__init__.py": "",
         "vllm_ascend/compilation/__init__.py": "",

@@ -370,3 +370,79 @@ def test_a_decorator_returning_its_argument_hands_back_the_class_it_decorates(tm
     every registered layer). The registry it fills still holds both (soundness)."""
     (entry,) = regions(tmp_path, {"app.py": REGISTERED.format(compiled=compiled)})
     assert entry["functions"] == reached
+
+
+RETURNED_NAME = """
+import torch
+from torch import nn
+
+
+class Layer(nn.Module):
+    def forward(self, x):
+        return x
+
+
+class Head(nn.Module):
+    def forward(self, x):
+        return x
+
+
+def make_list():
+    return list()
+
+
+def pick(layer):
+    {body}
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = pick(Head())
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+fast = torch.compile(Model())
+"""
+
+
+@pytest.mark.parametrize(
+    ("body", "reached"),
+    [
+        # the parameter is rebound to what a call makes and returned at once: the Head given is
+        # not returned (vllm-ascend: a branch returning a host tensor it just made)
+        (
+            "if layer is not None:\n        layer = nn.ModuleList([Layer()])\n        return layer\n    return nn.ModuleList([Layer(), Layer()])",
+            ["app.Layer.forward", "app.Model.forward"],
+        ),
+        # soundness: what is stored into the made container before the return is returned too
+        (
+            "layers = make_list()\n    layers.append(layer)\n    return layers",
+            ["app.Head.forward", "app.Model.forward"],
+        ),
+        (
+            "layers = make_list()\n    layers[0] = layer\n    return layers",
+            ["app.Head.forward", "app.Model.forward"],
+        ),
+        # a call in between may fill it (a closure appending to it): the name's every value
+        (
+            "layers = make_list()\n    def fill():\n        layers.append(layer)\n    fill()\n    return layers",
+            ["app.Head.forward", "app.Model.forward"],
+        ),
+        # a branch in between: the name's every value
+        (
+            "layers = make_list()\n    if layer:\n        layers = [layer]\n    return layers",
+            ["app.Head.forward", "app.Model.forward"],
+        ),
+    ],
+    ids=["rebound-and-returned", "appended", "stored", "filled-by-a-call", "branch"],
+)
+def test_a_name_returned_right_after_a_call_made_it_returns_what_that_call_made(
+    tmp_path: Path, body: str, reached: list[str]
+) -> None:
+    (entry,) = regions(tmp_path, {"app.py": RETURNED_NAME.replace("{body}", body)})
+    assert entry["functions"] == reached
