@@ -288,6 +288,8 @@ class _FlowWalker(FlowExpressions):
         self._assign(self._store(node.name), value)
         scope = self.scan.scope("function", qualname, node)
         scope.locals.update(p for p, _ in params)
+        if method is not None:
+            scope.after_super = self._after_super(node)
         if method in ("instance", "property", "class") and params:
             scope.class_name, scope.self_name = outer.qualname, params[0][0]
             seed = ["d", outer.qualname] if method == "class" else ["self", outer.qualname]
@@ -297,6 +299,20 @@ class _FlowWalker(FlowExpressions):
         self.scopes.append(scope)
         self._statements(node.body)
         self.scopes.pop()
+
+    def _after_super(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[int, set[int]] | None:
+        """The statement ``super().<node's name>(...)`` in the method's own body, and the calls
+        of the statements after it."""
+        for index, statement in enumerate(node.body):
+            call = statement.value if isinstance(statement, ast.Expr) else None
+            if (
+                isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == node.name
+                and isinstance(call.func.value, ast.Call) and isinstance(call.func.value.func, ast.Name)
+                and call.func.value.func.id == "super"
+            ):
+                later = {id(n) for s in node.body[index + 1 :] for n in ast.walk(s) if isinstance(n, ast.Call)}
+                return self.ordinal[id(call)], later
+        return None
 
     def _defaults(self, qualname: str, args: ast.arguments) -> None:
         """A default that is a value (not a constant such as ``None``) binds its parameter."""
@@ -376,6 +392,9 @@ class _FlowWalker(FlowExpressions):
             return
         site = self.facts.calls[self.ordinal[id(call)]]
         assert site is not None
+        after_super = self.function_scope.after_super
+        if after_super is not None and id(call) in after_super[1]:
+            site.after_super = after_super[0]
         positional = [arg for arg in call.args if not isinstance(arg, ast.Starred)]  # as ``site.args``
         site.rebinds = [i for i, arg in enumerate(positional) if dotted(arg) in written] + [
             k.arg for k in call.keywords if k.arg is not None and dotted(k.value) in written

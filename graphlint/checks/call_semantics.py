@@ -22,6 +22,7 @@ from graphlint.checks.implicit_calls import ImplicitCalls, is_decoration
 from graphlint.checks.pass_through import PassThrough
 from graphlint.checks.receiver_copies import MethodCopy, ReceiverCopies
 from graphlint.checks.rest_arguments import RestArguments
+from graphlint.checks.wrap_order import WrapOrder
 from graphlint.checks.value_graph import (
     MAX_DEPTH,
     EXTERNAL_VALUE,
@@ -37,7 +38,7 @@ from graphlint.checks.value_graph import (
 )
 
 
-class CallSemantics(RestArguments, ImplicitCalls, ReceiverCopies, PassThrough):
+class CallSemantics(RestArguments, ImplicitCalls, ReceiverCopies, PassThrough, WrapOrder):
     """The call half of the solver (it provides ``compile``, ``member`` and the tables below)."""
 
     files: list[LinkedModule]
@@ -80,7 +81,7 @@ class CallSemantics(RestArguments, ImplicitCalls, ReceiverCopies, PassThrough):
             forwarded_keywords,
         )
         if site.rebinds and callee is not None:
-            args = self.before_rebinding(file, site, args)
+            args = self.before_rebinding(file, site, args, copy.receiver_class if copy is not None else None)
         self.site_args[key] = args
         out = self.result(file, ordinal if copy is None else (ordinal, copy.context))
         if ordinal in self.host_calls[file]:
@@ -110,13 +111,14 @@ class CallSemantics(RestArguments, ImplicitCalls, ReceiverCopies, PassThrough):
     def host_calls(self) -> list[set[int]]:
         return [set(linked.facts.host_calls) for linked in self.files]
 
-    def before_rebinding(self, file: int, site: CallSite, args: CallArgs) -> CallArgs:
+    def before_rebinding(self, file: int, site: CallSite, args: CallArgs, receiver_class: Obj | None) -> CallArgs:
         """``self.model = Wrapper(self.model)``: the argument written as the assignment's own
-        target holds what the target held before, never an instance of the class called here."""
+        target holds what the target held before, never an instance of the class called here,
+        nor of one an override wraps it in after calling this method (``wrap_order.py``)."""
         made = {
             ("I", o[1], o[2]) if o[0] == "C" else o
             for o in self.classes.static(file, site.callee) if o[0] in ("C", "X")  # type: ignore[arg-type]
-        }
+        } | self.made_later(file, site.scope, receiver_class)
         if not made:
             return args
 

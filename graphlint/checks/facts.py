@@ -82,6 +82,10 @@ class CallSite:
     # Arguments (positions, keyword names) that are the target the call's result is assigned to:
     # ``self.model = Wrapper(self.model)`` hands the wrapper what ``self.model`` held before.
     rebinds: list[int | str] = field(default_factory=list)
+    # Such a call in a method after the statement ``super().<this method>()``: that call's
+    # ordinal. The method it overrides ran first, so its own rebinding of the target never
+    # held what this call makes (``wrap_order.py``).
+    after_super: int | None = None
 
 
 @dataclass
@@ -141,7 +145,10 @@ class FlowFacts:
         """A hash of what the value-flow solve reads of these facts: lines and the callees' texts
         are left out, so code that moves, or changes without changing what flows where, gives
         the same digest (and the solved graph cached under it is used again)."""
-        calls = [None if c is None else [c.scope, c.callee, c.args, c.star, c.star_last, c.keywords, c.double_star] for c in self.calls]
+        calls = [
+            None if c is None else [c.scope, c.callee, c.args, c.star, c.star_last, c.keywords, c.double_star, c.rebinds, c.after_super]
+            for c in self.calls
+        ]
         defs = [[name, d.kind, d.params, d.method, d.bases] for name, d in self.defs.items()]
         decorations = [[d.scope, d.decorator, d.value] for d in self.decorations]
         implicit = [[i.scope, i.kind, i.value] for i in self.implicit]

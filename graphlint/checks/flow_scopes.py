@@ -26,6 +26,9 @@ class FlowScope(Scope):
     nonlocals: set[str] = field(default_factory=set)
     self_name: str | None = None  # for methods: their first parameter
     known: KnownValues = field(default_factory=KnownValues)
+    # A method whose body calls the method it overrides (``super().load_model()``) as a
+    # statement: that call's ordinal, and the calls of the statements after it
+    after_super: tuple[int, set[int]] | None = None
 
     def key(self, name: str) -> str:
         return name if self.kind == "module" else f"{self.qualname}.{name}"

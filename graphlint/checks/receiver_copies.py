@@ -55,6 +55,11 @@ class MethodCopy:
     decorations: frozenset[int]
 
     @property
+    def receiver_class(self) -> Obj:
+        file, _, qualname = self.context[1:].partition(":")
+        return ("C", int(file), qualname)
+
+    @property
     def name(self) -> str:
         """The qualname the copy's variables are kept under (``Base.forward@3:Gelu``)."""
         return f"{self.qualname}{self.context}"

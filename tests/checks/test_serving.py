@@ -8,6 +8,8 @@ import textwrap
 from contextlib import chdir
 from pathlib import Path
 
+import pytest
+
 from tests.checks.conftest import found, lint_project, run_cli
 
 VLLM_MODEL = """
@@ -599,3 +601,72 @@ def test_vllm_ascend_wrapper_and_host_lengths_give_only_the_true_sync(tmp_path: 
         ("vllm_ascend/ops/attention.py", "GL202", 10, "error"),
     ]
     assert report["findings"][0]["region"]["chain"] == ["ToyModel.forward", "Attention.forward", "device_lengths"]
+
+
+OUTER_WRAPPER = """
+    class XliteWrapper:
+        def __init__(self, runnable, vllm_config):
+            self.runnable = runnable
+
+        def __call__(self, x):
+            host = x.sum(-1).tolist()  # in the engine's own graph runner, outside any capture
+            return self.runnable(x) * len(host)
+"""
+OUTER_RUNNERS = """
+    from vllm_ascend.compilation.acl_graph import ACLGraphWrapper
+    from vllm_ascend.worker.model_runner import ToyModel
+    from vllm_ascend.xlite.wrapper import XliteWrapper
+
+
+    class GraphRunner:
+        def __init__(self, vllm_config, model):
+            self.vllm_config = vllm_config
+            self.model = model
+
+        def load_model(self):
+            self.model = ACLGraphWrapper(self.model, self.vllm_config)
+
+        def execute(self, x):
+            return self.model(x)
+
+
+    class XliteRunner(GraphRunner):
+        def load_model(self):
+            {body}
+
+
+    runner = XliteRunner(None, ToyModel())
+    runner.load_model()
+"""
+
+
+@pytest.mark.parametrize(
+    ("body", "captured"),
+    [
+        ("super().load_model()\n            self.model = XliteWrapper(self.model, self.vllm_config)", False),
+        # the wrapper is made first: the base's ACLGraphWrapper captures it
+        ("self.model = XliteWrapper(self.model, self.vllm_config)\n            super().load_model()", True),
+    ],
+    ids=["wrapped-after-super", "wrapped-before-super"],
+)
+def test_a_wrapper_an_override_adds_after_super_is_not_inside_the_base_wrapper(tmp_path: Path, body: str, captured: bool) -> None:
+    """vllm-ascend's xlite runner: ``super().load_model()`` (which wraps the model in the capturing
+    ``ACLGraphWrapper``), then ``self.model = XliteWrapper(self.model)``. The graph wrapper
+    captures the model, never the wrapper made after it, whose host-side ``.tolist()`` was an
+    error. Made before ``super().load_model()``, the base's wrapper does capture it."""
+    files = {
+        "vllm_ascend/__init__.py": "",
+        "vllm_ascend/compilation/__init__.py": "",
+        "vllm_ascend/compilation/acl_graph.py": ASCEND_WRAPPER,
+        "vllm_ascend/ops/__init__.py": "",
+        "vllm_ascend/ops/attention.py": ASCEND_ATTENTION,
+        "vllm_ascend/worker/__init__.py": "",
+        "vllm_ascend/worker/model_runner.py": ASCEND_RUNNER,
+        "vllm_ascend/xlite/__init__.py": "",
+        "vllm_ascend/xlite/wrapper.py": OUTER_WRAPPER,
+        "vllm_ascend/xlite/runner.py": OUTER_RUNNERS.replace("{body}", body),
+    }
+    _, report = _project(tmp_path, files, pyproject='[tool.graphlint]\npresets = ["vllm", "vllm_ascend"]\n')
+    found = {(f["path"], f["code"], f["line"]) for f in report["findings"]}
+    assert ("vllm_ascend/ops/attention.py", "GL202", 10) in found  # the model is still captured
+    assert (("vllm_ascend/xlite/wrapper.py", "GL202", 7) in found) is captured
