@@ -580,14 +580,9 @@ ASCEND_RUNNER = """
 """
 
 
-def test_vllm_ascend_wrapper_and_host_lengths_give_only_the_true_sync(tmp_path: Path) -> None:
-    """vllm-ascend's two false-error classes: ``self.model = ACLGraphWrapper(self.model)`` hands
-    the wrapper the model held before (never the wrapper, whose own ``synchronize()`` before
-    replay then looked captured), and ``.cpu()`` / ``.tolist()`` of a tensor another method made
-    with ``device="cpu"`` (also where it rebinds a parameter to it and returns the name: the
-    name returned holds what the call just made). The ``.tolist()`` of a device tensor stays an
-    error."""
-    files = {
+def ascend_files() -> dict[str, str]:
+    """A small vllm-ascend: its graph wrapper, an attention op and the model runner."""
+    return {
         "vllm_ascend/__init__.py": "",
         "vllm_ascend/compilation/__init__.py": "",
         "vllm_ascend/compilation/acl_graph.py": ASCEND_WRAPPER,
@@ -596,6 +591,16 @@ def test_vllm_ascend_wrapper_and_host_lengths_give_only_the_true_sync(tmp_path: 
         "vllm_ascend/worker/__init__.py": "",
         "vllm_ascend/worker/model_runner.py": ASCEND_RUNNER,
     }
+
+
+def test_vllm_ascend_wrapper_and_host_lengths_give_only_the_true_sync(tmp_path: Path) -> None:
+    """vllm-ascend's two false-error classes: ``self.model = ACLGraphWrapper(self.model)`` hands
+    the wrapper the model held before (never the wrapper, whose own ``synchronize()`` before
+    replay then looked captured), and ``.cpu()`` / ``.tolist()`` of a tensor another method made
+    with ``device="cpu"`` (also where it rebinds a parameter to it and returns the name: the
+    name returned holds what the call just made). The ``.tolist()`` of a device tensor stays an
+    error."""
+    files = ascend_files()
     _, report = _project(tmp_path, files, pyproject='[tool.graphlint]\npresets = ["vllm", "vllm_ascend"]\n')
     assert [(f["path"], f["code"], f["line"], f["severity"]) for f in report["findings"]] == [
         ("vllm_ascend/ops/attention.py", "GL202", 10, "error"),
@@ -655,13 +660,7 @@ def test_a_wrapper_an_override_adds_after_super_is_not_inside_the_base_wrapper(t
     captures the model, never the wrapper made after it, whose host-side ``.tolist()`` was an
     error. Made before ``super().load_model()``, the base's wrapper does capture it."""
     files = {
-        "vllm_ascend/__init__.py": "",
-        "vllm_ascend/compilation/__init__.py": "",
-        "vllm_ascend/compilation/acl_graph.py": ASCEND_WRAPPER,
-        "vllm_ascend/ops/__init__.py": "",
-        "vllm_ascend/ops/attention.py": ASCEND_ATTENTION,
-        "vllm_ascend/worker/__init__.py": "",
-        "vllm_ascend/worker/model_runner.py": ASCEND_RUNNER,
+        **ascend_files(),
         "vllm_ascend/xlite/__init__.py": "",
         "vllm_ascend/xlite/wrapper.py": OUTER_WRAPPER,
         "vllm_ascend/xlite/runner.py": OUTER_RUNNERS.replace("{body}", body),
