@@ -1,7 +1,8 @@
 """Where a function's code runs eager or captured: ``is_compiling()`` branches and capture blocks.
 
 A mixin of ``extract.py``'s extractor. The walk is a plan of nodes and state changes; these
-handlers schedule the changes: the eager branch of ``if is_compiling():`` (and of
+handlers schedule the changes (and mark the moves a branch makes once: ``_moves_once``): the
+eager branch of ``if is_compiling():`` (and of
 ``not is_tracing(x) and ...``, ``is_compiling() or ...``; the checks are data in
 ``dynamo.toml``), what follows ``if is_compiling(): return``, and the statements inside
 ``with torch.npu.graph(g):`` or between ``capture_begin()`` and ``capture_end()``.
@@ -14,6 +15,7 @@ from collections.abc import Callable
 import libcst as cst
 
 from graphlint.checks import apis, dynamo
+from graphlint.checks.site_values import SOURCE_TEXT
 from graphlint.checks.syntax import preorder
 
 WalkItem = cst.CSTNode | Callable[[], None]
@@ -26,6 +28,7 @@ class CompileBranches:
     eager: bool
     block: int | None
     eager_nodes: set[int]
+    moved_once: set[int]
     qualify: Callable[[cst.BaseExpression], str | None]
     _add_entry: Callable[..., int]
 
@@ -72,6 +75,7 @@ class CompileBranches:
         assert isinstance(node, cst.If)
         value = self._value_when_compiling(node.test)
         if value is None:
+            self.moved_once.update(_moves_once(node))
             return None
         restore = self._restore()
         tail = [self._set_eager(self.eager or value), node.orelse] if node.orelse else []
@@ -151,3 +155,33 @@ def _statement_method_call(statement: cst.CSTNode) -> str | None:
             if isinstance(func, cst.Attribute):
                 return func.attr.value
     return None
+
+
+def _moves_once(node: cst.If) -> set[int]:
+    """The ``.to(d)`` calls of ``if t.device != d: t = t.to(d)``: the tensor is moved where it is
+    kept, so the move runs once, in the first call, and never again (``!=`` or ``is not``, either
+    side; the statement directly in the branch)."""
+    test = node.test
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return set()
+    comparison = test.comparisons[0]
+    if not isinstance(comparison.operator, (cst.NotEqual, cst.IsNot)):
+        return set()
+    sides = [_code(test.left), _code(comparison.comparator)]
+    moved = set()
+    for statement in node.body.body if isinstance(node.body, cst.IndentedBlock) else ():
+        assign = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1):
+            continue
+        call, target = assign.value, _code(assign.targets[0].target)
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "to"):
+            continue
+        if len(call.args) != 1 or call.args[0].keyword is not None or _code(call.func.value) != target:
+            continue
+        if sorted(sides) == sorted([f"{target}.device", _code(call.args[0].value)]):
+            moved.add(id(call))
+    return moved
+
+
+def _code(node: cst.CSTNode) -> str:
+    return SOURCE_TEXT.code_for_node(node)

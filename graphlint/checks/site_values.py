@@ -68,6 +68,7 @@ class SiteValues:
     entry_nodes: dict[int, int]
     nesting_safe: set[int]
     made_attributes: dict[tuple[str, str], str]
+    moved_once: set[int]
 
     @property
     def in_loop(self) -> bool:
@@ -219,6 +220,9 @@ class SiteValues:
         if isinstance(expr, cst.UnaryOperation) and not isinstance(expr.operator, cst.Not):
             return self.is_tensor_value(expr.expression)
         return False
+
+    def moves_once(self, call: cst.Call) -> bool:
+        return id(call) in self.moved_once
 
     def on_module_device(self, expr: cst.BaseExpression) -> bool:
         if isinstance(expr, cst.Name):

@@ -116,11 +116,13 @@ def test_vllm_ascend_forward_oot_of_its_ops_runs_under_capture(tmp_path: Path) -
     assert finding["region"]["chain"] == ["AscendRMSNorm.forward_oot"]
 
 
-def test_the_vllm_ascend_preset_is_opt_in_until_value_flow_links_its_wrapper(tmp_path: Path) -> None:
+def test_the_vllm_ascend_preset_is_on_when_the_project_imports_it(tmp_path: Path) -> None:
     files = {"vllm_ascend/__init__.py": "", "vllm_ascend/ops/__init__.py": "", "vllm_ascend/ops/layernorm.py": VLLM_ASCEND_OP}
     _, report = _project(tmp_path, files)
-    assert report["summary"]["presets"] == ["vllm"]
-    assert all(f["code"] == "GL001" or f["region"] is None for f in report["findings"])
+    assert report["summary"]["presets"] == ["vllm", "vllm_ascend"]
+    assert [(f["code"], f["line"]) for f in report["findings"]] == [("GL203", 8)]
+    _, report = _project(tmp_path, files, pyproject="[tool.graphlint]\npresets = []\n")
+    assert report["summary"]["presets"] == []
 
 
 def test_customop_dispatch_reaches_forward_oot_from_a_compiled_model(tmp_path: Path) -> None:

@@ -89,6 +89,10 @@ class SiteContext(Protocol):
         """Whether ``expr`` is a list, tuple or set display or comprehension, or a name the
         current function last bound to one (``blocks = []`` then ``blocks.append(i)``)."""
 
+    def moves_once(self, call: cst.Call) -> bool:
+        """Whether ``call`` is the ``t.to(d)`` of ``if t.device != d: t = t.to(d)``: a tensor moved
+        where it is kept, once, by the first call (in the warm-up a capture needs)."""
+
     def on_module_device(self, expr: cst.BaseExpression) -> bool:
         """Whether ``expr`` lives where the model's weights do: a parameter (``self.w =
         nn.Parameter(...)``) or a buffer (``self.register_buffer("inv_freq", t)``), a submodule's output (``self.embed_positions(x)``, or a name bound to

@@ -20,8 +20,12 @@ class HostDeviceCopyInCapture(CaptureRule):
     (`t = torch.zeros(n, device=x.device)` … `t.to(x.device)`), and `.to(x.device)` of what lives
     with the model's weights: a parameter or registered buffer (`self.inv_freq.to(x.device)`)
     or a submodule's output (`pos = self.embed_positions(ids)` … `pos.to(x.device)`; in
-    capture the model is on one device). A host tensor moved to the
-    device (`torch.zeros(n, device="cpu", pin_memory=True).to(device)`) still is a copy.
+    capture the model is on one device), and the move made once where the tensor is kept
+    (`if self.cache.device != x.device: self.cache = self.cache.to(x.device)`: the first call
+    moves it, and a capture needs warm-up calls before it, as `torch.cuda.graphs` and vLLM's
+    runners make; the captured call finds it moved). A host tensor moved to the
+    device (`torch.zeros(n, device="cpu", pin_memory=True).to(device)`) still is a copy, and so is
+    `x = t.to(d)` under that test (the kept tensor never moves).
 
     ## Why is this bad?
     During aclgraph capture (reduce-overhead, npugraph_ex, `torch.npu.graph`) `aclrtMemcpy` and
@@ -65,6 +69,8 @@ class HostDeviceCopyInCapture(CaptureRule):
         elif method == "to":
             if ctx.on_module_device(func.value):  # type: ignore[union-attr]
                 return  # a weight, buffer or submodule output: already on the model's device
+            if ctx.moves_once(node):
+                return  # if t.device != d: t = t.to(d) copies once, in the warm-up before capture
             if moves_to_device(node, ctx) and not copies_nothing(node, ctx):
                 fixable = moved_host_factory(node, ctx) is not None and len(node.args) == 1
                 ctx.report(self, node, fix=fixable)
@@ -158,6 +164,26 @@ class HostDeviceCopyInCapture(CaptureRule):
 
             model = torch.compile(Encoder(), mode="reduce-overhead")
         """),
+        snippet("""
+            import torch
+            from torch import nn
+
+            def rope_forward(self, positions, query):
+                # moved where it is kept, once (vllm-ascend's rotary embedding)
+                if self.cos_sin_cache.device != query.device:
+                    self.cos_sin_cache = self.cos_sin_cache.to(query.device)
+                return query + self.cos_sin_cache[positions]
+
+            class Rotary(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.cos_sin_cache = torch.ones(64, 8)
+
+                def forward(self, positions, query):
+                    return rope_forward(self, positions, query)
+
+            model = torch.compile(Rotary(), mode="reduce-overhead")
+        """),
     ]
     INVALID = [
         snippet("""
@@ -219,6 +245,24 @@ class HostDeviceCopyInCapture(CaptureRule):
                     return self.proj(x) + self.cache.to(x.device) + ones  # error
 
             model = torch.compile(Cached(), mode="reduce-overhead")
+        """),
+        snippet("""
+            import torch
+            from torch import nn
+
+            class Rotary(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.cos_sin_cache = torch.ones(64, 8)
+
+                def forward(self, positions, query):
+                    cache = self.cos_sin_cache
+                    if cache.device != query.device:
+                        moved = cache.to(query.device)  # error
+                        return query + moved[positions]
+                    return query + cache[positions]
+
+            model = torch.compile(Rotary(), mode="reduce-overhead")
         """),
     ]
 
