@@ -98,6 +98,8 @@ def supervise(
         if outcome.static is not None:
             outcome.static.cancel()
         raise
+    # in ladder order: a stage may report after a later one crashed inside it (one_compile.py)
+    outcome.results = {name: outcome.results[name] for name in STAGE_ORDER if name in outcome.results}
     return outcome
 
 
@@ -120,7 +122,9 @@ def _run_workers(
             outcome.results[stage] = result
             if progress:
                 progress("result", stage, result)
-            remaining = remaining[remaining.index(stage) + 1 :]
+            # The next worker runs what has not reported, each stage alone: a crash or hang inside
+            # the dynamo stage's one compile is the aot or torchair stage's (one_compile.py).
+            remaining = [name for name in remaining if name not in outcome.results]
             if peers is not None:  # the ladder ends here (see Peers)
                 peers.stopping(result["reason"])
                 for name in remaining:
@@ -153,6 +157,7 @@ class _Worker:
         )
         self.hung = False
         self.hang_log_offset = 0
+        self.used: dict[str, float] = {}  # seconds each stage ran before its current phase
         self.stage_started = time.monotonic()
         self.stage_started_at = time.time()  # wall clock, for lining up the ranks of a job
         self.peers = peers
@@ -203,13 +208,17 @@ class _Worker:
                 outcome.static = StaticCheck(outcome.user_files)
         elif kind == "target-error":
             raise TargetError(event["message"], event.get("finding"))
-        elif kind == "start":
-            outcome.layers[event["stage"]] = event["layer"]
-            self.stage_started = time.monotonic()
-            self.stage_started_at = time.time()
-            if progress:
-                progress("start", event["stage"], None)
-            return event["stage"], time.monotonic() + self.timeout
+        elif kind in ("start", "phase"):  # a phase: one stage's work inside another's (one_compile.py)
+            stage, now = event["stage"], time.monotonic()
+            if running is not None:
+                self.used[running] = self.used.get(running, 0.0) + now - self.stage_started
+            outcome.layers[stage] = event["layer"]
+            self.stage_started = now
+            if kind == "start":
+                self.stage_started_at = time.time()
+                if progress:
+                    progress("start", stage, None)
+            return stage, now + self.timeout - self.used.get(stage, 0.0)  # each stage's --timeout in all
         elif kind == "result":
             outcome.results[event["stage"]] = event["result"]
             if progress:
@@ -277,7 +286,7 @@ class _Worker:
                 "started_at": self.stage_started_at, "ended_at": time.time(),  # wall clock: stacks' time
             },
         )
-        seconds = time.monotonic() - self.stage_started
+        seconds = time.monotonic() - self.stage_started + self.used.get(stage, 0.0)
         return result_to_json(StageResult(stage, "failed", seconds=seconds, reason=message, findings=[finding]))
 
 

@@ -68,11 +68,14 @@ def run_compiled(
     backend: Callable[..., Any] | str,
     *,
     train: bool = False,
+    fresh: bool = True,
     **compile_options: Any,
 ) -> list[Any]:
-    """``torch.compile(fn, backend=backend)`` called once per input, from a clean dynamo state.
+    """``torch.compile(fn, backend=backend)`` called once per input, from a clean dynamo state
+    (unless not ``fresh``: then through what dynamo has cached).
 
     Exceptions propagate: the calling stage classifies them."""
-    torch._dynamo.reset()
+    if fresh:
+        torch._dynamo.reset()
     compiled = torch.compile(fn, backend=backend, **compile_options)
     return call_each(compiled, inputs, kwargs, train)

@@ -84,12 +84,16 @@ def run_worker(request: dict[str, Any], events: EventWriter) -> None:
     rank = RankWorker.join(target)
     ctx = StageContext(target, options_from_json(request["options"]))
     ctx.pristine = pristine_copy(target)
+    ctx.shares_compile = rank is None and {"dynamo", "aot", "torchair"} <= set(request["run"])
+    ctx.announce = lambda stage: events.send("phase", stage=stage, layer=stage_layer(stage))
     for name in request["run"]:
         if name != "eager" and ctx.pristine is not None:
             ctx.target = copy_of(ctx.pristine)  # as a user's first call would find it
         cpu_started = time.process_time()
         result = run_stage(name, ctx, events)
         result.cpu_seconds = time.process_time() - cpu_started
+        wall, cpu = ctx.time_moved.get(name, (0.0, 0.0))
+        result.seconds, result.cpu_seconds = result.seconds + wall, result.cpu_seconds + cpu
         ctx.results[name] = result
         if rank is not None:
             rank.stage_done(name, ctx)
@@ -108,6 +112,12 @@ def load_error_finding(exc: BaseException | None, target_spec: str) -> dict[str,
         return None
     finding = finding_of_exception(exc, stage="load", layer="model", user_files=user_files, default_kind="load-error")
     return finding.to_json()
+
+
+def stage_layer(name: str) -> str:
+    from graphlint.tracer.stages import load_stage
+
+    return load_stage(name).layer
 
 
 def run_stage(name: str, ctx: StageContext, events: EventWriter) -> StageResult:

@@ -20,10 +20,17 @@ class AotStage(Stage):
     layer = "aot"
 
     def run(self, ctx: StageContext) -> StageResult:
+        from graphlint.tracer.one_compile import shared
+
         start = time.perf_counter()
         reference = eager_outputs(ctx)
-        recorder = GraphRecorder()
-        outputs, findings = self.call_compiled(ctx, recorder.aot_eager)
+        one = shared(ctx, self.name)
+        if one is not None:
+            recorder = one.aot_graphs
+            outputs, findings = one.run(self.name, lambda backend: self.call_compiled(ctx, backend, fresh=False))
+        if one is None or not one.usable[self.name]:
+            recorder = GraphRecorder()
+            outputs, findings = self.call_compiled(ctx, recorder.aot_eager)
         aot_graphs = [g for g in recorder.graphs if g.kind != "dynamo"]
         ctx.shared["aot_graphs"] = aot_graphs
         return self.result(

@@ -70,6 +70,14 @@ class StageContext:
     # The target as loaded, before any call: each stage after eager runs on a copy of it, as a
     # user's first compiled call would (None when it cannot be copied; see first_call.py).
     pristine: TraceTarget | None = None
+    # Whether this worker runs the dynamo, aot and torchair stages through one compile (see
+    # one_compile.py): all three are to run here, and not as a rank of a distributed job.
+    shares_compile: bool = False
+    # Tells the supervisor which stage's work the worker is doing inside the running stage
+    # (a backend call of the one compile), so that a crash or hang there is that stage's.
+    announce: Callable[[str], None] = lambda stage: None
+    # Seconds (wall, CPU) done inside one stage for another: moved between their rows.
+    time_moved: dict[str, list[float]] = field(default_factory=dict)
 
     def dump(self, relative: str, text: str) -> Path | None:
         """Write ``text`` under ``--dump DIR``; names from user code are sanitised so nothing is
@@ -98,16 +106,21 @@ class Stage(ABC):
     def finding(self, kind: str, message: str, **fields: Any) -> Finding:
         return Finding(layer=self.layer, stage=self.name, kind=kind, message=message, **fields)
 
-    def call_compiled(self, ctx: StageContext, backend: Callable[..., Any]) -> tuple[list[Any] | None, list[Finding]]:
-        """The target compiled with ``backend`` from a clean dynamo state and called once per
-        input: its outputs, or None and the finding of what it raised."""
+    def call_compiled(
+        self, ctx: StageContext, backend: Callable[..., Any], fresh: bool = True
+    ) -> tuple[list[Any] | None, list[Finding]]:
+        """The target compiled with ``backend`` from a clean dynamo state (unless not ``fresh``)
+        and called once per input: its outputs, or None and the finding of what it raised."""
         from graphlint.tracer.calls import fresh_inputs
         from graphlint.tracer.classify.exception import finding_of_exception
         from graphlint.tracer.recording import run_compiled
 
         target = ctx.target
         try:
-            return run_compiled(target.fn, fresh_inputs(target), target.kwargs, backend, train=ctx.options.train), []
+            outputs = run_compiled(
+                target.fn, fresh_inputs(target), target.kwargs, backend, train=ctx.options.train, fresh=fresh
+            )
+            return outputs, []
         except Exception as exc:
             return None, [
                 finding_of_exception(

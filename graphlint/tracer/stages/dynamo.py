@@ -26,11 +26,21 @@ class DynamoStage(Stage):
     layer = "dynamo"
 
     def run(self, ctx: StageContext) -> StageResult:
+        from graphlint.tracer.one_compile import OneCompile
+
         start = time.perf_counter()
         reference = eager_outputs(ctx)
-        recorder = GraphRecorder()
-        with collect_dynamo_reports() as reports:
-            outputs, findings = self.call_compiled(ctx, recorder.eager)
+        one = OneCompile.start(ctx)
+        if one is not None:
+            recorder = one.dynamo_graphs
+            with collect_dynamo_reports() as reports:
+                outputs, findings = one.run(self.name, lambda backend: self.call_compiled(ctx, backend))
+            if findings:  # the run stopped: the later stages did not get all their graphs
+                one.give_up("aot", "torchair")
+        if one is None or not one.usable[self.name]:
+            recorder = GraphRecorder()
+            with collect_dynamo_reports() as reports:
+                outputs, findings = self.call_compiled(ctx, recorder.eager)
         decompiled = dump_decompiled(ctx, ctx.target.fn)
         dump_target(ctx)
         ctx.shared["dynamo_graphs"] = recorder.graphs

@@ -23,6 +23,8 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
 
+import torch
+
 from graphlint.tracer.calls import eager_outputs
 from graphlint.tracer.classify.exception import finding_of_exception
 from graphlint.tracer.findings import Finding, Mode, StageResult
@@ -54,8 +56,6 @@ class TorchairStage(Stage):
         return (unavailable_note() or NOT_FOUND) if source is None else None
 
     def run(self, ctx: StageContext) -> StageResult:
-        import torch
-
         start = time.perf_counter()
         source = locate_torch_npu(ctx.options.torchair)
         if source is None:
@@ -78,8 +78,21 @@ class TorchairStage(Stage):
         )
 
     def _translate_offline(self, ctx: StageContext, source: TorchNpuSource) -> tuple[Mode, "_Outcome"]:
+        from graphlint.tracer import one_compile
         from graphlint.tracer.torchair.offline import offline_torchair
 
+        one = one_compile.shared(ctx, self.name)
+        if one is not None:
+            try:
+                with one.hiding.shown():
+                    result = one.run(self.name, lambda backend: one.translator.run(
+                        torch.compile(ctx.target.fn, backend=backend), ctx.target, ctx.options.train
+                    ))
+                if one.usable[self.name]:
+                    return "offline", self._outcome(ctx, result)
+            finally:
+                one_compile.close(ctx)
+        one_compile.close(ctx)  # its torchair undone before torchair is imported alone
         with ExitStack() as session:
             try:
                 torchair = session.enter_context(offline_torchair(source))
@@ -104,12 +117,15 @@ class TorchairStage(Stage):
     def _translate(
         self, ctx: StageContext, torchair: Any, config: Any = None, device: str | None = None
     ) -> "_Outcome":
-        from graphlint.tracer.copies.ge import count_ge_ops
         from graphlint.tracer.torchair.runner import translate
-        from graphlint.tracer.torchair.verdicts import findings_of_failures
 
         target = ctx.target if device is None else _moved_to(ctx.target, device)
-        result = translate(torchair, target, train=ctx.options.train, config=config)
+        return self._outcome(ctx, translate(torchair, target, train=ctx.options.train, config=config))
+
+    def _outcome(self, ctx: StageContext, result: Any) -> "_Outcome":
+        from graphlint.tracer.copies.ge import count_ge_ops
+        from graphlint.tracer.torchair.verdicts import findings_of_failures
+
         findings = findings_of_failures(result.failures)
         if result.error is not None:
             findings.append(

@@ -126,7 +126,7 @@ def offline_torchair(source: TorchNpuSource) -> Iterator[types.ModuleType]:
 
     finder = _OfflineFinder(torchair_dir.parent, source.native_modules())
     LOG.clear()  # this session's refusals and assumptions only
-    for name in [n for n in sys.modules if n.split(".", 1)[0] in ("torchair", *_STAND_IN_ROOTS)]:
+    for name in [n for n in sys.modules if belongs_to_torchair(n)]:
         del sys.modules[name]  # an earlier import (ours or the user's) must not be reused
     sys.meta_path.insert(0, finder)
     torch.library.Library.__init__ = recording_init  # type: ignore[method-assign]
@@ -143,6 +143,11 @@ def offline_torchair(source: TorchNpuSource) -> Iterator[types.ModuleType]:
         torch_attributes.restore()
         _restore_modules(saved_modules, torchair_dir)
         importlib.invalidate_caches()
+
+
+def belongs_to_torchair(module_name: str) -> bool:
+    """``torchair.*``, or ``torch_npu.*`` (its stand-ins, or the real one)."""
+    return module_name.split(".", 1)[0] in ("torchair", *_STAND_IN_ROOTS)
 
 
 _TORCH_LIBRARY_API = tuple(
@@ -171,7 +176,7 @@ def _restore_modules(saved: dict[str, types.ModuleType], torchair_dir: Path) -> 
         if name in saved:
             continue
         file = getattr(module, "__file__", None) or ""
-        if name.split(".", 1)[0] in ("torchair", *_STAND_IN_ROOTS) or file.startswith(inside):
+        if belongs_to_torchair(name) or file.startswith(inside):
             del sys.modules[name]
     for name, module in saved.items():
         if sys.modules.get(name) is not module:
@@ -231,7 +236,9 @@ class _TorchAttributeSnapshot:
             if isinstance(module, types.ModuleType) and (name == "torch" or name.startswith("torch."))
         }
 
-    def restore(self) -> None:
+    def restore(self) -> list[tuple[types.ModuleType, str, Any]]:
+        """Put the attributes back; returns what was replaced: (module, attribute, torchair's value)."""
+        replaced = []
         for name, before in self._saved.items():
             module = sys.modules.get(name)
             if module is None:
@@ -240,10 +247,12 @@ class _TorchAttributeSnapshot:
             for attr, value in list(namespace.items()):
                 if before.get(attr, _MISSING) is value or not _comes_from_torchair(value):
                     continue
+                replaced.append((module, attr, value))
                 if attr in before:
                     setattr(module, attr, before[attr])
                 else:
                     delattr(module, attr)
+        return replaced
 
 
 _MISSING = object()

@@ -125,39 +125,52 @@ def translate(
 ) -> TranslationResult:
     """Compile ``target`` with torchair's backend, calling it once per input; never raises for
     what the target or torchair do (a failure outside translation is ``result.error``)."""
-    result = TranslationResult()
-    watcher = _TranslationWatcher(target.user_files, result)
-    decompositions = _cpu_only_decompositions(result.cpu_decomposed)
-    config = config or offline_compiler_config(torchair)
-    backend = torchair.get_npu_backend(compiler_config=config, custom_decompositions=decompositions)
-    # Run eagerly, torchair hands back the FX graph whatever its GE graph holds: keeping it lets
-    # the backward graph (compiled when the forward's outputs are back-propagated) be translated
-    # too. On an NPU, a graph with a failed node is run by dynamo instead.
-    keeps_failed_graphs = bool(config.debug.run_eagerly)
+    translator = Translator(torchair, target.user_files, config)
+    torch._dynamo.reset()
+    return translator.run(torch.compile(target.fn, backend=translator.backend), target, train)
 
-    def recording_backend(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
+
+class Translator:
+    """torchair's backend as graphlint calls it: ``backend`` translates one dynamo graph under
+    the watcher (a failure is recorded, never raised); ``run`` calls a target compiled with it
+    (by ``translate``, or by the one compile that feeds several stages, see ``one_compile.py``)."""
+
+    def __init__(self, torchair: types.ModuleType, user_files: set[str], config: Any = None) -> None:
+        self.result = TranslationResult()
+        self.watcher = _TranslationWatcher(user_files, self.result)
+        self.config = config or offline_compiler_config(torchair)
+        decompositions = _cpu_only_decompositions(self.result.cpu_decomposed)
+        self._backend = torchair.get_npu_backend(compiler_config=self.config, custom_decompositions=decompositions)
+        # Run eagerly, torchair hands back the FX graph whatever its GE graph holds: keeping it
+        # lets the backward graph (compiled when the forward's outputs are back-propagated) be
+        # translated too. On an NPU, a graph with a failed node is run by dynamo instead.
+        self._keeps_failed_graphs = bool(self.config.debug.run_eagerly)
+
+    def backend(self, gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
+        result, watcher = self.result, self.watcher
         watcher.start_graph()
         failed_before = len(result.failures)
-        try:
-            compiled = backend(gm, example_inputs)
-        except Exception as exc:  # noqa: BLE001 - any failure of translation is a finding
-            result.failures.append(watcher.failure(exc))
-            return gm.forward
-        return gm.forward if len(result.failures) > failed_before and not keeps_failed_graphs else compiled
-
-    torch._dynamo.reset()
-    compiled = torch.compile(target.fn, backend=recording_backend)
-    with watcher.installed():
-        try:
-            result.outputs = call_each_input(compiled, target, train)
-        except Exception as exc:  # noqa: BLE001 - the target failed while running
-            if watcher.converting_failed:  # a graph compiled lazily (backward) failed translation
+        with watcher.installed():
+            try:
+                compiled = self._backend(gm, example_inputs)
+            except Exception as exc:  # noqa: BLE001 - any failure of translation is a finding
                 result.failures.append(watcher.failure(exc))
-            else:
-                result.error = exc
-    result.stand_ins_refused = LOG.refused_since(0)
-    result.stand_ins_assumed = list(LOG.assumed)
-    return result
+                return gm.forward
+        return gm.forward if len(result.failures) > failed_before and not self._keeps_failed_graphs else compiled
+
+    def run(self, compiled: Callable[..., Any], target: TraceTarget, train: bool) -> TranslationResult:
+        result, watcher = self.result, self.watcher
+        with watcher.installed():
+            try:
+                result.outputs = call_each_input(compiled, target, train)
+            except Exception as exc:  # noqa: BLE001 - the target failed while running
+                if watcher.converting_failed:  # a graph compiled lazily (backward) failed translation
+                    result.failures.append(watcher.failure(exc))
+                else:
+                    result.error = exc
+        result.stand_ins_refused = LOG.refused_since(0)
+        result.stand_ins_assumed = list(LOG.assumed)
+        return result
 
 
 def _cpu_only_decompositions(used: set[str]) -> dict[Any, Callable[..., Any]]:
@@ -193,6 +206,7 @@ class _TranslationWatcher:
         self._graph_count = 0
         self._named_current = False  # the current dynamo graph's first GE graph has its name
         self._graph = "graph_0_forward"  # the graph being translated
+        self._installed = False
 
     @property
     def converting_failed(self) -> bool:
@@ -207,6 +221,11 @@ class _TranslationWatcher:
 
     @contextmanager
     def installed(self) -> Iterator[None]:
+        """The wrappers in place (once: a backend called while the target runs is inside)."""
+        if self._installed:
+            yield
+            return
+        self._installed = True
         converter_cls, graph_cls = self._compiler._NpuGraphConverter, self._fx2ge.GeConcreteGraph
         run_node, optimize = converter_cls.run_node, graph_cls.optimize_graph_without_runtime
         # torchair 2.6 (torch_npu 2.6.0.post5) has no wrap_compiler_phase: there phases go unnamed
@@ -219,6 +238,7 @@ class _TranslationWatcher:
         try:
             yield
         finally:
+            self._installed = False
             converter_cls.run_node = run_node
             graph_cls.optimize_graph_without_runtime = optimize
             graph_cls.parse_node = parse_node
