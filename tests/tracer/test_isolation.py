@@ -66,3 +66,30 @@ def test_hang_in_forward_is_stopped_with_python_stacks_and_no_orphans(trace_json
     started = [int(p) for p in pid_file.read_text().split()]
     assert len(started) >= 2  # the worker and the child it started in forward
     assert _wait_gone(started) == []
+
+
+@pytest.mark.parametrize("hangs", [False, True], ids=["crash", "hang"])
+def test_a_crash_or_hang_of_torchair_inside_the_one_compile_is_the_torchair_stages(
+    hangs: bool, monkeypatch: pytest.MonkeyPatch, trace_json, torch_npu_wheel: Path
+) -> None:
+    """torchair translates inside the dynamo stage's compile (one_compile.py): its crash or hang
+    there is still the torchair stage's finding, and dynamo and aot report from a fresh worker."""
+    target = TARGETS / "sees_torchair.py"
+    monkeypatch.setenv("GRAPHLINT_TEST_TORCHAIR_CRASH", "1")
+    if hangs:
+        monkeypatch.setenv("GRAPHLINT_TEST_TORCHAIR_HANG", "1")
+    options = ("--stages", "eager,dynamo,aot,torchair", *(("--timeout", "30") if hangs else ()))
+    status, report = trace_json(os.path.relpath(target), *options)
+    assert status == 1
+    assert [(s["name"], s["status"]) for s in report["stages"]] == [
+        ("eager", "passed"), ("dynamo", "passed"), ("aot", "passed"), ("torchair", "failed"),
+    ]
+    (finding,) = [f for f in report["findings"] if f["kind"] in ("crash", "hang")]
+    assert finding["stage"] == "torchair" and finding["layer"] == "torchair"
+    assert finding["code"] == ("GT006" if hangs else "GT005")
+    line = "time.sleep(600)" if hangs else "ctypes.string_at(0)"
+    lines = target.read_text().splitlines()
+    assert Path(finding["file"]).resolve() == target.resolve()
+    assert lines[finding["line"] - 1].strip() == line
+    if hangs:
+        assert "the torchair stage did not finish within 30 s" in finding["message"]

@@ -72,7 +72,7 @@ def test_one_compile_gives_each_stage_its_own_result_and_hides_torchair_until_it
     seen_shared = list(module.SEEN)
     alone = Run(target, shares=False)
     assert shared.keys() == alone.keys()
-    assert shared.results["torchair"].mode == "offline" and shared.results["torchair"].graphs == 1
+    assert shared.results["torchair"].mode == "offline"
     # torchair's translation and aot_eager ran inside the dynamo stage, announced as theirs
     assert shared.phases[:2] == ["torchair", "dynamo"] and "aot" in shared.phases
     assert shared.usable_after["dynamo"] == {"dynamo": True, "aot": True, "torchair": True}
