@@ -92,8 +92,7 @@ class OneCompile:
         return one
 
     def close(self) -> None:
-        """torchair's import undone (idempotent); the stages still to run compile alone."""
-        self.usable = dict.fromkeys(STAGES, False)
+        """torchair's import undone (idempotent)."""
         self._session.close()
 
     def _compile(self, gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
@@ -142,6 +141,7 @@ def shared(ctx: StageContext, stage: str) -> OneCompile | None:
 
 
 def close(ctx: StageContext) -> None:
+    """The one compile's torchair undone; the stages still to run compile alone."""
     one = ctx.shared.pop(KEY, None)
     if one is not None:
         one.close()
