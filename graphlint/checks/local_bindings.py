@@ -15,8 +15,9 @@ from typing import Any
 import libcst as cst
 
 from graphlint.checks import apis
+from graphlint.checks.compile_branches import WalkItem
 from graphlint.checks.site_values import WalkScope, is_display, is_method_call, is_self_attribute
-from graphlint.checks.syntax import keyword, positional, string_value
+from graphlint.checks.syntax import children, keyword, positional, string_value
 
 REGISTERED_BUFFER = "torch.nn.Module.register_buffer"  # what "made" self.name after register_buffer("name", t)
 
@@ -39,16 +40,23 @@ class LocalBindings:
     is_tensor_condition: Callable[[cst.BaseExpression], bool]
     _moves_with_model: Callable[[cst.BaseExpression], bool]
 
-    def _on_assign(self, node: cst.CSTNode) -> None:
+    def _on_assign(self, node: cst.CSTNode) -> list[WalkItem] | None:
+        """The targets are bound after the statement's nodes are walked, as Python binds them
+        after evaluating the value: in ``idxs = np.array(idxs)`` the rules read the ``idxs``
+        the call is given (a list), not the array it makes."""
         assert isinstance(node, (cst.Assign, cst.AnnAssign))
         value = node.value
         if value is None:
             return None
         targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
-        scope = self.function_scope
         for target in targets:
             if isinstance(target, cst.Subscript):
-                self.stores[id(target)] = value
+                self.stores[id(target)] = value  # what a store writes, asked while its target is walked
+        scope = self.function_scope
+        return [*children(node), lambda: self._bind_targets(scope, targets, value)]
+
+    def _bind_targets(self, scope: WalkScope, targets: list[cst.BaseExpression], value: cst.BaseExpression) -> None:
+        for target in targets:
             if isinstance(target, cst.Name):
                 if self.scope.kind != "class":  # class attributes are not names in scope
                     self._bind_name(scope, target.value, value)
@@ -63,7 +71,6 @@ class LocalBindings:
                         self.made_attributes[scope.class_name, target.attr.value] = maker
                 elif owner in self._config_scope(owner).configs and target.attr.value == "mode":
                     self._config_scope(owner).configs[owner] = string_value(value) in apis.CAPTURE_MODES
-        return None
 
     def _bind_name(self, scope: WalkScope, name: str, value: cst.BaseExpression) -> None:
         # What the name now holds, forgetting what it held before.

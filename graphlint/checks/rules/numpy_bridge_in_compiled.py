@@ -88,6 +88,18 @@ class NumpyBridgeInCompiled(Rule):
                 plan = np.array(blocks, dtype=np.int32)
                 return x * len(plan) + len(np.asarray([i * 2 for i in range(n)]))
         """),
+        snippet("""
+            import numpy as np
+            import torch
+
+            @torch.compile
+            def step(x, n: int):
+                # the name is rebound to the array it is made into (SpecAugment's shape): the
+                # call reads the list
+                idxs = [i * 2 for i in range(n)]
+                idxs = np.array(idxs)
+                return x * len(idxs)
+        """),
     ]
     INVALID = [
         snippet("""
