@@ -193,7 +193,9 @@ class HostDeviceCopyInCapture(CaptureRule):
             class Rotary(nn.Module):
                 def forward(self, x):
                     pos = torch.arange(x.shape[1]).to(x.device)  # error
-                    return x + pos
+                    steps = torch.arange(x.shape[0])
+                    steps = steps.to(x.device)  # error
+                    return x + pos + steps[:, None]
 
             model = torch.compile(Rotary(), mode="reduce-overhead")
         """),
