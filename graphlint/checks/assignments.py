@@ -18,18 +18,18 @@ from __future__ import annotations
 import ast
 from collections import Counter
 
-from graphlint.checks.facts import FALSY, MODULE_SCOPE, Decoration, DefFacts, Expr, FlowFacts, ImplicitCall
+from graphlint.checks.facts import MODULE_SCOPE, Expr, FlowFacts, ImplicitCall
 from graphlint.checks.flow_expressions import FlowExpressions, dotted, union
-from graphlint.checks.flow_scopes import FUNCTION_NODES, ScopeScan, parameters
-
-_METHOD_DECORATORS = {"builtins.staticmethod": "static", "builtins.classmethod": "class", "builtins.property": "property"}
+from graphlint.checks.flow_definitions import FlowDefinitions
+from graphlint.checks.flow_scopes import FUNCTION_NODES, ScopeScan
+from graphlint.checks.return_guards import ReturnGuards
 
 
 def flow_facts(tree: ast.Module) -> FlowFacts:
     return _FlowWalker(tree).run()
 
 
-class _FlowWalker(FlowExpressions):
+class _FlowWalker(FlowDefinitions, ReturnGuards, FlowExpressions):
     def __init__(self, tree: ast.Module) -> None:
         self.tree = tree
         self.facts = FlowFacts()
@@ -52,19 +52,6 @@ class _FlowWalker(FlowExpressions):
         self._spread_tuples()
         self._keep_sound_guards()
         return self.facts
-
-    def _keep_sound_guards(self) -> None:
-        """A guard says what its parameter was given only if nothing else binds it."""
-        for function, guarded in list(self.facts.guarded.items()):
-            rebound = lambda parameter: self.bindings[f"{function}.{parameter}"] > self.annotated[f"{function}.{parameter}"]  # noqa: E731
-            unbound = [g for g in guarded if not rebound(g[0])]
-            for parameter, _, key in guarded:
-                if rebound(parameter):
-                    self.facts.assigns.append((["v", f"{function}.<return>"], ["v", key]))
-            if unbound:
-                self.facts.guarded[function] = unbound
-            else:
-                del self.facts.guarded[function]
 
     def _spread_tuples(self) -> None:
         """``args = (config, executor, stats); Client(*args)``: a local bound once, to a tuple
@@ -203,166 +190,6 @@ class _FlowWalker(FlowExpressions):
         iterator protocol of an instance returns."""
         return union([iterable, self._implicit("iterate", iterable)])
 
-    def _isinstance_guard(self, test: ast.expr) -> tuple[str, str, Expr] | None:
-        """``isinstance(p, C)`` (alone or first in an ``and``) with ``p`` a parameter of the
-        function the ``if`` is in."""
-        while isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
-            test = test.values[0]
-        scope = self.function_scope
-        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"):
-            return None
-        if len(test.args) != 2 or test.keywords or not isinstance(test.args[0], ast.Name) or scope.kind != "function":
-            return None
-        named = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
-        if not all(isinstance(n, (ast.Name, ast.Attribute)) for n in named):
-            return None
-        definition = self.facts.defs.get(scope.qualname)
-        name = test.args[0].id
-        classes = self._expr(test.args[1])
-        if definition is None or classes is None or self._load("isinstance") != ["x", "isinstance"]:
-            return None
-        if name not in {p for p, kind in definition.params if kind in ("o", "p", "k")}:
-            return None
-        return (scope.qualname, name, classes)
-
-    def _falsy_guard(self, test: ast.expr, negated: bool) -> tuple[str, str, Expr] | None:
-        """``if p is None:`` / ``if not p:`` (``negated``), or the test of ``if p:`` / ``if p is
-        not None:`` whose body returns: ``p`` a parameter, the code it guards runs when ``p`` is
-        falsy."""
-        if negated and isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            test = test.operand
-        elif isinstance(test, ast.Compare) and len(test.ops) == 1 and _is_none(test.comparators[0]):
-            if not isinstance(test.ops[0], ast.IsNot if not negated else ast.Is):
-                return None
-            test = test.left
-        elif negated:
-            return None
-        scope = self.function_scope
-        definition = self.facts.defs.get(scope.qualname) if scope.kind == "function" else None
-        if not isinstance(test, ast.Name) or definition is None:
-            return None
-        if test.id not in {p for p, kind in definition.params if kind in ("o", "p", "k")}:
-            return None
-        return (scope.qualname, test.id, FALSY)
-
-    def _return(self, value: Expr | None) -> None:
-        scope = self.function_scope
-        if scope.kind != "function":
-            return
-        guard = next((g for g in reversed(self.guards) if g[0] == scope.qualname), None)
-        if guard is None and value is not None and value[0] == "v" and value[1].startswith(f"{scope.qualname}."):
-            definition = self.facts.defs.get(scope.qualname)
-            name = value[1][len(scope.qualname) + 1 :]
-            if definition is not None and name in {p for p, kind in definition.params if kind in ("o", "p", "k")}:
-                self.facts.passes.setdefault(scope.qualname, []).append(name)  # the solver decides if it is rebound
-                return
-        if guard is None or value is None:
-            if value is not None and value[0] == "c":
-                self.facts.returned_calls.append(value[1])
-            self._assign(["v", f"{scope.qualname}.<return>"], value)
-            return
-        guarded = self.facts.guarded.setdefault(scope.qualname, [])
-        key = f"{scope.qualname}.<return {len(guarded)}>"
-        guarded.append((guard[1], guard[2], key))
-        self._assign(["v", key], value)
-
-    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        outer = self.scope
-        qualname = self.nested_qualname(node.name)
-        decorators = [(d, self._expr(d)) for d in node.decorator_list]
-        method = None
-        if outer.kind == "class":
-            method = "instance"
-            for _, expr in decorators:
-                if expr and expr[0] == "x" and f"builtins.{expr[1]}" in _METHOD_DECORATORS:
-                    method = _METHOD_DECORATORS[f"builtins.{expr[1]}"]
-        params = parameters(node.args)
-        self.facts.defs.setdefault(qualname, DefFacts("function", params, method, line=node.lineno))
-        self._defaults(qualname, node.args)
-        self._annotations(qualname, node.args)
-        value: Expr = ["d", qualname]
-        for decorator, expr in reversed(decorators):
-            if expr and expr[0] == "x" and f"builtins.{expr[1]}" in _METHOD_DECORATORS:
-                continue
-            value = self._decorate(expr, value, decorator.lineno)
-        self._assign(self._store(node.name), value)
-        scope = self.scan.scope("function", qualname, node)
-        scope.locals.update(p for p, _ in params)
-        if method is not None:
-            scope.after_super = self._after_super(node)
-        if method in ("instance", "property", "class") and params:
-            scope.class_name, scope.self_name = outer.qualname, params[0][0]
-            seed = ["d", outer.qualname] if method == "class" else ["self", outer.qualname]
-            self._assign(["v", scope.key(params[0][0])], seed)
-        elif outer.kind == "function":
-            scope.class_name, scope.self_name = outer.class_name, outer.self_name
-        self.scopes.append(scope)
-        self._statements(node.body)
-        self.scopes.pop()
-
-    def _after_super(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[int, set[int]] | None:
-        """The statement ``super().<node's name>(...)`` in the method's own body, and the calls
-        of the statements after it."""
-        for index, statement in enumerate(node.body):
-            call = statement.value if isinstance(statement, ast.Expr) else None
-            if (
-                isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == node.name
-                and isinstance(call.func.value, ast.Call) and isinstance(call.func.value.func, ast.Name)
-                and call.func.value.func.id == "super"
-            ):
-                later = {id(n) for s in node.body[index + 1 :] for n in ast.walk(s) if isinstance(n, ast.Call)}
-                return self.ordinal[id(call)], later
-        return None
-
-    def _defaults(self, qualname: str, args: ast.arguments) -> None:
-        """A default that is a value (not a constant such as ``None``) binds its parameter."""
-        positional = [*args.posonlyargs, *args.args]
-        pairs = [*zip(positional[len(positional) - len(args.defaults) :], args.defaults), *zip(args.kwonlyargs, args.kw_defaults)]
-        for param, default in pairs:
-            value = self._expr(default) if default is not None else None
-            if value is not None:
-                self._assign(["v", f"{qualname}.{param.arg}"], value)
-
-    def _annotations(self, qualname: str, args: ast.arguments) -> None:
-        """``model: Decoder``: the parameter holds a ``Decoder`` (whoever calls the function)."""
-        for param in (*args.posonlyargs, *args.args, *args.kwonlyargs):
-            if param.annotation is not None:
-                for named in _annotated_names(param.annotation):
-                    value = self._expr(named) if isinstance(named, ast.expr) else self._dotted_load(named)
-                    if value is not None:
-                        # what callers hand the parameter still decides an isinstance guard
-                        self.annotated[f"{qualname}.{param.arg}"] += 1
-                        self._assign(["v", f"{qualname}.{param.arg}"], ["n", value])
-
-    def _dotted_load(self, dotted: str) -> Expr | None:
-        head, *rest = dotted.split(".")
-        if not head.isidentifier():
-            return None
-        value = self._load(head)
-        for attr in rest:
-            value = ["a", value, attr]
-        return value
-
-    def _decorate(self, decorator: Expr | None, value: Expr, line: int) -> Expr:
-        self.facts.decorations.append(Decoration(self.function_scope.qualname, decorator, value, line))
-        return ["r", len(self.facts.decorations) - 1]
-
-    def _class(self, node: ast.ClassDef) -> None:
-        qualname = self.nested_qualname(node.name)
-        bases = [b for b in (self._expr(base) for base in node.bases) if b is not None]
-        for keyword in node.keywords:
-            self._expr(keyword.value)
-        decorators = [(d.lineno, self._expr(d)) for d in node.decorator_list]
-        self.facts.defs.setdefault(qualname, DefFacts("class", bases=bases, line=node.lineno))
-        value: Expr = ["d", qualname]
-        for line, expr in reversed(decorators):
-            value = self._decorate(expr, value, line)
-        self._assign(self._store(node.name), value)
-        scope = self.scan.scope("class", qualname, node, class_name=qualname)
-        self.scopes.append(scope)
-        self._statements(node.body)
-        self.scopes.pop()
-
     def _assignment(self, targets: list[ast.expr], value_node: ast.expr) -> None:
         pairwise = [
             t for t in targets
@@ -441,34 +268,6 @@ class _FlowWalker(FlowExpressions):
         base = self._expr(owner)
         return ["a", base, target.attr] if base is not None else None
 
-    def _lambda(self, node: ast.Lambda) -> Expr:
-        qualname = self.lambda_qualname()
-        params = parameters(node.args)
-        self.facts.defs.setdefault(qualname, DefFacts("function", params, line=node.lineno))
-        self._defaults(qualname, node.args)
-        scope = self.scan.scope("function", qualname, node)
-        scope.locals.update(p for p, _ in params)
-        scope.class_name, scope.self_name = self.function_scope.class_name, self.function_scope.self_name
-        self.scopes.append(scope)
-        self._assign(["v", f"{qualname}.<return>"], self._expr(node.body))
-        self.scopes.pop()
-        return ["d", qualname]
-
-
-def _annotated_names(annotation: ast.expr) -> list[ast.expr | str]:
-    """The classes an annotation names: ``Model``, ``"Model"``, ``Optional[Model]``, ``A | B``."""
-    if isinstance(annotation, (ast.Name, ast.Attribute)):
-        return [annotation]
-    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
-        return [annotation.value.strip()] if annotation.value.strip().replace(".", "").isidentifier() else []
-    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
-        return _annotated_names(annotation.left) + _annotated_names(annotation.right)
-    if isinstance(annotation, ast.Subscript) and dotted(annotation.value) in ("Optional", "Union", "typing.Optional", "typing.Union"):
-        inner = annotation.slice
-        parts = inner.elts if isinstance(inner, ast.Tuple) else [inner]
-        return [name for part in parts for name in _annotated_names(part)]
-    return []
-
 
 def _unpacks_pairwise(target: ast.Tuple | ast.List, value: ast.expr) -> bool:
     return (
@@ -480,7 +279,3 @@ def _unpacks_pairwise(target: ast.Tuple | ast.List, value: ast.expr) -> bool:
 
 def _returns_without_else(statement: ast.stmt) -> bool:
     return isinstance(statement, ast.If) and not statement.orelse and isinstance(statement.body[-1], ast.Return)
-
-
-def _is_none(node: ast.expr) -> bool:
-    return isinstance(node, ast.Constant) and node.value is None

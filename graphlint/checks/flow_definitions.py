@@ -1,0 +1,156 @@
+"""Definitions in the assignment graph's walk (``assignments.py``): a ``def`` or ``lambda`` binds
+its name to the function (through its decorators, each a call of its own), its parameters to
+their defaults and annotations, a method's first parameter to its class's instance (or the class);
+a ``class`` binds its name and walks its body. A mixin of the walk, which provides the statements,
+expressions and scopes.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from collections.abc import Callable
+
+from graphlint.checks.facts import Decoration, DefFacts, Expr, FlowFacts
+from graphlint.checks.flow_expressions import dotted
+from graphlint.checks.flow_scopes import FlowScope, ScopeScan, parameters
+from graphlint.checks.scopes import ScopeStack
+
+_METHOD_DECORATORS = {"builtins.staticmethod": "static", "builtins.classmethod": "class", "builtins.property": "property"}
+
+
+class FlowDefinitions(ScopeStack[FlowScope]):
+    facts: FlowFacts
+    scan: ScopeScan
+    ordinal: dict[int, int]
+    annotated: Counter[str]
+    _assign: Callable[[Expr | None, Expr | None], None]
+    _store: Callable[[str], Expr]
+    _expr: Callable[[ast.expr], Expr | None]
+    _load: Callable[[str], Expr]
+    _statements: Callable[[list[ast.stmt]], None]
+
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        outer = self.scope
+        qualname = self.nested_qualname(node.name)
+        decorators = [(d, self._expr(d)) for d in node.decorator_list]
+        method = None
+        if outer.kind == "class":
+            method = "instance"
+            for _, expr in decorators:
+                if expr and expr[0] == "x" and f"builtins.{expr[1]}" in _METHOD_DECORATORS:
+                    method = _METHOD_DECORATORS[f"builtins.{expr[1]}"]
+        params = parameters(node.args)
+        self.facts.defs.setdefault(qualname, DefFacts("function", params, method, line=node.lineno))
+        self._defaults(qualname, node.args)
+        self._annotations(qualname, node.args)
+        value: Expr = ["d", qualname]
+        for decorator, expr in reversed(decorators):
+            if expr and expr[0] == "x" and f"builtins.{expr[1]}" in _METHOD_DECORATORS:
+                continue
+            value = self._decorate(expr, value, decorator.lineno)
+        self._assign(self._store(node.name), value)
+        scope = self.scan.scope("function", qualname, node)
+        scope.locals.update(p for p, _ in params)
+        if method is not None:
+            scope.after_super = self._after_super(node)
+        if method in ("instance", "property", "class") and params:
+            scope.class_name, scope.self_name = outer.qualname, params[0][0]
+            seed = ["d", outer.qualname] if method == "class" else ["self", outer.qualname]
+            self._assign(["v", scope.key(params[0][0])], seed)
+        elif outer.kind == "function":
+            scope.class_name, scope.self_name = outer.class_name, outer.self_name
+        self.scopes.append(scope)
+        self._statements(node.body)
+        self.scopes.pop()
+
+    def _after_super(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[int, set[int]] | None:
+        """The statement ``super().<node's name>(...)`` in the method's own body, and the calls
+        of the statements after it."""
+        for index, statement in enumerate(node.body):
+            call = statement.value if isinstance(statement, ast.Expr) else None
+            if (
+                isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == node.name
+                and isinstance(call.func.value, ast.Call) and isinstance(call.func.value.func, ast.Name)
+                and call.func.value.func.id == "super"
+            ):
+                later = {id(n) for s in node.body[index + 1 :] for n in ast.walk(s) if isinstance(n, ast.Call)}
+                return self.ordinal[id(call)], later
+        return None
+
+    def _defaults(self, qualname: str, args: ast.arguments) -> None:
+        """A default that is a value (not a constant such as ``None``) binds its parameter."""
+        positional = [*args.posonlyargs, *args.args]
+        pairs = [*zip(positional[len(positional) - len(args.defaults) :], args.defaults), *zip(args.kwonlyargs, args.kw_defaults)]
+        for param, default in pairs:
+            value = self._expr(default) if default is not None else None
+            if value is not None:
+                self._assign(["v", f"{qualname}.{param.arg}"], value)
+
+    def _annotations(self, qualname: str, args: ast.arguments) -> None:
+        """``model: Decoder``: the parameter holds a ``Decoder`` (whoever calls the function)."""
+        for param in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+            if param.annotation is not None:
+                for named in _annotated_names(param.annotation):
+                    value = self._expr(named) if isinstance(named, ast.expr) else self._dotted_load(named)
+                    if value is not None:
+                        # what callers hand the parameter still decides an isinstance guard
+                        self.annotated[f"{qualname}.{param.arg}"] += 1
+                        self._assign(["v", f"{qualname}.{param.arg}"], ["n", value])
+
+    def _dotted_load(self, dotted: str) -> Expr | None:
+        head, *rest = dotted.split(".")
+        if not head.isidentifier():
+            return None
+        value = self._load(head)
+        for attr in rest:
+            value = ["a", value, attr]
+        return value
+
+    def _decorate(self, decorator: Expr | None, value: Expr, line: int) -> Expr:
+        self.facts.decorations.append(Decoration(self.function_scope.qualname, decorator, value, line))
+        return ["r", len(self.facts.decorations) - 1]
+
+    def _class(self, node: ast.ClassDef) -> None:
+        qualname = self.nested_qualname(node.name)
+        bases = [b for b in (self._expr(base) for base in node.bases) if b is not None]
+        for keyword in node.keywords:
+            self._expr(keyword.value)
+        decorators = [(d.lineno, self._expr(d)) for d in node.decorator_list]
+        self.facts.defs.setdefault(qualname, DefFacts("class", bases=bases, line=node.lineno))
+        value: Expr = ["d", qualname]
+        for line, expr in reversed(decorators):
+            value = self._decorate(expr, value, line)
+        self._assign(self._store(node.name), value)
+        scope = self.scan.scope("class", qualname, node, class_name=qualname)
+        self.scopes.append(scope)
+        self._statements(node.body)
+        self.scopes.pop()
+
+    def _lambda(self, node: ast.Lambda) -> Expr:
+        qualname = self.lambda_qualname()
+        params = parameters(node.args)
+        self.facts.defs.setdefault(qualname, DefFacts("function", params, line=node.lineno))
+        self._defaults(qualname, node.args)
+        scope = self.scan.scope("function", qualname, node)
+        scope.locals.update(p for p, _ in params)
+        scope.class_name, scope.self_name = self.function_scope.class_name, self.function_scope.self_name
+        self.scopes.append(scope)
+        self._assign(["v", f"{qualname}.<return>"], self._expr(node.body))
+        self.scopes.pop()
+        return ["d", qualname]
+
+
+def _annotated_names(annotation: ast.expr) -> list[ast.expr | str]:
+    """The classes an annotation names: ``Model``, ``"Model"``, ``Optional[Model]``, ``A | B``."""
+    if isinstance(annotation, (ast.Name, ast.Attribute)):
+        return [annotation]
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        return [annotation.value.strip()] if annotation.value.strip().replace(".", "").isidentifier() else []
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        return _annotated_names(annotation.left) + _annotated_names(annotation.right)
+    if isinstance(annotation, ast.Subscript) and dotted(annotation.value) in ("Optional", "Union", "typing.Optional", "typing.Union"):
+        inner = annotation.slice
+        parts = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+        return [name for part in parts for name in _annotated_names(part)]
+    return []
