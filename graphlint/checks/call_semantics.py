@@ -22,7 +22,7 @@ from graphlint.checks.implicit_calls import ImplicitCalls, is_decoration
 from graphlint.checks.pass_through import PassThrough
 from graphlint.checks.receiver_copies import MethodCopy, ReceiverCopies
 from graphlint.checks.rest_arguments import RestArguments
-from graphlint.checks.wrap_order import WrapOrder
+from graphlint.checks.wrap_order import WrapOrder, instances_made
 from graphlint.checks.value_graph import (
     MAX_DEPTH,
     EXTERNAL_VALUE,
@@ -115,10 +115,7 @@ class CallSemantics(RestArguments, ImplicitCalls, ReceiverCopies, PassThrough, W
         """``self.model = Wrapper(self.model)``: the argument written as the assignment's own
         target holds what the target held before, never an instance of the class called here,
         nor of one an override wraps it in after calling this method (``wrap_order.py``)."""
-        made = {
-            ("I", o[1], o[2]) if o[0] == "C" else o
-            for o in self.classes.static(file, site.callee) if o[0] in ("C", "X")  # type: ignore[arg-type]
-        } | self.made_later(file, site.scope, receiver_class)
+        made = instances_made(self.classes, file, site.callee) | self.made_later(file, site.scope, receiver_class)  # type: ignore[arg-type]
         if not made:
             return args
 

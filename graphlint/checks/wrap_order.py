@@ -16,7 +16,14 @@ from __future__ import annotations
 from functools import cached_property
 
 from graphlint.checks.class_hierarchy import ClassHierarchy
+from graphlint.checks.facts import Expr
 from graphlint.checks.value_graph import LinkedModule, Obj
+
+
+def instances_made(classes: ClassHierarchy, file: int, callee: Expr) -> set[Obj]:
+    """What calling ``callee`` makes, as far as its static name says: instances of the project
+    classes it names, or the outside names themselves."""
+    return {("I", o[1], o[2]) if o[0] == "C" else o for o in classes.static(file, callee) if o[0] in ("C", "X")}
 
 
 class WrapOrder:
@@ -39,7 +46,7 @@ class WrapOrder:
                 klass: Obj = ("C", file, owner)
                 if linked.facts.flow.defs.get(owner) is None or linked.facts.flow.defs[owner].kind != "class":
                     continue
-                made = {("I", o[1], o[2]) if o[0] == "C" else o for o in self.classes.static(file, site.callee) if o[0] in ("C", "X")}
+                made = instances_made(self.classes, file, site.callee)
                 overridden = next(
                     (b for b in self.classes.mro(klass)[1:] if b[0] == "C" and f"{b[2]}.{method}" in self.declared[b[1]]), None
                 )
