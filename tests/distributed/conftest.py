@@ -31,8 +31,13 @@ JOB_VARIABLE = "GRAPHLINT_TEST_JOB"  # set for one job: every process of it inhe
 def processes_of_job(job: str) -> list[str]:
     """Command lines of the live processes (not zombies) whose environment has
     ``GRAPHLINT_TEST_JOB=job``: the launcher's torchrun, the ranks and their workers."""
+    return list(live_processes_of_job(job).values())
+
+
+def live_processes_of_job(job: str) -> dict[int, str]:
+    """Those processes by pid."""
     marker = f"{JOB_VARIABLE}={job}".encode()
-    found = []
+    found = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
@@ -44,7 +49,7 @@ def processes_of_job(job: str) -> list[str]:
         except OSError:
             continue
         if state != "Z":
-            found.append(cmdline)
+            found[int(entry.name)] = cmdline
     return found
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from graphlint.tracer.distributed.hangs import hang_findings
 from graphlint.tracer.distributed.views import RankView
-from tests.distributed.conftest import REPO, SAMPLES, STAGES, TARGETS, job_environment, processes_of_job
+from tests.distributed.conftest import REPO, SAMPLES, STAGES, TARGETS, job_environment, live_processes_of_job, processes_of_job
 
 SLEEPS = SAMPLES / "rank_sleeps.py"
 
@@ -89,11 +89,24 @@ def test_four_ranks_under_torchrun_rank_0_prints_the_merged_report(tmp_path: Pat
 def test_interrupting_graphlint_leaves_no_process_of_the_job() -> None:
     command = [sys.executable, "-m", "graphlint", "trace", os.path.relpath(SLEEPS, REPO), "--nproc", "2", "--stages", "eager"]
     with job_environment() as job:
-        launcher = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 120
-    while sum("graphlint.tracer.worker" in p for p in processes_of_job(job)) < 2:  # both ranks are tracing
-        assert launcher.poll() is None and time.monotonic() < deadline, "the ranks' workers never started"
-        time.sleep(0.5)
-    launcher.send_signal(signal.SIGINT)
-    assert launcher.wait(timeout=60) == 130
-    assert processes_of_job(job) == []
+        # Ctrl-C in a terminal: SIGINT handled as Python does by default. A parent that ignores it
+        # (a shell's background job without job control, as `make test &` is) would hand the
+        # launcher an ignored SIGINT, which it rightly keeps ignoring.
+        launcher = subprocess.Popen(
+            command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
+    try:
+        deadline = time.monotonic() + 120
+        while sum("graphlint.tracer.worker" in p for p in processes_of_job(job)) < 2:  # both ranks are tracing
+            assert launcher.poll() is None and time.monotonic() < deadline, "the ranks' workers never started"
+            time.sleep(0.5)
+        launcher.send_signal(signal.SIGINT)
+        assert launcher.wait(timeout=60) == 130
+        assert processes_of_job(job) == []
+    finally:  # a failure here must not leave the job running beside the rest of the suite
+        if launcher.poll() is None:
+            launcher.kill()
+            launcher.wait()
+        for pid in live_processes_of_job(job):
+            os.kill(pid, signal.SIGKILL)
