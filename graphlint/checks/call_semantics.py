@@ -21,7 +21,7 @@ from graphlint.checks.facts import FALSY, CallSite, Expr
 from graphlint.checks.implicit_calls import ImplicitCalls, is_decoration
 from graphlint.checks.pass_through import PassThrough
 from graphlint.checks.receiver_copies import MethodCopy, ReceiverCopies
-from graphlint.checks.rest_arguments import RestArguments
+from graphlint.checks.returned_arguments import ReturnedArguments
 from graphlint.checks.wrap_order import WrapOrder, instances_made
 from graphlint.checks.value_graph import (
     MAX_DEPTH,
@@ -38,7 +38,7 @@ from graphlint.checks.value_graph import (
 )
 
 
-class CallSemantics(RestArguments, ImplicitCalls, ReceiverCopies, PassThrough, WrapOrder):
+class CallSemantics(ReturnedArguments, ImplicitCalls, ReceiverCopies, PassThrough, WrapOrder):
     """The call half of the solver (it provides ``compile``, ``member`` and the tables below)."""
 
     files: list[LinkedModule]
@@ -258,6 +258,7 @@ class CallSemantics(RestArguments, ImplicitCalls, ReceiverCopies, PassThrough, W
         # a function that returns a parameter as given returns this call's argument (a
         # registering decorator hands back the class it decorates, not every class it saw)
         self.bind_passes(file, qualname, params, args, out, site, name)
+        self.bind_rest_passes(file, qualname, params, args, out, name)
         positional = [p for p, kind in params if kind in ("o", "p")]
         varargs = next((p for p, kind in params if kind == "*"), None)
         varkw = next((p for p, kind in params if kind == "**"), None)
