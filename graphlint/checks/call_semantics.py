@@ -20,7 +20,8 @@ from graphlint.checks.class_hierarchy import ClassHierarchy
 from graphlint.checks.facts import FALSY, CallSite, Expr
 from graphlint.checks.implicit_calls import ImplicitCalls, is_decoration
 from graphlint.checks.pass_through import PassThrough
-from graphlint.checks.receiver_copies import MethodCopy, ReceiverCopies
+from graphlint.checks.call_site_copies import CallSiteCopies
+from graphlint.checks.receiver_copies import MethodCopy
 from graphlint.checks.returned_arguments import ReturnedArguments
 from graphlint.checks.wrap_order import WrapOrder, instances_made
 from graphlint.checks.value_graph import (
@@ -38,7 +39,7 @@ from graphlint.checks.value_graph import (
 )
 
 
-class CallSemantics(ReturnedArguments, ImplicitCalls, ReceiverCopies, PassThrough, WrapOrder):
+class CallSemantics(ReturnedArguments, ImplicitCalls, CallSiteCopies, PassThrough, WrapOrder):
     """The call half of the solver (it provides ``compile``, ``member`` and the tables below)."""
 
     files: list[LinkedModule]
@@ -151,7 +152,8 @@ class CallSemantics(ReturnedArguments, ImplicitCalls, ReceiverCopies, PassThroug
         self.called.add((site, obj))
         kind = obj[0]
         if kind == "F":
-            self.record(site, FunctionKey(obj[1], obj[2]), "call", obj[3] if len(obj) > 3 else "")
+            copy = self.site_copy(obj, site)  # a small helper's copy for this site (``call_site_copies.py``)
+            self.record(site, FunctionKey(obj[1], obj[2]), "call", copy.context if copy else obj[3] if len(obj) > 3 else "")
             self.bind(obj, args, out, site=site)
         elif kind == "B":
             function, receiver = obj[1], obj[2]
@@ -251,7 +253,7 @@ class CallSemantics(ReturnedArguments, ImplicitCalls, ReceiverCopies, PassThroug
         definition = self.files[file].facts.flow.defs.get(qualname)
         if definition is None or definition.kind != "function":
             return
-        copy = self.copy_for(function, receiver)
+        copy = self.copy_for(function, receiver) or self.site_copy(function, site)
         name = qualname if copy is None else copy.rename(qualname)
         params = definition.params
         self.edge(self.variable(file, f"{name}.<return>"), out)

@@ -18,7 +18,9 @@ position or keyword, found in its own ``CallArgs`` (or, when it forwards its own
   not take.
 
 A returned ``a if c else b`` or ``a or b`` is split into its branches, each a return of its own
-(so ``return p if c else q`` passes ``p`` too). Where the call's argument at that place is not
+(so ``return p if c else q`` passes ``p`` too), and a lambda's body is read as its return: ``lambda
+f: f``, the identity a placeholder decorator with arguments returns for every function it
+decorates (vLLM's ``triton.jit(...)`` stand-in), passes ``f``. Where the call's argument at that place is not
 known (``f(*xs)``, ``f(**d)``), or a statement rebinds the rest parameter, the call gets the
 shared parameter, as before.
 """

@@ -15,9 +15,9 @@ from pathlib import Path
 from tests.checks.test_value_flow import regions
 
 
-def compiled(tmp_path: Path, files: dict[str, str], model: str) -> list[str]:
-    """The functions of the one entry that reaches ``model``'s ``forward``."""
-    (functions,) = [e["functions"] for e in regions(tmp_path, files) if f"{model}.forward" in e["functions"]]
+def compiled(tmp_path: Path, files: dict[str, str], function: str) -> list[str]:
+    """The functions of the one entry that reaches ``function``."""
+    (functions,) = [e["functions"] for e in regions(tmp_path, files) if function in e["functions"]]
     return functions
 
 IDENTITY = """
@@ -108,8 +108,8 @@ falcon = torch.compile(Falcon())
 def test_an_identity_layer_over_args_and_kwargs_returns_each_callers_own_argument(tmp_path: Path) -> None:
     """``return args[0] if args else next(iter(kwargs.values()))``: Llama's placeholder hands back
     Llama's block (by position), Mamba's hands back Mamba's (by keyword), never each other's."""
-    llama = compiled(tmp_path, {"layers.py": IDENTITY, "models.py": MODELS}, "models.Llama")
-    mamba = compiled(tmp_path, {"layers.py": IDENTITY, "models.py": MODELS}, "models.Mamba")
+    llama = compiled(tmp_path, {"layers.py": IDENTITY, "models.py": MODELS}, "models.Llama.forward")
+    mamba = compiled(tmp_path, {"layers.py": IDENTITY, "models.py": MODELS}, "models.Mamba.forward")
     assert "models.LlamaBlock.forward" in llama and "models.MambaBlock.forward" not in llama
     assert "models.MambaBlock.forward" in mamba and "models.LlamaBlock.forward" not in mamba
 
@@ -117,8 +117,8 @@ def test_an_identity_layer_over_args_and_kwargs_returns_each_callers_own_argumen
 def test_a_keyword_read_with_a_default_returns_the_keyword_or_the_default(tmp_path: Path) -> None:
     """``kwargs.get("block", args[0])``: Qwen's call gets its own ``block=`` keyword (and its own
     first argument, a tensor), Falcon's its own first argument; neither the other's block."""
-    qwen = compiled(tmp_path, {"layers.py": IDENTITY, "models.py": MODELS}, "models.Qwen")
-    falcon = compiled(tmp_path, {"layers.py": IDENTITY, "models.py": MODELS}, "models.Falcon")
+    qwen = compiled(tmp_path, {"layers.py": IDENTITY, "models.py": MODELS}, "models.Qwen.forward")
+    falcon = compiled(tmp_path, {"layers.py": IDENTITY, "models.py": MODELS}, "models.Falcon.forward")
     assert "models.QwenBlock.forward" in qwen and "models.LlamaBlock.forward" not in qwen
     assert "models.LlamaBlock.forward" in falcon and "models.QwenBlock.forward" not in falcon
 
@@ -130,5 +130,205 @@ def test_an_identity_layer_called_with_unknown_arguments_returns_what_every_call
     models = MODELS.replace("block = self.placeholder(self.block)", "blocks = self.make()\n        block = self.placeholder(*blocks)", 1)
     models = models.replace("self.placeholder(block=self.block)", "self.placeholder(self.block)")
     models = models.replace("    def forward(self, x):\n        blocks", "    def make(self):\n        return [self.block]\n\n    def forward(self, x):\n        blocks", 1)
-    llama = compiled(tmp_path, {"layers.py": IDENTITY, "models.py": models}, "models.Llama")
+    llama = compiled(tmp_path, {"layers.py": IDENTITY, "models.py": models}, "models.Llama.forward")
     assert "models.LlamaBlock.forward" in llama and "models.MambaBlock.forward" in llama
+
+
+LAYER_UTILS = """
+import torch
+from torch import nn
+
+
+class MissingLayer(nn.Identity):
+    pass
+
+
+def make_layers(num_layers, layer_fn, prefix):
+    start, end = 0, num_layers
+    modules = nn.ModuleList(
+        [MissingLayer() for _ in range(start)]
+        + [layer_fn(prefix=f"{prefix}.{i}") for i in range(start, end)]
+    )
+    return start, end, modules
+"""
+
+LAYER_MODELS = """
+import torch
+from torch import nn
+from utils import make_layers
+
+
+class LlamaDecoderLayer(nn.Module):
+    def __init__(self, config, prefix=""):
+        super().__init__()
+
+    def forward(self, x):
+        return x
+
+
+class MambaDecoderLayer(nn.Module):
+    def __init__(self, config, prefix=""):
+        super().__init__()
+
+    def forward(self, x):
+        return x
+
+
+class LlamaModel(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.start, self.end, self.layers = make_layers(
+            config.n, lambda prefix: LlamaDecoderLayer(config, prefix=prefix), prefix="model.layers"
+        )
+
+    def forward(self, x):
+        for layer in self.layers[self.start:self.end]:
+            x = layer(x)
+        return x
+
+
+class MambaModel(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.start, self.end, self.layers = make_layers(
+            config.n, lambda prefix: MambaDecoderLayer(config, prefix=prefix), prefix="model.layers"
+        )
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+llama = torch.compile(LlamaModel(None))
+mamba = torch.compile(MambaModel(None))
+"""
+
+
+def test_a_layer_factory_helper_builds_each_models_own_layers(tmp_path: Path) -> None:
+    """``make_layers(n, lambda prefix: Layer(...), prefix)`` called by two models: each model's
+    ``ModuleList`` holds its own decoder layers only, so each compiled model runs its own."""
+    files = {"utils.py": LAYER_UTILS, "models.py": LAYER_MODELS}
+    llama = compiled(tmp_path, files, "models.LlamaModel.forward")
+    mamba = compiled(tmp_path, files, "models.MambaModel.forward")
+    assert "models.LlamaDecoderLayer.forward" in llama and "models.MambaDecoderLayer.forward" not in llama
+    assert "models.MambaDecoderLayer.forward" in mamba and "models.LlamaDecoderLayer.forward" not in mamba
+
+
+def test_a_helper_past_the_size_bound_is_shared_by_its_callers(tmp_path: Path) -> None:
+    """Soundness of the bound: a ``make_layers`` with more calls than ``MAX_CALLS`` is analysed
+    once, so its one ``layer_fn`` holds both factories and each model reaches both layers."""
+    padding = "".join(f"    torch.manual_seed({i})\n" for i in range(30))
+    utils = LAYER_UTILS.replace("    start, end = 0, num_layers\n", "    start, end = 0, num_layers\n" + padding)
+    llama = compiled(tmp_path, {"utils.py": utils, "models.py": LAYER_MODELS}, "models.LlamaModel.forward")
+    assert "models.LlamaDecoderLayer.forward" in llama and "models.MambaDecoderLayer.forward" in llama
+
+
+DECORATORS = """
+import functools
+
+
+def can_return_tuple(func):
+    @functools.wraps(func)
+    def wrapper(self, *args, **kwargs):
+        output = func(self, *args, **kwargs)
+        return output
+    return wrapper
+"""
+
+DECORATED = """
+import torch
+from torch import nn
+from decorators import can_return_tuple
+
+
+class Attention(nn.Module):
+    def forward(self, x):
+        return x
+
+
+class Mlp(nn.Module):
+    def forward(self, x):
+        return x
+
+
+class BertModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attention = Attention()
+
+    @can_return_tuple
+    def forward(self, x):
+        return self.attention(x)
+
+
+class GptModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mlp = Mlp()
+
+    @can_return_tuple
+    def forward(self, x):
+        return self.mlp(x)
+
+
+bert = torch.compile(BertModel())
+"""
+
+
+def test_a_decorator_closure_wraps_only_the_function_it_decorates(tmp_path: Path) -> None:
+    """``@can_return_tuple`` on two models' ``forward``: the compiled Bert runs its own
+    ``forward`` through the wrapper, never Gpt's (one ``wrapper`` copy per decoration)."""
+    bert = compiled(tmp_path, {"decorators.py": DECORATORS, "models.py": DECORATED}, "models.BertModel.forward")
+    assert "decorators.can_return_tuple.wrapper" in bert and "models.Attention.forward" in bert
+    assert "models.GptModel.forward" not in bert and "models.Mlp.forward" not in bert
+
+
+PLACEHOLDER = """
+def _dummy_decorator(name):
+    def decorator(*args, **kwargs):
+        if args and callable(args[0]):
+            return args[0]
+        return lambda f: f
+
+    return decorator
+
+
+jit = _dummy_decorator("jit")
+"""
+
+KERNELS = """
+import torch
+from placeholder import jit
+
+
+def rms_helper(x):
+    return x
+
+
+def rope_helper(x):
+    return x
+
+
+@jit(do_not_specialize=["n"])
+def rms_kernel(x):
+    rms_helper(x)
+
+
+@jit(do_not_specialize=["n"])
+def rope_kernel(x):
+    rope_helper(x)
+
+
+@torch.compile
+def rms(x):
+    rms_kernel[(1,)](x)
+"""
+
+
+def test_an_identity_lambda_a_decorator_returns_hands_back_each_decorated_function(tmp_path: Path) -> None:
+    """A placeholder decorator with arguments returns ``lambda f: f``, one lambda for every
+    kernel it decorates: each decoration gets its own kernel back, so launching one kernel runs
+    that kernel only."""
+    rms = compiled(tmp_path, {"placeholder.py": PLACEHOLDER, "kernels.py": KERNELS}, "kernels.rms")
+    assert "kernels.rms_helper" in rms and "kernels.rope_helper" not in rms
