@@ -143,6 +143,19 @@ class ReturnedArguments(RestArguments):
             else:
                 self._hand_back_keyword(params, args, key, shared, out)  # type: ignore[arg-type]
 
+    def hand_back_forwarded(self, params: list[tuple[str, str]], args: CallArgs, name: str, out: int) -> None:
+        """``return p`` called with the caller's own ``*args`` / ``**kwargs`` handed on (and no
+        other ``*xs`` / ``**d``): the call gets the element at ``p``'s position and the value of
+        the keyword ``p`` (``pass_through.py`` asks, where the argument is not in the call)."""
+        positional = [p for p, kind in params if kind in ("o", "p")]
+        if name in positional:
+            wanted = positional.index(name) - len(args.positional)
+            for rest in args.forwarded_star if wanted >= 0 else ():
+                self.watch_rest(rest, lambda found, node: self.edge(node, out) if found in (wanted, None) else None)
+        if any(p == name and kind in ("p", "k") for p, kind in params):
+            for rest in args.forwarded_keywords:
+                self.watch_rest(rest, lambda found, node: self.edge(node, out) if found in (name, None) else None)
+
     def _hand_back_position(self, params: list[tuple[str, str]], args: CallArgs, key: int, shared: int, out: int) -> None:
         index = sum(1 for _, kind in params if kind in ("o", "p")) + key
         if index < len(args.positional):

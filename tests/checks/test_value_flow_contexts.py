@@ -332,3 +332,53 @@ def test_an_identity_lambda_a_decorator_returns_hands_back_each_decorated_functi
     that kernel only."""
     rms = compiled(tmp_path, {"placeholder.py": PLACEHOLDER, "kernels.py": KERNELS}, "kernels.rms")
     assert "kernels.rms_helper" in rms and "kernels.rope_helper" not in rms
+
+
+LAUNCH = """
+import torch
+from torch import nn
+
+
+def identity(f):
+    return f
+
+
+class Launcher:
+    def launch(self, kernel, *args):
+        return kernel(*args)
+
+
+launcher = Launcher()
+
+
+class LlamaBlock(nn.Module):
+    def forward(self, x):
+        return x
+
+
+class MambaBlock(nn.Module):
+    def forward(self, x):
+        return x
+
+
+class Llama(nn.Module):
+    def forward(self, x):
+        return launcher.launch(identity, LlamaBlock())(x)
+
+
+class Mamba(nn.Module):
+    def forward(self, x):
+        return identity(MambaBlock())(x)
+
+
+llama = torch.compile(Llama())
+mamba = torch.compile(Mamba())
+"""
+
+
+def test_a_function_returning_its_parameter_called_with_forwarded_args_returns_that_element(tmp_path: Path) -> None:
+    """``kernel(*args)`` in a launcher hands ``identity`` the launcher's own ``*args``: the
+    launch gets back what the launcher's callers put at that position, not every value any
+    caller handed ``identity`` (Mamba calls it directly)."""
+    llama = compiled(tmp_path, {"launch.py": LAUNCH}, "launch.Llama.forward")
+    assert "launch.LlamaBlock.forward" in llama and "launch.MambaBlock.forward" not in llama
