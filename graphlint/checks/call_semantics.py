@@ -157,7 +157,7 @@ class CallSemantics(ReturnedArguments, ImplicitCalls, CallSiteCopies, PassThroug
             self.bind(obj, args, out, site=site)
         elif kind == "B":
             function, receiver = obj[1], obj[2]
-            copy = self.copy_for(function, receiver)
+            copy = self.copy_for(function, receiver) or self.site_copy(function, site)
             self.record(site, FunctionKey(function[1], function[2]), "call", copy.context if copy else "")
             self.bind(function, args.with_receiver(self.constant(receiver)), out, receiver, site)
         elif kind == "C":

@@ -16,7 +16,10 @@ parameters, in their body or in a function nested in it, and are *small*: at mos
 ``MAX_CALLS`` calls and ``MAX_ASSIGNS`` assignments in their body and nested functions, so that a
 copy per site costs a bounded, small part of the graph. The context is the site alone (a call in
 a copy of its enclosing method is the same site), so the copies of one helper are at most its
-call sites, and past ``MAX_SITE_COPIES`` the further sites share its own body, as before.
+call sites, and past ``MAX_SITE_COPIES`` the further sites share its own body, as before. A
+call made inside such a copy is followed into the small function or method it calls (the same
+bounds, parameter called or not) with a copy of its own, named by both sites, up to
+``MAX_NESTING`` copies deep.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from graphlint.checks.value_graph import Obj
 MAX_CALLS = 24  # calls in the helper's body and the functions nested in it
 MAX_ASSIGNS = 24  # assignments there (imports, parameters' defaults and locals)
 MAX_SITE_COPIES = 512  # copies of one helper; further call sites share its own body
+MAX_NESTING = 3  # copies within copies: a helper's, the function it calls, and one more
 
 
 def site_context(site: Any) -> str | None:
@@ -51,24 +55,35 @@ class CallSiteCopies(ReceiverCopies):
     def site_copy(self, function: Obj, site: Any) -> MethodCopy | None:
         """The copy of ``function``'s body that a call at ``site`` binds (made on first use);
         None: the function's own nodes (not a small helper, a site with no copy, too many)."""
-        if len(function) > 3 or function[0] != "F" or function[2] not in self.site_copied[function[1]]:
+        if len(function) > 3 or function[0] != "F":
             return None
+        calls_parameter = self.small_functions[function[1]].get(function[2])
         context = site_context(site)
-        if context is None:
+        if calls_parameter is None or context is None:
+            return None
+        # A call made in a helper's copy (``#...`` the site's own context) is followed into the
+        # small function it calls, per the helper's copy too: ``make_layers``' copy hands its
+        # layers to ``offloader.wrap_modules(...)``, which would return every model's otherwise.
+        outer = site[2] if isinstance(site[0], int) and len(site) > 2 and site[2].startswith("#") else ""
+        if outer and outer.count("#") < MAX_NESTING:
+            context += outer
+        elif not calls_parameter or "." in function[2]:
             return None
         return self.copy_of(function[1], function[2], "", context, MAX_SITE_COPIES)
 
     @cached_property
-    def site_copied(self) -> list[set[str]]:
-        """Per file, the small module-level helpers that call one of their parameters."""
-        found: list[set[str]] = []
+    def small_functions(self) -> list[dict[str, bool]]:
+        """Per file, the small functions and methods (not nested in a function, no class
+        inside), each with whether it calls one of its parameters."""
+        found: list[dict[str, bool]] = []
         for file, linked in enumerate(self.files):
             flow = linked.facts.flow
             by_scope = self.scoped(file)
             nested = self.nested[file]
-            helpers = set()
+            small: dict[str, bool] = {}
             for name, definition in flow.defs.items():
-                if definition.kind != "function" or definition.method is not None or "." in name:
+                parent = flow.defs.get(name.rpartition(".")[0])
+                if definition.kind != "function" or (parent is not None and parent.kind != "class"):
                     continue
                 scopes = (name, *nested.get(name, ()))
                 if any(flow.defs[s].kind == "class" for s in scopes[1:]):
@@ -79,8 +94,6 @@ class CallSiteCopies(ReceiverCopies):
                     continue
                 parameters = {f"{name}.{p}" for p, _ in definition.params}
                 callees = (flow.calls[o].callee for o in calls)
-                if any(c is not None and c[0] == "v" and c[1] in parameters for c in callees):
-                    helpers.add(name)
-            found.append(helpers)
+                small[name] = any(c is not None and c[0] == "v" and c[1] in parameters for c in callees)
+            found.append(small)
         return found
-

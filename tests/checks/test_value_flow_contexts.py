@@ -382,3 +382,45 @@ def test_a_function_returning_its_parameter_called_with_forwarded_args_returns_t
     caller handed ``identity`` (Mamba calls it directly)."""
     llama = compiled(tmp_path, {"launch.py": LAUNCH}, "launch.Llama.forward")
     assert "launch.LlamaBlock.forward" in llama and "launch.MambaBlock.forward" not in llama
+
+
+OFFLOADER = """
+class NoopOffloader:
+    def wrap_modules(self, modules_generator):
+        return list(modules_generator)
+
+
+class PrefetchOffloader:
+    def wrap_modules(self, modules_generator):
+        all_modules = []
+        for module in modules_generator:
+            all_modules.append(module)
+        return all_modules
+
+
+_instance = NoopOffloader()
+
+
+def set_offloader(instance):
+    global _instance
+    _instance = instance
+
+
+def get_offloader():
+    return _instance
+"""
+
+
+def test_a_helpers_copy_follows_the_small_method_it_hands_its_layers_to(tmp_path: Path) -> None:
+    """``make_layers`` hands its generator of layers to ``get_offloader().wrap_modules(...)``, a
+    method every model's copy calls: within each copy it is copied too, so what it returns is
+    still that model's layers only."""
+    utils = LAYER_UTILS.replace(
+        '+ [layer_fn(prefix=f"{prefix}.{i}") for i in range(start, end)]',
+        '+ get_offloader().wrap_modules(layer_fn(prefix=f"{prefix}.{i}") for i in range(start, end))',
+    ).replace("from torch import nn\n", "from torch import nn\nfrom offloader import get_offloader\n", 1)
+    assert "wrap_modules" in utils
+    models = LAYER_MODELS + "\nfrom offloader import PrefetchOffloader, set_offloader\nset_offloader(PrefetchOffloader())\n"
+    files = {"utils.py": utils, "offloader.py": OFFLOADER, "models.py": models}
+    llama = compiled(tmp_path, files, "models.LlamaModel.forward")
+    assert "models.LlamaDecoderLayer.forward" in llama and "models.MambaDecoderLayer.forward" not in llama
