@@ -12,7 +12,8 @@ functions are nodes of their own, so each caller gets back only what it handed i
 machinery of ``receiver_copies.py`` (``MethodCopy``), with the call site as the context.
 
 Which helpers: functions defined at module level (no class inside) that call one of their
-parameters, in their body or in a function nested in it, and are *small*: at most
+parameters, in their body or in a function nested in it (or any such function called as a
+decorator: ``@instrument`` hands the function on to the helper that wraps it), and are *small*: at most
 ``MAX_CALLS`` calls and ``MAX_ASSIGNS`` assignments in their body and nested functions, so that a
 copy per site costs a bounded, small part of the graph. The context is the site alone (a call in
 a copy of its enclosing method is the same site), so the copies of one helper are at most its
@@ -65,9 +66,10 @@ class CallSiteCopies(ReceiverCopies):
         # small function it calls, per the helper's copy too: ``make_layers``' copy hands its
         # layers to ``offloader.wrap_modules(...)``, which would return every model's otherwise.
         outer = site[2] if isinstance(site[0], int) and len(site) > 2 and site[2].startswith("#") else ""
+        decorating = site[0] == "implicit"  # a decorator, called with what it decorates
         if outer and outer.count("#") < MAX_NESTING:
             context += outer
-        elif not calls_parameter or "." in function[2]:
+        elif not (calls_parameter or decorating) or "." in function[2]:
             return None
         return self.copy_of(function[1], function[2], "", context, MAX_SITE_COPIES)
 

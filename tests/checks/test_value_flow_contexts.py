@@ -424,3 +424,70 @@ def test_a_helpers_copy_follows_the_small_method_it_hands_its_layers_to(tmp_path
     files = {"utils.py": utils, "offloader.py": OFFLOADER, "models.py": models}
     llama = compiled(tmp_path, files, "models.LlamaModel.forward")
     assert "models.LlamaDecoderLayer.forward" in llama and "models.MambaDecoderLayer.forward" not in llama
+
+
+TRACING = """
+import functools
+
+
+def instrument(obj=None, *, span_name=""):
+    if obj is None:
+        return functools.partial(instrument, span_name=span_name)
+    return instrument_otel(func=obj, span_name=span_name)
+
+
+def instrument_otel(func, span_name):
+    @functools.wraps(func)
+    def sync_wrapper(*args, **kwargs):
+        return func(*args, **kwargs)
+
+    return sync_wrapper
+"""
+
+TRACED = """
+import torch
+from torch import nn
+from tracing import instrument
+
+
+class Attention(nn.Module):
+    def forward(self, x):
+        return x
+
+
+class Mlp(nn.Module):
+    def forward(self, x):
+        return x
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attention = Attention()
+
+    @instrument(span_name="encode")
+    def forward(self, x):
+        return self.attention(x)
+
+
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mlp = Mlp()
+
+    @instrument(span_name="decode")
+    def forward(self, x):
+        return self.mlp(x)
+
+
+encoder = torch.compile(Encoder())
+"""
+
+
+def test_a_decorator_that_hands_the_function_to_a_wrapping_helper_wraps_each_function_apart(tmp_path: Path) -> None:
+    """``@instrument(span_name=...)`` returns a partial of itself, which hands the decorated
+    function to ``instrument_otel``, whose closure calls it: the decorator is copied per
+    decoration and the helper per copy, so the compiled encoder runs its own ``forward`` only."""
+    encoder = compiled(tmp_path, {"tracing.py": TRACING, "models.py": TRACED}, "models.Encoder.forward")
+    assert "tracing.instrument_otel.sync_wrapper" in encoder and "models.Attention.forward" in encoder
+    assert "models.Decoder.forward" not in encoder and "models.Mlp.forward" not in encoder
