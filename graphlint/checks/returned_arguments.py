@@ -30,16 +30,20 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterator
 
+from typing import TYPE_CHECKING
+
 from graphlint.checks.facts import Expr, FlowFacts
-from graphlint.checks.flow_scopes import FlowScope
 from graphlint.checks.rest_arguments import Key, RestArguments
 from graphlint.checks.scopes import ScopeStack
 from graphlint.checks.value_graph import CallArgs, LinkedModule
 
+if TYPE_CHECKING:  # the walk's scopes import the walk (libcst positions): not for a warm run's solve
+    from graphlint.checks.flow_scopes import FlowScope
+
 RestPass = tuple[str, Key]  # (the ``*``/``**`` parameter, the position or keyword it returns)
 
 
-class ReturnedArgumentsWalk(ScopeStack[FlowScope]):
+class ReturnedArgumentsWalk(ScopeStack["FlowScope"]):
     """The walk's half (a mixin of ``assignments.py``'s walker): a return's branches, and which
     of them are rest passes (``FlowFacts.rest_passes``)."""
 
