@@ -62,11 +62,13 @@ class EventWriter:
 
 
 def run_worker(request: dict[str, Any], events: EventWriter) -> None:
+    from graphlint.tracer.collector import collect_less_often, freeze_long_lived
     from graphlint.tracer.distributed.rank_worker import RankWorker
     from graphlint.tracer.env import environment_facts
     from graphlint.tracer.first_call import copy_of, pristine_copy
     from graphlint.tracer.target import TargetError, load_target
 
+    collect_less_often()
     events.send("environment", facts=environment_facts(request["options"].get("torchair")))
     try:
         target = load_target(request["target"], request.get("entry"), request.get("script_args"))
@@ -79,6 +81,7 @@ def run_worker(request: dict[str, Any], events: EventWriter) -> None:
                     f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}",
                     finding=load_error_finding(exc, request["target"]))
         return
+    freeze_long_lived()  # torch, the target's libraries and the model live as long as the worker
     events.send("target", name=target.name, user_files=sorted(target.user_files))
     # Under torchrun: the process group, the rank's facts and collectives (None otherwise).
     rank = RankWorker.join(target)
