@@ -121,9 +121,6 @@ class FlowFacts:
     # function → parameters it returns as they came (``return cls``): a call gets its own
     # argument back, not what every caller handed in (a docstring or registry decorator)
     passes: dict[str, list[str]] = field(default_factory=dict)
-    # function → (its ``*``/``**`` parameter, position or keyword) it returns as they came
-    # (``return args[0]``, ``next(iter(kwargs.values()))``: None), ``returned_arguments.py``
-    rest_passes: dict[str, list[tuple[str, int | str | None]]] = field(default_factory=dict)
     returned_calls: list[int] = field(default_factory=list)  # ordinals of calls returned as they are
     error: str | None = None  # why the calls of this file could not be numbered
     digest: str = ""  # ``solver_digest`` of these facts, taken when they are extracted ("": not taken)
@@ -139,7 +136,6 @@ class FlowFacts:
             star_imports=data["star_imports"],
             guarded={k: [tuple(g) for g in v] for k, v in data["guarded"].items()},
             passes=data["passes"],
-            rest_passes={k: [tuple(p) for p in v] for k, v in data["rest_passes"].items()},
             returned_calls=data["returned_calls"],
             error=data["error"],
             digest=data["digest"],
@@ -158,7 +154,7 @@ class FlowFacts:
         implicit = [[i.scope, i.kind, i.value] for i in self.implicit]
         parts = [
             defs, self.assigns, calls, decorations, implicit, self.star_imports, self.guarded,
-            self.passes, self.rest_passes, self.returned_calls, self.error,
+            self.passes, self.returned_calls, self.error,
         ]
         return hashlib.sha256(json.dumps(parts, separators=(",", ":")).encode()).hexdigest()
 

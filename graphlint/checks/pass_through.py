@@ -19,7 +19,6 @@ class or a function.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import cached_property
 from typing import Any
 
@@ -33,7 +32,6 @@ class PassThrough(ValueGraph):
     variables: dict[tuple[int, str], int]
     pass_sites: dict[Function, list[tuple[Params, CallArgs, int, tuple[Any, str]]]]
     passes_found: dict[Function, set[str]]
-    hand_back_forwarded: Callable[[Params, CallArgs, str, int], None]  # ``returned_arguments.py``
 
     @cached_property
     def rebound_variables(self) -> list[set[str]]:
@@ -89,10 +87,8 @@ class PassThrough(ValueGraph):
     def _hand_back(self, file: int, qualname: str, name: str, call: tuple[Params, CallArgs, int, tuple[Any, str]]) -> None:
         params, args, out, (site, prefix) = call
         given, known = passed_argument(params, args, name)
-        if f"{qualname}.{name}" in self.rebound_variables[file] or (not known and (args.star or args.double_star)):
+        if f"{qualname}.{name}" in self.rebound_variables[file] or not known:
             self.edge(self.variable(file, f"{prefix}.{name}"), out)  # rebound, or not known: the shared parameter
-        elif not known:  # in the caller's own ``*args`` / ``**kwargs``, handed on
-            self.hand_back_forwarded(params, args, name, out)
         elif given is not None and not self.passed_on(site, given):
             self.edge(given, out)
 
