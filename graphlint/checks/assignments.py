@@ -90,7 +90,11 @@ class _FlowWalker(FlowDefinitions, ReturnGuards, FlowExpressions):
             self._statement(statement)
             # ``if obj: return decorator(obj)`` then ``return decorator``: what follows runs only
             # when ``obj`` is falsy (a decorator with optional arguments, used bare or called)
-            guard = self._falsy_guard(statement.test, negated=False) if _returns_without_else(statement) else None  # type: ignore[attr-defined]
+            # ``if not isinstance(layer, LinearBase): return None``: what follows runs for a linear layer
+            guard = (
+                self._falsy_guard(statement.test, negated=False) or self._isinstance_guard(statement.test, negated=True)  # type: ignore[attr-defined]
+                if _returns_without_else(statement) else None
+            )
             if guard is not None:
                 self.guards.append(guard)
                 pushed += 1
@@ -152,7 +156,12 @@ class _FlowWalker(FlowDefinitions, ReturnGuards, FlowExpressions):
             self._statements(node.body)
             if guard is not None:
                 self.guards.pop()
+            otherwise = self._isinstance_guard(node.test, negated=True) if node.orelse else None  # type: ignore[attr-defined]
+            if otherwise is not None:
+                self.guards.append(otherwise)
             self._statements(node.orelse)
+            if otherwise is not None:
+                self.guards.pop()
         elif isinstance(node, (ast.Global, ast.Nonlocal, ast.Pass, ast.Break, ast.Continue)):
             return
         else:  # if / while / try / match / expressions / raise / assert / del: their parts

@@ -313,25 +313,51 @@ class CallSemantics(RestArguments, ImplicitCalls, ReceiverCopies, PassThrough, W
 
     def return_if_instance(self, file: int, given: int | None, classes: Expr, returned: int, out: int) -> None:
         """``if isinstance(p, C): return x``: the call gets ``x`` only if it hands ``p`` an
-        instance of ``C`` (or a value graphlint does not know)."""
-        named = self.compile(file, classes)
+        instance of ``C``, or a value graphlint does not know (what an outside call returned,
+        or an argument it cannot single out, ``f(*xs)``): unknown opens the guard. An instance
+        of a named outside class is no instance of a project class. An argument that never
+        holds a value opens nothing: the answer for what is not known is nothing, as for an
+        unresolved call. ``["not", C]`` (the ``else`` of the test, or what follows ``if not
+        isinstance(p, C): return``): a value that is no instance of ``C``; each is judged by the
+        classes known when it arrives (one learnt later can only have opened more)."""
+        negated = classes[0] == "not"
+        named = self.compile(file, classes[1] if negated else classes)
         if given is None or named is None:
             self.edge(returned, out)
             return
         opened: list[bool] = []
 
-        def fits(objs: Iterable[Obj], cls: Obj) -> None:
-            for obj in objs:
-                if opened:
-                    return
-                if obj[0] == "X" or (obj[0] == "I" and cls in self.classes.mro(("C", obj[1], obj[2]))):
-                    opened.append(True)
-                    self.edge(returned, out)
+        def open_if(condition: bool) -> None:
+            if condition and not opened:
+                opened.append(True)
+                self.edge(returned, out)
 
-        self.watch(named, lambda found: [
-            self.watch(given, lambda objs, cls=cls: fits(objs, cls)) if cls[0] in ("C", "X") else fits([("X", "")], cls)
-            for cls in found
-        ])
+        def fits(objs: Iterable[Obj], cls: Obj) -> None:
+            open_if(any(self.instance_of(obj, cls) is not False for obj in objs))
+
+        def fits_none(objs: Iterable[Obj]) -> None:
+            known = list(self.values[named])
+            open_if(any(all(self.instance_of(obj, cls) is not True for cls in known) for obj in objs))
+
+        if negated:  # the argument is judged once some class is known
+            watching: list[bool] = []
+
+            def start(found: Iterable[Obj]) -> None:
+                if not watching:
+                    watching.append(True)
+                    self.watch(given, fits_none)
+
+            self.watch(named, start)
+            return
+        self.watch(named, lambda found: [self.watch(given, lambda objs, cls=cls: fits(objs, cls)) for cls in found])
+
+    def instance_of(self, obj: Obj, cls: Obj) -> bool | None:
+        """Whether ``obj`` is an instance of class ``cls`` (None: not known)."""
+        if obj == EXTERNAL_VALUE or cls[0] not in ("C", "X"):
+            return None
+        if obj[0] == "I":
+            return cls in self.classes.mro(("C", obj[1], obj[2]))
+        return False if cls[0] == "C" else None
 
     def flow(self, file: int) -> Any:
         return self.files[file].facts.flow
