@@ -44,6 +44,7 @@ class CallSemantics(RestArguments, ImplicitCalls, ReceiverCopies, PassThrough, W
     files: list[LinkedModule]
     classes: ClassHierarchy
     dispatch: list[tuple[re.Pattern[str], tuple[str, ...]]]
+    not_dispatched: list[tuple[re.Pattern[str], tuple[str, ...]]]
     declared: list[set[str]]
     graph: CallGraph
     receivers: dict[tuple[int, int], int]
@@ -155,6 +156,8 @@ class CallSemantics(RestArguments, ImplicitCalls, ReceiverCopies, PassThrough, W
             self.bind(obj, args, out, site=site)
         elif kind == "B":
             function, receiver = obj[1], obj[2]
+            if receiver[0] == "I" and function[2].rpartition(".")[2] in self.never_dispatched(receiver):
+                return
             copy = self.copy_for(function, receiver)
             self.record(site, FunctionKey(function[1], function[2]), "call", copy.context if copy else "")
             self.bind(function, args.with_receiver(self.constant(receiver)), out, receiver, site)
@@ -189,14 +192,21 @@ class CallSemantics(RestArguments, ImplicitCalls, ReceiverCopies, PassThrough, W
 
     def dispatched(self, instance: Obj) -> list[str]:
         """The dispatch methods named for a class of the instance's MRO (project or outside)."""
-        if not self.dispatch:
+        return self.named_for(self.dispatch, instance)
+
+    def never_dispatched(self, instance: Obj) -> list[str]:
+        """The methods the dispatch of a class of the instance's MRO never picks (``forward_cpu``)."""
+        return self.named_for(self.not_dispatched, instance)
+
+    def named_for(self, table: list[tuple[re.Pattern[str], tuple[str, ...]]], instance: Obj) -> list[str]:
+        if not table:
             return []
         names = [
             f"{self.files[k[1]].module}.{k[2]}" if k[0] == "C" else k[1]
             for k in self.classes.mro(("C", instance[1], instance[2]))
         ]
         return list(dict.fromkeys(
-            method for pattern, methods in self.dispatch if any(pattern.match(n) for n in names) for method in methods
+            method for pattern, methods in table if any(pattern.match(n) for n in names) for method in methods
         ))
 
     def defines(self, instance: Obj, name: str) -> bool:
