@@ -19,6 +19,7 @@ from graphlint.checks import apis
 from graphlint.checks.class_hierarchy import ClassHierarchy
 from graphlint.checks.facts import FALSY, CallSite, Expr
 from graphlint.checks.implicit_calls import ImplicitCalls, is_decoration
+from graphlint.checks.parameter_defaults import ParameterDefaults
 from graphlint.checks.pass_through import PassThrough
 from graphlint.checks.receiver_copies import MethodCopy, ReceiverCopies
 from graphlint.checks.rest_arguments import RestArguments
@@ -38,7 +39,7 @@ from graphlint.checks.value_graph import (
 )
 
 
-class CallSemantics(RestArguments, ImplicitCalls, ReceiverCopies, PassThrough, WrapOrder):
+class CallSemantics(RestArguments, ImplicitCalls, ReceiverCopies, PassThrough, WrapOrder, ParameterDefaults):
     """The call half of the solver (it provides ``compile``, ``member`` and the tables below)."""
 
     files: list[LinkedModule]
@@ -107,6 +108,11 @@ class CallSemantics(RestArguments, ImplicitCalls, ReceiverCopies, PassThrough, W
     def bound_variables(self) -> list[set[str]]:
         """Per file, the variables some statement binds (not only calls, through parameters)."""
         return [{t[1] for t, _ in linked.facts.flow.assigns if t[0] == "v"} for linked in self.files]
+
+    @cached_property
+    def rebound_variables(self) -> list[set[str]]:
+        """A parameter with a default is bound by it too: never returned as given."""
+        return [bound | defaulted for bound, defaulted in zip(PassThrough.rebound_variables.func(self), self.defaulted_parameters)]
 
     @cached_property
     def host_calls(self) -> list[set[int]]:
@@ -182,8 +188,10 @@ class CallSemantics(RestArguments, ImplicitCalls, ReceiverCopies, PassThrough, W
                 self.record(site, obj[1], "call")
         elif kind == "X" and obj[1]:
             self.record(site, obj[1], "call")
+            self.outside_arguments.append(args)
             self.external_call(site, obj[1], args, out)
         elif kind == "X":  # what an unknown callable returns is unknown, not nothing
+            self.outside_arguments.append(args)
             self.add(out, [EXTERNAL_VALUE])
         elif kind == "H":  # a method of a host tensor that keeps it there
             self.add(out, [HOST_TENSOR] if obj[1] else [EXTERNAL_VALUE])
@@ -300,6 +308,7 @@ class CallSemantics(RestArguments, ImplicitCalls, ReceiverCopies, PassThrough, W
             if varkw is not None:
                 self.edge(node, self.rest_node((file, name, varkw), None))
         self.bind_forwarded(file, name, params, args)
+        self.bind_defaults(file, qualname, name, params, args, copy)
         for guarded, classes, key in self.flow(file).guarded.get(qualname, ()):
             falsy = classes == FALSY
             if copy is not None:

@@ -122,6 +122,9 @@ class FlowFacts:
     # argument back, not what every caller handed in (a docstring or registry decorator)
     passes: dict[str, list[str]] = field(default_factory=dict)
     returned_calls: list[int] = field(default_factory=list)  # ordinals of calls returned as they are
+    # function → (parameter, its default's value): flows only where a call may leave it out
+    # (``parameter_defaults.py``)
+    defaults: dict[str, list[tuple[str, Expr]]] = field(default_factory=dict)
     error: str | None = None  # why the calls of this file could not be numbered
     digest: str = ""  # ``solver_digest`` of these facts, taken when they are extracted ("": not taken)
 
@@ -137,6 +140,7 @@ class FlowFacts:
             guarded={k: [tuple(g) for g in v] for k, v in data["guarded"].items()},
             passes=data["passes"],
             returned_calls=data["returned_calls"],
+            defaults={k: [tuple(d) for d in v] for k, v in data["defaults"].items()},
             error=data["error"],
             digest=data["digest"],
         )
@@ -154,7 +158,7 @@ class FlowFacts:
         implicit = [[i.scope, i.kind, i.value] for i in self.implicit]
         parts = [
             defs, self.assigns, calls, decorations, implicit, self.star_imports, self.guarded,
-            self.passes, self.returned_calls, self.error,
+            self.passes, self.returned_calls, self.defaults, self.error,
         ]
         return hashlib.sha256(json.dumps(parts, separators=(",", ":")).encode()).hexdigest()
 

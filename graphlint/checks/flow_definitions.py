@@ -24,6 +24,7 @@ class FlowDefinitions(ScopeStack[FlowScope]):
     scan: ScopeScan
     ordinal: dict[int, int]
     annotated: Counter[str]
+    bindings: Counter[str]
     _assign: Callable[[Expr | None, Expr | None], None]
     _store: Callable[[str], Expr]
     _expr: Callable[[ast.expr], Expr | None]
@@ -79,13 +80,16 @@ class FlowDefinitions(ScopeStack[FlowScope]):
         return None
 
     def _defaults(self, qualname: str, args: ast.arguments) -> None:
-        """A default that is a value (not a constant such as ``None``) binds its parameter."""
+        """A default that is a value (not a constant such as ``None``), evaluated where the
+        ``def`` is: the solver binds it where a call may leave the argument out
+        (``parameter_defaults.py``). It binds the parameter, so no guard speaks for it."""
         positional = [*args.posonlyargs, *args.args]
         pairs = [*zip(positional[len(positional) - len(args.defaults) :], args.defaults), *zip(args.kwonlyargs, args.kw_defaults)]
         for param, default in pairs:
             value = self._expr(default) if default is not None else None
             if value is not None:
-                self._assign(["v", f"{qualname}.{param.arg}"], value)
+                self.bindings[f"{qualname}.{param.arg}"] += 1
+                self.facts.defaults.setdefault(qualname, []).append((param.arg, value))
 
     def _annotations(self, qualname: str, args: ast.arguments) -> None:
         """``model: Decoder``: the parameter holds a ``Decoder`` (whoever calls the function)."""

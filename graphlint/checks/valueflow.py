@@ -111,6 +111,9 @@ class _Solver(CallSemantics):
         self.passes_found = {}
         self.site_edges = {}
         self.decorations_made = []
+        self.bound_functions = set()
+        self.defaulted = set()
+        self.outside_arguments = []
         self.graph = CallGraph({}, set(), {}, {})
 
     # ---- the run ----------------------------------------------------------------------------
@@ -131,6 +134,8 @@ class _Solver(CallSemantics):
                 self.implicit_call(file, index)
         self.propagate()
         while self.undecided_decorations() and not self.stopped:
+            self.propagate()
+        while self.unseen_defaults() and not self.stopped:  # called where graphlint cannot see
             self.propagate()
         self.propagate()
         self.graph.callees, self.graph.copies = calls_by_site(self.site_edges)

@@ -168,3 +168,79 @@ def test_a_guard_on_a_rebound_parameter_guards_nothing(tmp_path: Path) -> None:
     code = QUANT_CONFIG.format(body=body, called="proj") + "\n\ndef unwrap(layer):\n    return layer\n"
     (entry,) = regions(tmp_path, {"app.py": code})
     assert {"app.MoeMethod.apply", "app.LinearMethod.apply"} <= set(entry["functions"])
+
+
+LAYER_TYPE_DEFAULT = """
+import torch
+from torch import nn
+
+
+class LlamaDecoderLayer(nn.Module):
+    def forward(self, x):
+        return x * x.abs().max().item()
+
+
+class MixtralDecoderLayer(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+def make_layer(layer_type=LlamaDecoderLayer):
+    return layer_type()
+
+
+class LlamaModel(nn.Module):
+    def __init__(self, *, prefix="", layer_type=LlamaDecoderLayer):
+        super().__init__()
+        self.layers = nn.ModuleList([layer_type() for _ in range(2)])
+        self.extra = make_layer(layer_type=layer_type)
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return self.extra(x)
+
+
+class MixtralModel(LlamaModel):
+    def __init__(self):
+        super().__init__(prefix="model", layer_type=MixtralDecoderLayer)
+
+
+fast = torch.compile(MixtralModel())
+{more}
+"""
+
+
+# built by a framework out of sight (a registry by name): its __init__ runs with its defaults
+NEVER_CONSTRUCTED = """
+class Head(nn.Module):
+    def __init__(self, layer_type=LlamaDecoderLayer):
+        super().__init__()
+        self.layer = layer_type()
+
+    def forward(self, x):
+        return self.layer(x)
+
+
+head = torch.compile(Head.forward)
+"""
+
+
+@pytest.mark.parametrize(
+    ("more", "llama"),
+    [
+        ("", False),
+        ("llama = torch.compile(LlamaModel(prefix='llama'))", True),
+        ("torch.utils.hooks.register(make_layer)", True),
+        (NEVER_CONSTRUCTED, True),
+    ],
+    ids=["every-call-passes-it", "a-call-leaves-it-out", "handed-to-an-outside-call", "no-call-in-sight"],
+)
+def test_a_default_flows_only_where_a_call_can_leave_the_argument_out(tmp_path: Path, more: str, llama: bool) -> None:
+    """vLLM's ``LlamaModel.__init__(..., layer_type=LlamaDecoderLayer)``: a model that derives
+    from it passes its own ``layer_type``, so its compiled ``forward`` never runs a
+    ``LlamaDecoderLayer``; a call that leaves the argument out does, and so may an outside call
+    that is handed the function (``make_layer``)."""
+    entries = regions(tmp_path, {"app.py": LAYER_TYPE_DEFAULT.format(more=more)})
+    assert "app.MixtralDecoderLayer.forward" in entries[0]["functions"]
+    assert ("app.LlamaDecoderLayer.forward" in set().union(*(e["functions"] for e in entries))) is llama
