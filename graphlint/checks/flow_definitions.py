@@ -11,6 +11,7 @@ import ast
 from collections import Counter
 from collections.abc import Callable
 
+from graphlint.checks.call_conditions import known_value
 from graphlint.checks.facts import Decoration, DefFacts, Expr, FlowFacts
 from graphlint.checks.flow_expressions import dotted
 from graphlint.checks.flow_scopes import FlowScope, ScopeScan, parameters
@@ -24,7 +25,6 @@ class FlowDefinitions(ScopeStack[FlowScope]):
     scan: ScopeScan
     ordinal: dict[int, int]
     annotated: Counter[str]
-    bindings: Counter[str]
     _assign: Callable[[Expr | None, Expr | None], None]
     _store: Callable[[str], Expr]
     _expr: Callable[[ast.expr], Expr | None]
@@ -82,14 +82,17 @@ class FlowDefinitions(ScopeStack[FlowScope]):
     def _defaults(self, qualname: str, args: ast.arguments) -> None:
         """A default that is a value (not a constant such as ``None``), evaluated where the
         ``def`` is: the solver binds it where a call may leave the argument out
-        (``parameter_defaults.py``). It binds the parameter, so no guard speaks for it."""
+        (``parameter_defaults.py``); one known by its form (``None``, ``False``) decides the
+        ``if``s on its parameter at the calls that leave it out (``call_conditions.py``)."""
         positional = [*args.posonlyargs, *args.args]
         pairs = [*zip(positional[len(positional) - len(args.defaults) :], args.defaults), *zip(args.kwonlyargs, args.kw_defaults)]
         for param, default in pairs:
             value = self._expr(default) if default is not None else None
             if value is not None:
-                self.bindings[f"{qualname}.{param.arg}"] += 1
                 self.facts.defaults.setdefault(qualname, []).append((param.arg, value))
+            known = known_value(default) if default is not None else None
+            if known is not None:
+                self.facts.known_defaults.setdefault(qualname, {})[param.arg] = known
 
     def _annotations(self, qualname: str, args: ast.arguments) -> None:
         """``model: Decoder``: the parameter holds a ``Decoder`` (whoever calls the function)."""

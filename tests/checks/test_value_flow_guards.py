@@ -244,3 +244,117 @@ def test_a_default_flows_only_where_a_call_can_leave_the_argument_out(tmp_path: 
     entries = regions(tmp_path, {"app.py": LAYER_TYPE_DEFAULT.format(more=more)})
     assert "app.MixtralDecoderLayer.forward" in entries[0]["functions"]
     assert ("app.LlamaDecoderLayer.forward" in set().union(*(e["functions"] for e in entries))) is llama
+
+
+FORWARD_CONTEXT = """
+import torch
+import torch.distributed as dist
+from contextlib import contextmanager
+from torch import nn
+
+
+def coordinate_batch_across_dp(num_tokens):
+    counts = torch.tensor([num_tokens], device="cuda")
+    dist.all_reduce(counts)
+    return counts, counts.cpu()
+
+
+@contextmanager
+def set_forward_context(attn_metadata, config, num_tokens=None, num_tokens_across_dp=None):
+    if config.dp_size > 1 and (attn_metadata is not None or num_tokens is not None):
+        if num_tokens_across_dp is None:
+            _, num_tokens_across_dp = coordinate_batch_across_dp(num_tokens)
+    yield
+
+
+class CustomOp(nn.Module):
+    def __init__(self, compile_native=False):
+        super().__init__()
+        self.impl = self.maybe_compile(self.forward_native, enable=compile_native)
+
+    def maybe_compile(self, fn, *, enable=True):
+        if not enable:
+            return fn
+        return compiled(fn)
+
+    def forward(self, x):
+        return self.impl(x)
+
+
+def compiled(fn):
+    return fn
+
+
+class Conv(CustomOp):
+    def __init__(self):
+        super().__init__(compile_native=False)
+
+    def forward_native(self, x):
+        return x
+
+
+class Model(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.config = config
+        self.conv = Conv()
+
+    def forward(self, x, n):
+        with set_forward_context({arguments}):
+            return self.conv(x)
+
+
+model = Model(config=None)
+
+
+def capture(x, n):
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        model(x, n)
+"""
+
+
+@pytest.mark.parametrize(
+    ("arguments", "synchronizes"),
+    [
+        ("None, self.config", False),
+        ("x, self.config, num_tokens=n, num_tokens_across_dp=torch.full((2,), n)", False),
+        ("x, self.config, num_tokens=n", True),
+        ("x, self.config, n, None", True),
+        ("x, self.config, num_tokens=n, num_tokens_across_dp=self.counts", True),
+    ],
+    ids=["no-tokens-given", "counts-given", "counts-left-out", "counts-none", "counts-unknown"],
+)
+def test_a_call_under_if_p_is_none_runs_only_for_calls_that_can_hand_p_none(
+    tmp_path: Path, arguments: str, synchronizes: bool
+) -> None:
+    """vLLM's ``set_forward_context``: the all-reduce of ``coordinate_batch_across_dp`` runs
+    only under ``if num_tokens_across_dp is None:`` (and only when ``attn_metadata`` or
+    ``num_tokens`` is given); a captured caller that hands over a tensor never runs it, one
+    that leaves it out, passes ``None`` or a value graphlint does not know may."""
+    (entry,) = regions(tmp_path, {"app.py": FORWARD_CONTEXT.format(arguments=arguments)})
+    assert "app.set_forward_context" in entry["functions"]
+    assert ("app.coordinate_batch_across_dp" in entry["functions"]) is synchronizes
+
+
+def test_a_false_flag_returns_before_the_compile(tmp_path: Path) -> None:
+    """vLLM's ``CustomOp.maybe_compile(fn, enable=compile_native)`` returns ``fn`` at ``if not
+    enable:``; what follows (the compile) runs only for a call that may hand a true value."""
+    code = FORWARD_CONTEXT.format(arguments="None, self.config") + """
+
+def build():
+    return CustomOp().maybe_compile(Conv().forward_native, enable=False)
+
+
+def build_compiled():
+    return CustomOp().maybe_compile(Conv().forward_native)
+
+
+with torch.cuda.graph(torch.cuda.CUDAGraph()):
+    build()
+with torch.cuda.graph(torch.cuda.CUDAGraph()):
+    build_compiled()
+"""
+    _, disabled, enabled = regions(tmp_path, {"app.py": code})
+    assert "app.CustomOp.maybe_compile" in disabled["functions"] and "app.compiled" not in disabled["functions"]
+    assert "app.compiled" in enabled["functions"]
