@@ -44,6 +44,8 @@ def handed_over(project: Project, edge: Edge, callee: FunctionKey) -> dict[str, 
     if site is None or definition is None or definition.kind != "function":
         return {}
     kind = project.graph.callees.get(edge, {}).get(callee)
+    if not _direct(site, callee, kind):
+        return {}
     shifts = _receiver_shifts(site, definition, kind)
     defaults = flow.known_defaults.get(callee.qualname, {})
     unpacked = bool(site.star or site.double_star)
@@ -65,6 +67,20 @@ def handed_over(project: Project, edge: Edge, callee: FunctionKey) -> dict[str, 
         if found is not None:
             known[name] = found
     return known
+
+
+def _direct(site: CallSite, callee: FunctionKey, kind: str | None) -> bool:
+    """Whether the call names the callee (``f(...)``, ``obj.f(...)``, ``Foo(...)`` for
+    ``Foo.__init__``): its arguments are the callee's. Not a ``functools.partial`` (bound
+    arguments come first), ``map(f, xs)``, an alias or a wrapper: what they hand over is unknown."""
+    written = site.callee
+    if written is None:
+        return False
+    name = written[2] if written[0] == "a" else str(written[1]).rsplit(".", 1)[-1] if written[0] in ("v", "g") else None
+    owner, _, function = callee.qualname.rpartition(".")
+    if kind == "init":
+        return name == owner.rsplit(".", 1)[-1]
+    return name == function
 
 
 def _positional(site: CallSite, index: int, default: Known | None, unpacked: bool) -> Known | None:

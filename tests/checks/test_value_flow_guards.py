@@ -358,3 +358,24 @@ with torch.cuda.graph(torch.cuda.CUDAGraph()):
     _, disabled, enabled = regions(tmp_path, {"app.py": code})
     assert "app.CustomOp.maybe_compile" in disabled["functions"] and "app.compiled" not in disabled["functions"]
     assert "app.compiled" in enabled["functions"]
+
+
+def test_a_partial_hands_over_arguments_the_call_does_not_show(tmp_path: Path) -> None:
+    """``start = partial(set_forward_context, metadata)``: ``start(config, n)`` hands ``n`` to
+    ``num_tokens``, not to ``config``; what the call shows is not what the function gets, so
+    nothing is decided from it."""
+    code = FORWARD_CONTEXT.format(arguments="None, self.config") + """
+
+import functools
+
+start = functools.partial(set_forward_context, torch.zeros(1))
+
+
+def run_started():
+    with torch.cuda.graph(torch.cuda.CUDAGraph()):
+        with start(None, 4):
+            pass
+"""
+    entries = regions(tmp_path, {"app.py": code})
+    assert "app.coordinate_batch_across_dp" not in entries[0]["functions"]
+    assert "app.coordinate_batch_across_dp" in entries[1]["functions"]
