@@ -97,6 +97,7 @@ def graph_to_json(graph: CallGraph) -> dict[str, Any]:
         "entry_outside": [[f, i, names] for (f, i), names in graph.entry_outside.items()],
         "copies": [[list(site), [[_target_to_json(t), copy, kind] for (t, copy), kind in targets.items()]] for site, targets in graph.copies.items()],
         "stopped": graph.stopped,
+        "host_receivers": [list(key) for key in sorted(graph.host_receivers)],
         "saturated": graph.saturated,
     }
 
@@ -122,5 +123,6 @@ def graph_from_json(data: dict[str, Any]) -> CallGraph:
         entry_outside={(f, i): list(names) for f, i, names in data["entry_outside"]},
         copies={tuple(site): {(target(t), str(copy)): str(kind) for t, copy, kind in targets} for site, targets in data["copies"]},
         stopped=data["stopped"],
+        host_receivers={(f, o) for f, o in data["host_receivers"]},
         saturated=int(data["saturated"]),
     )
