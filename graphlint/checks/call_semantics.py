@@ -223,6 +223,7 @@ class CallSemantics(RestArguments, ImplicitCalls, ReceiverCopies, PassThrough, W
     def construct(self, site: Any, init: Obj, args: CallArgs) -> None:
         if init[0] == "B":
             function = init[1]
+            self.constructed.add((init[2][1], init[2][2]))
             copy = self.copy_for(function, init[2])
             self.record(site, FunctionKey(function[1], function[2]), "init", copy.context if copy else "")
             self.bind(function, args.with_receiver(self.constant(init[2])), self.node(), init[2])

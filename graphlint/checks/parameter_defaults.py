@@ -10,7 +10,11 @@ flows into its parameter (in the method's copy for a receiver class where it has
 - at a call that leaves the argument out, or may (a ``*xs`` or ``**kw`` graphlint cannot
   count, an entry point's framework call, an outside caller modelled as one);
 - for a function no call in the project binds at the end of the solve: what calls it (a
-  framework, a registry, a user) is out of sight, so it is called with its defaults;
+  framework, a registry, a user) is out of sight, so it is called with its defaults; and for a
+  class no call of the project constructs, whose ``__init__`` (in its copy for that class) runs
+  with its defaults: a registry builds it by name (vLLM's ``InternLM2ForCausalLM(...,
+  model_type=InternLM2Model)``, whose subclass's ``super().__init__(model_type=...)`` is in
+  sight, its own construction not);
 - for a function, bound method or class handed to a call outside the project
   (``register_forward_hook(fn)``, ``executor.submit(fn)``): that call may call it with them.
 
@@ -38,6 +42,7 @@ class ParameterDefaults(ValueGraph):
     bound_functions: set[tuple[int, str]]  # (file, qualname) some call has bound
     defaulted: set[tuple[int, str]]  # (file, variables' prefix) given all their defaults
     outside_arguments: list[CallArgs]  # of the calls outside the project
+    constructed: set[tuple[int, str]]  # (file, class) some call of the project constructs
 
     def bind_defaults(self, file: int, qualname: str, prefix: str, params: Params, args: CallArgs, copy: MethodCopy | None) -> None:
         """The defaults of the parameters this call leaves out, or may, into ``prefix``'s
@@ -67,6 +72,9 @@ class ParameterDefaults(ValueGraph):
             for qualname in linked.facts.flow.defaults:
                 if (file, qualname) not in self.bound_functions:
                     added |= self._all_defaults(file, qualname, qualname, None)
+            for qualname, definition in linked.facts.flow.defs.items():
+                if definition.kind == "class" and (file, qualname) not in self.constructed:
+                    added |= self._escaped(("C", file, qualname))
         for args in self.outside_arguments:
             for node in (*args.positional, *args.star, *(n for _, n in args.keywords), *args.double_star):
                 for obj in list(self.values[node]) if node is not None else ():
@@ -77,7 +85,7 @@ class ParameterDefaults(ValueGraph):
         """``obj``, handed to an outside call, may be called there with its defaults."""
         if obj[0] == "F" and len(obj) == 3:
             return self._all_defaults(obj[1], obj[2], obj[2], None)
-        if obj[0] == "B" and len(obj[1]) == 3:
+        if obj[0] == "B" and len(obj[1]) == 3 and obj[1][2] in self.flow(obj[1][1]).defaults:
             function, receiver = obj[1], obj[2]
             copy = self.copy_for(function, receiver)  # type: ignore[attr-defined]
             prefix = function[2] if copy is None else copy.rename(function[2])

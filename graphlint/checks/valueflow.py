@@ -114,6 +114,7 @@ class _Solver(CallSemantics):
         self.bound_functions = set()
         self.defaulted = set()
         self.outside_arguments = []
+        self.constructed = set()
         self.graph = CallGraph({}, set(), {}, {})
 
     # ---- the run ----------------------------------------------------------------------------

@@ -193,17 +193,20 @@ class LlamaModel(nn.Module):
     def __init__(self, *, prefix="", layer_type=LlamaDecoderLayer):
         super().__init__()
         self.layers = nn.ModuleList([layer_type() for _ in range(2)])
-        self.extra = make_layer(layer_type=layer_type)
 
     def forward(self, x):
         for layer in self.layers:
             x = layer(x)
-        return self.extra(x)
+        return x
 
 
 class MixtralModel(LlamaModel):
     def __init__(self):
         super().__init__(prefix="model", layer_type=MixtralDecoderLayer)
+        self.extra = make_layer(layer_type=MixtralDecoderLayer)
+
+    def forward(self, x):
+        return self.extra(super().forward(x))
 
 
 fast = torch.compile(MixtralModel())
@@ -211,8 +214,10 @@ fast = torch.compile(MixtralModel())
 """
 
 
-# built by a framework out of sight (a registry by name): its __init__ runs with its defaults
+# built by a framework out of sight (a registry by name): its __init__ runs with its defaults,
+# though a subclass's super().__init__(layer_type=...) is in sight
 NEVER_CONSTRUCTED = """
+@torch.compile
 class Head(nn.Module):
     def __init__(self, layer_type=LlamaDecoderLayer):
         super().__init__()
@@ -222,7 +227,9 @@ class Head(nn.Module):
         return self.layer(x)
 
 
-head = torch.compile(Head.forward)
+class MixtralHead(Head):
+    def __init__(self):
+        super().__init__(layer_type=MixtralDecoderLayer)
 """
 
 
@@ -240,7 +247,8 @@ def test_a_default_flows_only_where_a_call_can_leave_the_argument_out(tmp_path: 
     """vLLM's ``LlamaModel.__init__(..., layer_type=LlamaDecoderLayer)``: a model that derives
     from it passes its own ``layer_type``, so its compiled ``forward`` never runs a
     ``LlamaDecoderLayer``; a call that leaves the argument out does, and so may an outside call
-    that is handed the function (``make_layer``)."""
+    that is handed the function (``make_layer``), and a class built out of sight (``LlamaModel``
+    itself is, here, in its own copy of ``__init__``: no entry compiles it)."""
     entries = regions(tmp_path, {"app.py": LAYER_TYPE_DEFAULT.format(more=more)})
     assert "app.MixtralDecoderLayer.forward" in entries[0]["functions"]
     assert ("app.LlamaDecoderLayer.forward" in set().union(*(e["functions"] for e in entries))) is llama
