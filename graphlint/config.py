@@ -46,7 +46,10 @@ class Knowledge:
     ``compile-exports`` / ``capture-exports``: module globs → module-level names bound to model
     classes (sglang's ``EntryClass``) whose ``forward`` runs compiled / captured.
     ``dispatch``: class (dotted, globs) → methods an instance call runs besides ``forward``
-    (vLLM's ``CustomOp`` → ``forward_oot``, ``forward_cuda``, ``forward_native``)."""
+    (vLLM's ``CustomOp`` → ``forward_oot``, ``forward_cuda``, ``forward_native``).
+    ``not-dispatched``: class (dotted, globs) → methods its dispatch never picks on the devices
+    graphlint checks for (CUDA and NPU graphs: vLLM's ``forward_cpu``, ``forward_xpu``,
+    ``forward_tpu``); a call of one on an instance of the class is not followed."""
 
     compile_entrypoints: tuple[str, ...] = ()
     capture_entrypoints: tuple[str, ...] = ()
@@ -57,6 +60,7 @@ class Knowledge:
     compile_exports: dict[str, tuple[str, ...]] = field(default_factory=dict)
     capture_exports: dict[str, tuple[str, ...]] = field(default_factory=dict)
     dispatch: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    not_dispatched: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def merged(self, other: "Knowledge") -> "Knowledge":
         values: dict[str, Any] = {}
@@ -80,7 +84,7 @@ KNOWLEDGE_LIST_KEYS = (
     "compile-roots",
     "capture-roots",
 )
-KNOWLEDGE_TABLE_KEYS = ("compile-exports", "capture-exports", "dispatch")
+KNOWLEDGE_TABLE_KEYS = ("compile-exports", "capture-exports", "dispatch", "not-dispatched")
 
 
 @dataclass(frozen=True)

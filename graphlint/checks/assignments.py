@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 from collections import Counter
 
+from graphlint.checks.call_conditions import CallConditions
 from graphlint.checks.facts import MODULE_SCOPE, Expr, FlowFacts, ImplicitCall
 from graphlint.checks.flow_expressions import FlowExpressions, dotted, union
 from graphlint.checks.flow_definitions import FlowDefinitions
@@ -29,7 +30,7 @@ def flow_facts(tree: ast.Module) -> FlowFacts:
     return _FlowWalker(tree).run()
 
 
-class _FlowWalker(FlowDefinitions, ReturnGuards, FlowExpressions):
+class _FlowWalker(FlowDefinitions, ReturnGuards, CallConditions, FlowExpressions):
     def __init__(self, tree: ast.Module) -> None:
         self.tree = tree
         self.facts = FlowFacts()
@@ -44,6 +45,8 @@ class _FlowWalker(FlowDefinitions, ReturnGuards, FlowExpressions):
         # (function, parameter, classes) of each ``if isinstance(parameter, classes):`` around here
         self.guards: list[tuple[str, str, Expr]] = []
         self.annotated: Counter[str] = Counter()  # parameter key → annotations that bind it
+        self.conditions: list[tuple[str, Expr, bool, bool]] = []  # the tests of the ``if``s around here
+        self.loops: Counter[str] = Counter()  # function → the loops open around here
 
     def run(self) -> FlowFacts:
         module = self.scan.scope("module", MODULE_SCOPE, self.tree)
@@ -51,6 +54,7 @@ class _FlowWalker(FlowDefinitions, ReturnGuards, FlowExpressions):
         self._statements(self.tree.body)
         self._spread_tuples()
         self._keep_sound_guards()
+        self._keep_sound_conditions()
         return self.facts
 
     def _spread_tuples(self) -> None:
@@ -86,15 +90,23 @@ class _FlowWalker(FlowDefinitions, ReturnGuards, FlowExpressions):
     # ---- statements -------------------------------------------------------------------------
     def _statements(self, body: list[ast.stmt]) -> None:
         pushed = 0
+        conditioned = len(self.conditions)
         for statement in body:
             self._statement(statement)
+            if _exits_without_else(statement):  # what follows runs where the test is false
+                self._push_condition(statement.test, False)  # type: ignore[attr-defined]
             # ``if obj: return decorator(obj)`` then ``return decorator``: what follows runs only
             # when ``obj`` is falsy (a decorator with optional arguments, used bare or called)
-            guard = self._falsy_guard(statement.test, negated=False) if _returns_without_else(statement) else None  # type: ignore[attr-defined]
+            # ``if not isinstance(layer, LinearBase): return None``: what follows runs for a linear layer
+            guard = (
+                self._falsy_guard(statement.test, negated=False) or self._isinstance_guard(statement.test, negated=True)  # type: ignore[attr-defined]
+                if _returns_without_else(statement) else None
+            )
             if guard is not None:
                 self.guards.append(guard)
                 pushed += 1
         del self.guards[len(self.guards) - pushed :]
+        del self.conditions[conditioned:]
 
     def _statement(self, node: ast.stmt) -> None:
         if isinstance(node, FUNCTION_NODES):
@@ -109,7 +121,9 @@ class _FlowWalker(FlowDefinitions, ReturnGuards, FlowExpressions):
         elif isinstance(node, (ast.For, ast.AsyncFor)):
             self.scope.known.forget()
             self._bind_loop(node.target, node.iter)
+            self.loops[self.function_scope.qualname] += 1
             self._statements(node.body)
+            self.loops[self.function_scope.qualname] -= 1
             self._statements(node.orelse)
         elif isinstance(node, (ast.With, ast.AsyncWith)):
             self.scope.known.forget()
@@ -149,17 +163,31 @@ class _FlowWalker(FlowDefinitions, ReturnGuards, FlowExpressions):
             guard = self._isinstance_guard(node.test) or self._falsy_guard(node.test, negated=True)
             if guard is not None:
                 self.guards.append(guard)
+            conditioned = self._push_condition(node.test, True)
             self._statements(node.body)
+            if conditioned:
+                self.conditions.pop()
             if guard is not None:
                 self.guards.pop()
+            otherwise = self._isinstance_guard(node.test, negated=True) if node.orelse else None  # type: ignore[attr-defined]
+            if otherwise is not None:
+                self.guards.append(otherwise)
+            conditioned = bool(node.orelse) and self._push_condition(node.test, False)
             self._statements(node.orelse)
+            if conditioned:
+                self.conditions.pop()
+            if otherwise is not None:
+                self.guards.pop()
         elif isinstance(node, (ast.Global, ast.Nonlocal, ast.Pass, ast.Break, ast.Continue)):
             return
         else:  # if / while / try / match / expressions / raise / assert / del: their parts
             compound = not isinstance(node, (ast.Expr, ast.Assert, ast.Raise, ast.Delete))
             if compound:
                 self.scope.known.forget()
+            looping = isinstance(node, ast.While)
+            self.loops[self.function_scope.qualname] += looping
             self._parts(node)
+            self.loops[self.function_scope.qualname] -= looping
             if compound:
                 self.scope.known.forget()
             return
@@ -275,6 +303,11 @@ def _unpacks_pairwise(target: ast.Tuple | ast.List, value: ast.expr) -> bool:
         and len(target.elts) == len(value.elts)
         and not any(isinstance(e, ast.Starred) for e in (*target.elts, *value.elts))
     )
+
+
+def _exits_without_else(statement: ast.stmt) -> bool:
+    """``if test: ... return`` (or ``raise``) with no ``else``."""
+    return isinstance(statement, ast.If) and not statement.orelse and isinstance(statement.body[-1], (ast.Return, ast.Raise))
 
 
 def _returns_without_else(statement: ast.stmt) -> bool:

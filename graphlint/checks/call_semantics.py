@@ -19,6 +19,7 @@ from graphlint.checks import apis
 from graphlint.checks.class_hierarchy import ClassHierarchy
 from graphlint.checks.facts import FALSY, CallSite, Expr
 from graphlint.checks.implicit_calls import ImplicitCalls, is_decoration
+from graphlint.checks.parameter_defaults import ParameterDefaults
 from graphlint.checks.pass_through import PassThrough
 from graphlint.checks.receiver_copies import MethodCopy, ReceiverCopies
 from graphlint.checks.rest_arguments import RestArguments
@@ -38,12 +39,13 @@ from graphlint.checks.value_graph import (
 )
 
 
-class CallSemantics(RestArguments, ImplicitCalls, ReceiverCopies, PassThrough, WrapOrder):
+class CallSemantics(RestArguments, ImplicitCalls, ReceiverCopies, PassThrough, WrapOrder, ParameterDefaults):
     """The call half of the solver (it provides ``compile``, ``member`` and the tables below)."""
 
     files: list[LinkedModule]
     classes: ClassHierarchy
     dispatch: list[tuple[re.Pattern[str], tuple[str, ...]]]
+    not_dispatched: list[tuple[re.Pattern[str], tuple[str, ...]]]
     declared: list[set[str]]
     graph: CallGraph
     receivers: dict[tuple[int, int], int]
@@ -108,6 +110,11 @@ class CallSemantics(RestArguments, ImplicitCalls, ReceiverCopies, PassThrough, W
         return [{t[1] for t, _ in linked.facts.flow.assigns if t[0] == "v"} for linked in self.files]
 
     @cached_property
+    def rebound_variables(self) -> list[set[str]]:
+        """A parameter with a default is bound by it too: never returned as given."""
+        return [bound | defaulted for bound, defaulted in zip(PassThrough.rebound_variables.func(self), self.defaulted_parameters)]
+
+    @cached_property
     def host_calls(self) -> list[set[int]]:
         return [set(linked.facts.host_calls) for linked in self.files]
 
@@ -155,6 +162,8 @@ class CallSemantics(RestArguments, ImplicitCalls, ReceiverCopies, PassThrough, W
             self.bind(obj, args, out, site=site)
         elif kind == "B":
             function, receiver = obj[1], obj[2]
+            if receiver[0] == "I" and function[2].rpartition(".")[2] in self.never_dispatched(receiver):
+                return
             copy = self.copy_for(function, receiver)
             self.record(site, FunctionKey(function[1], function[2]), "call", copy.context if copy else "")
             self.bind(function, args.with_receiver(self.constant(receiver)), out, receiver, site)
@@ -179,8 +188,10 @@ class CallSemantics(RestArguments, ImplicitCalls, ReceiverCopies, PassThrough, W
                 self.record(site, obj[1], "call")
         elif kind == "X" and obj[1]:
             self.record(site, obj[1], "call")
+            self.outside_arguments.append(args)
             self.external_call(site, obj[1], args, out)
         elif kind == "X":  # what an unknown callable returns is unknown, not nothing
+            self.outside_arguments.append(args)
             self.add(out, [EXTERNAL_VALUE])
         elif kind == "H":  # a method of a host tensor that keeps it there
             self.add(out, [HOST_TENSOR] if obj[1] else [EXTERNAL_VALUE])
@@ -189,14 +200,21 @@ class CallSemantics(RestArguments, ImplicitCalls, ReceiverCopies, PassThrough, W
 
     def dispatched(self, instance: Obj) -> list[str]:
         """The dispatch methods named for a class of the instance's MRO (project or outside)."""
-        if not self.dispatch:
+        return self.named_for(self.dispatch, instance)
+
+    def never_dispatched(self, instance: Obj) -> list[str]:
+        """The methods the dispatch of a class of the instance's MRO never picks (``forward_cpu``)."""
+        return self.named_for(self.not_dispatched, instance)
+
+    def named_for(self, table: list[tuple[re.Pattern[str], tuple[str, ...]]], instance: Obj) -> list[str]:
+        if not table:
             return []
         names = [
             f"{self.files[k[1]].module}.{k[2]}" if k[0] == "C" else k[1]
             for k in self.classes.mro(("C", instance[1], instance[2]))
         ]
         return list(dict.fromkeys(
-            method for pattern, methods in self.dispatch if any(pattern.match(n) for n in names) for method in methods
+            method for pattern, methods in table if any(pattern.match(n) for n in names) for method in methods
         ))
 
     def defines(self, instance: Obj, name: str) -> bool:
@@ -205,6 +223,7 @@ class CallSemantics(RestArguments, ImplicitCalls, ReceiverCopies, PassThrough, W
     def construct(self, site: Any, init: Obj, args: CallArgs) -> None:
         if init[0] == "B":
             function = init[1]
+            self.constructed.add((init[2][1], init[2][2]))
             copy = self.copy_for(function, init[2])
             self.record(site, FunctionKey(function[1], function[2]), "init", copy.context if copy else "")
             self.bind(function, args.with_receiver(self.constant(init[2])), self.node(), init[2])
@@ -290,6 +309,7 @@ class CallSemantics(RestArguments, ImplicitCalls, ReceiverCopies, PassThrough, W
             if varkw is not None:
                 self.edge(node, self.rest_node((file, name, varkw), None))
         self.bind_forwarded(file, name, params, args)
+        self.bind_defaults(file, qualname, name, params, args, copy)
         for guarded, classes, key in self.flow(file).guarded.get(qualname, ()):
             falsy = classes == FALSY
             if copy is not None:
@@ -313,25 +333,51 @@ class CallSemantics(RestArguments, ImplicitCalls, ReceiverCopies, PassThrough, W
 
     def return_if_instance(self, file: int, given: int | None, classes: Expr, returned: int, out: int) -> None:
         """``if isinstance(p, C): return x``: the call gets ``x`` only if it hands ``p`` an
-        instance of ``C`` (or a value graphlint does not know)."""
-        named = self.compile(file, classes)
+        instance of ``C``, or a value graphlint does not know (what an outside call returned,
+        or an argument it cannot single out, ``f(*xs)``): unknown opens the guard. An instance
+        of a named outside class is no instance of a project class. An argument that never
+        holds a value opens nothing: the answer for what is not known is nothing, as for an
+        unresolved call. ``["not", C]`` (the ``else`` of the test, or what follows ``if not
+        isinstance(p, C): return``): a value that is no instance of ``C``; each is judged by the
+        classes known when it arrives (one learnt later can only have opened more)."""
+        negated = classes[0] == "not"
+        named = self.compile(file, classes[1] if negated else classes)
         if given is None or named is None:
             self.edge(returned, out)
             return
         opened: list[bool] = []
 
-        def fits(objs: Iterable[Obj], cls: Obj) -> None:
-            for obj in objs:
-                if opened:
-                    return
-                if obj[0] == "X" or (obj[0] == "I" and cls in self.classes.mro(("C", obj[1], obj[2]))):
-                    opened.append(True)
-                    self.edge(returned, out)
+        def open_if(condition: bool) -> None:
+            if condition and not opened:
+                opened.append(True)
+                self.edge(returned, out)
 
-        self.watch(named, lambda found: [
-            self.watch(given, lambda objs, cls=cls: fits(objs, cls)) if cls[0] in ("C", "X") else fits([("X", "")], cls)
-            for cls in found
-        ])
+        def fits(objs: Iterable[Obj], cls: Obj) -> None:
+            open_if(any(self.instance_of(obj, cls) is not False for obj in objs))
+
+        def fits_none(objs: Iterable[Obj]) -> None:
+            known = list(self.values[named])
+            open_if(any(all(self.instance_of(obj, cls) is not True for cls in known) for obj in objs))
+
+        if negated:  # the argument is judged once some class is known
+            watching: list[bool] = []
+
+            def start(found: Iterable[Obj]) -> None:
+                if not watching:
+                    watching.append(True)
+                    self.watch(given, fits_none)
+
+            self.watch(named, start)
+            return
+        self.watch(named, lambda found: [self.watch(given, lambda objs, cls=cls: fits(objs, cls)) for cls in found])
+
+    def instance_of(self, obj: Obj, cls: Obj) -> bool | None:
+        """Whether ``obj`` is an instance of class ``cls`` (None: not known)."""
+        if obj == EXTERNAL_VALUE or cls[0] not in ("C", "X"):
+            return None
+        if obj[0] == "I":
+            return cls in self.classes.mro(("C", obj[1], obj[2]))
+        return False if cls[0] == "C" else None
 
     def flow(self, file: int) -> Any:
         return self.files[file].facts.flow

@@ -156,7 +156,7 @@ def link(
     read_only = set(libraries)
     files = [LinkedFile(path, display(path), *names.name(path), facts[path]) for path in facts if path not in read_only]
     files += [LinkedFile(path, display(path), *names.name(path), facts[path], library=True) for path in libraries]
-    project = Project(files, dispatch=known.dispatch, graphs=graphs or SolvedGraphs())
+    project = Project(files, dispatch=known.dispatch, not_dispatched=known.not_dispatched, graphs=graphs or SolvedGraphs())
     add_root_entries(project, known)
     return project, mark_regions(project)
 

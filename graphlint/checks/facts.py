@@ -86,6 +86,9 @@ class CallSite:
     # ordinal. The method it overrides ran first, so its own rebinding of the target never
     # held what this call makes (``wrap_order.py``).
     after_super: int | None = None
+    # Arguments known by their form (position as a string, or keyword) → [is None, truth], each
+    # None where the form does not say (``call_conditions.py``)
+    known: dict[str, list[bool | None]] = field(default_factory=dict)
 
 
 @dataclass
@@ -122,6 +125,14 @@ class FlowFacts:
     # argument back, not what every caller handed in (a docstring or registry decorator)
     passes: dict[str, list[str]] = field(default_factory=dict)
     returned_calls: list[int] = field(default_factory=list)  # ordinals of calls returned as they are
+    # function → (parameter, its default's value): flows only where a call may leave it out
+    # (``parameter_defaults.py``)
+    defaults: dict[str, list[tuple[str, Expr]]] = field(default_factory=dict)
+    # function → parameter → [is None, truth] of its default, where its form says
+    known_defaults: dict[str, dict[str, list[bool | None]]] = field(default_factory=dict)
+    # call ordinal → [[test tree, what the test is], ...] of the ``if``s around it on its
+    # function's parameters (``call_conditions.py``; read by the regions walk, not the solve)
+    call_conditions: dict[int, list[list[Any]]] = field(default_factory=dict)
     error: str | None = None  # why the calls of this file could not be numbered
     digest: str = ""  # ``solver_digest`` of these facts, taken when they are extracted ("": not taken)
 
@@ -137,6 +148,9 @@ class FlowFacts:
             guarded={k: [tuple(g) for g in v] for k, v in data["guarded"].items()},
             passes=data["passes"],
             returned_calls=data["returned_calls"],
+            defaults={k: [tuple(d) for d in v] for k, v in data["defaults"].items()},
+            known_defaults=data["known_defaults"],
+            call_conditions={int(k): v for k, v in data["call_conditions"].items()},
             error=data["error"],
             digest=data["digest"],
         )
@@ -154,7 +168,7 @@ class FlowFacts:
         implicit = [[i.scope, i.kind, i.value] for i in self.implicit]
         parts = [
             defs, self.assigns, calls, decorations, implicit, self.star_imports, self.guarded,
-            self.passes, self.returned_calls, self.error,
+            self.passes, self.returned_calls, self.defaults, self.error,
         ]
         return hashlib.sha256(json.dumps(parts, separators=(",", ":")).encode()).hexdigest()
 

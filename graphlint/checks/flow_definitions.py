@@ -11,6 +11,7 @@ import ast
 from collections import Counter
 from collections.abc import Callable
 
+from graphlint.checks.call_conditions import known_value
 from graphlint.checks.facts import Decoration, DefFacts, Expr, FlowFacts
 from graphlint.checks.flow_expressions import dotted
 from graphlint.checks.flow_scopes import FlowScope, ScopeScan, parameters
@@ -79,13 +80,19 @@ class FlowDefinitions(ScopeStack[FlowScope]):
         return None
 
     def _defaults(self, qualname: str, args: ast.arguments) -> None:
-        """A default that is a value (not a constant such as ``None``) binds its parameter."""
+        """A default that is a value (not a constant such as ``None``), evaluated where the
+        ``def`` is: the solver binds it where a call may leave the argument out
+        (``parameter_defaults.py``); one known by its form (``None``, ``False``) decides the
+        ``if``s on its parameter at the calls that leave it out (``call_conditions.py``)."""
         positional = [*args.posonlyargs, *args.args]
         pairs = [*zip(positional[len(positional) - len(args.defaults) :], args.defaults), *zip(args.kwonlyargs, args.kw_defaults)]
         for param, default in pairs:
             value = self._expr(default) if default is not None else None
             if value is not None:
-                self._assign(["v", f"{qualname}.{param.arg}"], value)
+                self.facts.defaults.setdefault(qualname, []).append((param.arg, value))
+            known = known_value(default) if default is not None else None
+            if known is not None:
+                self.facts.known_defaults.setdefault(qualname, {})[param.arg] = known
 
     def _annotations(self, qualname: str, args: ast.arguments) -> None:
         """``model: Decoder``: the parameter holds a ``Decoder`` (whoever calls the function)."""

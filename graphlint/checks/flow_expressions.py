@@ -26,6 +26,7 @@ class FlowExpressions(ScopeStack[FlowScope]):
     _iterate: Callable[[Expr | None], Expr | None]
     _return: Callable[[Expr | None], None]
     _lambda: Callable[[ast.Lambda], Expr]
+    _note_call: Callable[[int, ast.Call, CallSite], None]
 
     def _load(self, name: str) -> Expr:
         scope = self.scope
@@ -172,6 +173,7 @@ class FlowExpressions(ScopeStack[FlowScope]):
             else:
                 site.keywords.append((keyword.arg, value))
         self.facts.calls[ordinal] = site
+        self._note_call(ordinal, node, site)
         known = self.scope.known
         for arg in (*node.args, *(k.value for k in node.keywords)):  # a callee may change what it is given
             if isinstance(arg, ast.Name):

@@ -26,8 +26,10 @@ from graphlint.checks.valueflow import solve
 _KEPT_IN_MEMORY = 2  # the graph before an edit and after it: an undo solves nothing
 
 
-def solve_key(files: Sequence[LinkedModule], dispatch: Mapping[str, tuple[str, ...]]) -> str:
-    digest = hashlib.sha256(json.dumps(sorted(dispatch.items())).encode())
+def solve_key(
+    files: Sequence[LinkedModule], dispatch: Mapping[str, tuple[str, ...]], not_dispatched: Mapping[str, tuple[str, ...]]
+) -> str:
+    digest = hashlib.sha256(json.dumps([sorted(dispatch.items()), sorted(not_dispatched.items())]).encode())
     for linked in files:
         flow = linked.facts.flow
         targets = [entry.targets for entry in linked.facts.entries]
@@ -45,8 +47,14 @@ class SolvedGraphs:
         self.write = True
         self._memory: OrderedDict[str, CallGraph] = OrderedDict()
 
-    def graph(self, files: Sequence[LinkedModule], dispatch: Mapping[str, tuple[str, ...]]) -> CallGraph:
-        key = solve_key(files, dispatch)
+    def graph(
+        self,
+        files: Sequence[LinkedModule],
+        dispatch: Mapping[str, tuple[str, ...]],
+        not_dispatched: Mapping[str, tuple[str, ...]] | None = None,
+    ) -> CallGraph:
+        not_dispatched = not_dispatched or {}
+        key = solve_key(files, dispatch, not_dispatched)
         graph = self._memory.get(key)
         if graph is None:
             # One table per set of modules: a project's table is replaced when its facts change,
@@ -54,7 +62,7 @@ class SolvedGraphs:
             table = "graph-" + hashlib.sha256("\n".join(f.module for f in files).encode()).hexdigest()[:16]
             graph = self._read(table, key)
             if graph is None:
-                graph = solve(list(files), dict(dispatch))
+                graph = solve(list(files), dict(dispatch), dict(not_dispatched))
                 if self.cache is not None and self.write:
                     self.cache.put_table(table, {"key": key, "graph": graph_to_json(graph)})
                     self.cache.put_table(f"{table}-key", {"key": key})
@@ -89,6 +97,7 @@ def graph_to_json(graph: CallGraph) -> dict[str, Any]:
         "entry_outside": [[f, i, names] for (f, i), names in graph.entry_outside.items()],
         "copies": [[list(site), [[_target_to_json(t), copy, kind] for (t, copy), kind in targets.items()]] for site, targets in graph.copies.items()],
         "stopped": graph.stopped,
+        "host_receivers": [list(key) for key in sorted(graph.host_receivers)],
         "saturated": graph.saturated,
     }
 
@@ -114,5 +123,6 @@ def graph_from_json(data: dict[str, Any]) -> CallGraph:
         entry_outside={(f, i): list(names) for f, i, names in data["entry_outside"]},
         copies={tuple(site): {(target(t), str(copy)): str(kind) for t, copy, kind in targets} for site, targets in data["copies"]},
         stopped=data["stopped"],
+        host_receivers={(f, o) for f, o in data["host_receivers"]},
         saturated=int(data["saturated"]),
     )

@@ -34,13 +34,16 @@ class Project:
     # Class (dotted name, globs) → methods that calling an instance runs besides ``forward``:
     # a framework's dispatch (vLLM's ``CustomOp`` → ``forward_oot``), from presets and config.
     dispatch: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # Class (dotted name, globs) → methods its dispatch never picks on CUDA or NPU (``forward_cpu``)
+    not_dispatched: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # Where the graph comes from: solved, or kept from a solve of the same facts (``graph_cache.py``).
     graphs: SolvedGraphs = field(default_factory=SolvedGraphs)
     _sites: dict[int, dict[str, list[int]]] = field(default_factory=dict)  # file → scope → call ordinals
 
     @cached_property
     def graph(self) -> CallGraph:
-        return self.graphs.graph([LinkedModule(f.module, f.is_package, f.facts) for f in self.files], self.dispatch)
+        linked = [LinkedModule(f.module, f.is_package, f.facts) for f in self.files]
+        return self.graphs.graph(linked, self.dispatch, self.not_dispatched)
 
     def function(self, key: FunctionKey) -> FunctionFacts:
         return self.files[key.file].facts.functions.get(key.qualname) or FunctionFacts(key.qualname)

@@ -14,6 +14,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from graphlint.checks.edge_conditions import Edge, runs
 from graphlint.checks.facts import EntryFacts, RegionKind
 from graphlint.checks.link import Project
 from graphlint.checks.value_graph import FunctionKey
@@ -79,7 +80,7 @@ def mark_regions(project: Project) -> Regions:
 
             if entry.targets:
                 starts = [
-                    (key, copy, (ChainStep(key.qualname, project.files[key.file].display, project.function(key).line),))
+                    (key, copy, (ChainStep(key.qualname, project.files[key.file].display, project.function(key).line),), None)
                     for key, copy in project.entry_starts(file_index, entry_index)
                 ]
             else:  # a capture block: its sites, and the calls made in it
@@ -87,7 +88,7 @@ def mark_regions(project: Project) -> Regions:
                 block = ChainStep(entry.scope, linked.display, entry.line)
                 regions.by_block[entry_id] = hit((block,))
                 starts = [
-                    (callee, copy, (block, _called(project, file_index, ordinal, callee)))
+                    (callee, copy, (block, _called(project, file_index, ordinal, callee)), (file_index, ordinal))
                     for ordinal in project.calls_in(scope)
                     if linked.facts.block_calls.get(ordinal) == entry_index
                     for callee, copy in project.runs_in(file_index, ordinal, None)
@@ -99,34 +100,47 @@ def mark_regions(project: Project) -> Regions:
 def _walk(
     project: Project,
     regions: Regions,
-    starts: list[tuple[FunctionKey, str, tuple[ChainStep, ...]]],
+    starts: list[tuple[FunctionKey, str, tuple[ChainStep, ...], Edge | None]],
     hit: Callable[[tuple[ChainStep, ...]], RegionHit],
     *,
     traced: bool,
 ) -> None:
     """Breadth first over (function, copy): a method of a shared base runs, in its copy for the
-    receiver's class, only what that class's objects run (``receiver_copies.py``)."""
-    seen: set[tuple[FunctionKey, str]] = set()
+    receiver's class, only what that class's objects run (``receiver_copies.py``). A call under
+    an ``if`` on the function's parameters runs only if some edge into the function that the
+    region takes can make the test hold (``edge_conditions.py``): a function is walked again
+    when another edge enters it, for the calls it has not run yet."""
+    followed: dict[tuple[FunctionKey, str], set[int]] = {}  # the calls each one has run
     marked: set[FunctionKey] = set()
-    queue: deque[tuple[FunctionKey, str, tuple[ChainStep, ...]]] = deque(
+    queue: deque[tuple[FunctionKey, str, tuple[ChainStep, ...], Edge | None]] = deque(
         start for start in starts if not (traced and project.function(start[0]).boundary)
     )
     while queue:
-        key, copy, chain = queue.popleft()
-        if (key, copy) in seen:
-            continue
-        seen.add((key, copy))
-        if key not in marked:  # one hit per entry and function: the shortest chain
-            marked.add(key)
-            regions.by_function.setdefault(key, []).append(hit(chain))
+        key, copy, chain, edge = queue.popleft()
+        done = followed.get((key, copy))
+        if done is None:
+            done = followed[key, copy] = set()
+            if key not in marked:  # one hit per entry and function: the shortest chain
+                marked.add(key)
+                regions.by_function.setdefault(key, []).append(hit(chain))
         facts = project.files[key.file].facts
         eager = set(facts.eager_calls) if traced else set()
         for ordinal in project.calls_in(key):
-            if ordinal in eager:
+            if ordinal in done or ordinal in eager or not runs(project, edge, key, ordinal):
                 continue
+            done.add(ordinal)
             for inner, inner_copy in project.runs_in(key.file, ordinal, copy):
-                if (inner, inner_copy) not in seen and not (traced and project.function(inner).boundary):
-                    queue.append((inner, inner_copy, (*chain, _called(project, key.file, ordinal, inner))))
+                if traced and project.function(inner).boundary:
+                    continue
+                inner_done = followed.get((inner, inner_copy))
+                if inner_done is None or _waiting(project, inner, inner_done):
+                    queue.append((inner, inner_copy, (*chain, _called(project, key.file, ordinal, inner)), (key.file, ordinal)))
+
+
+def _waiting(project: Project, key: FunctionKey, done: set[int]) -> bool:
+    """Whether ``key`` has conditional calls no edge has run yet (another edge may)."""
+    conditional = project.files[key.file].facts.flow.call_conditions
+    return any(ordinal not in done and ordinal in conditional for ordinal in project.calls_in(key))
 
 
 def _called(project: Project, file: int, ordinal: int, callee: FunctionKey) -> ChainStep:

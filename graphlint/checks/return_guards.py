@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from graphlint.checks.facts import FALSY, Expr, FlowFacts
+from graphlint.checks.flow_expressions import dotted, union
 from graphlint.checks.flow_scopes import FlowScope
 from graphlint.checks.scopes import ScopeStack
 
@@ -38,27 +39,48 @@ class ReturnGuards(ScopeStack[FlowScope]):
             else:
                 del self.facts.guarded[function]
 
-    def _isinstance_guard(self, test: ast.expr) -> tuple[str, str, Expr] | None:
-        """``isinstance(p, C)`` (alone or first in an ``and``) with ``p`` a parameter of the
-        function the ``if`` is in."""
-        while isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
-            test = test.values[0]
+    def _isinstance_guard(self, test: ast.expr, negated: bool = False) -> tuple[str, str, Expr] | None:
+        """A test true only where a parameter ``p`` of the function the ``if`` is in is an
+        instance of some classes: ``isinstance(p, C)``, ``isinstance(p, (A, B))``, any conjunct
+        of an ``and``, an ``or`` of such tests on the same ``p`` (the classes of each).
+        ``negated``: where ``test`` is false (its ``else``, what follows ``if test: return``);
+        there, and in the body of ``if not isinstance(p, C):``, the code runs for a value of none
+        of the classes (``["not", classes]``), if the test says no more than ``isinstance``."""
+        while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test, negated = test.operand, not negated
         scope = self.function_scope
-        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"):
+        definition = self.facts.defs.get(scope.qualname) if scope.kind == "function" else None
+        implied = self._classes_implied(test, exact=negated)
+        if definition is None or implied is None or self._load("isinstance") != ["x", "isinstance"]:
             return None
-        if len(test.args) != 2 or test.keywords or not isinstance(test.args[0], ast.Name) or scope.kind != "function":
-            return None
-        named = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
-        if not all(isinstance(n, (ast.Name, ast.Attribute)) for n in named):
-            return None
-        definition = self.facts.defs.get(scope.qualname)
-        name = test.args[0].id
-        classes = self._expr(test.args[1])
-        if definition is None or classes is None or self._load("isinstance") != ["x", "isinstance"]:
-            return None
+        name, named = implied
         if name not in {p for p, kind in definition.params if kind in ("o", "p", "k")}:
             return None
-        return (scope.qualname, name, classes)
+        classes = union([self._expr(n) for n in named])
+        if classes is None:
+            return None
+        return (scope.qualname, name, ["not", classes] if negated else classes)
+
+    def _classes_implied(self, test: ast.expr, exact: bool) -> tuple[str, list[ast.expr]] | None:
+        """(parameter, class expressions) that ``test`` being true implies (``exact``: that it
+        is also false for every other value: no ``and``), or None."""
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+            if exact:
+                return None
+            return next((found for found in (self._classes_implied(v, exact) for v in test.values) if found is not None), None)
+        if isinstance(test, ast.BoolOp):  # or: every side must name the same parameter
+            sides = [self._classes_implied(v, exact) for v in test.values]
+            if any(s is None for s in sides) or len({s[0] for s in sides}) != 1:  # type: ignore[index]
+                return None
+            return sides[0][0], [c for s in sides for c in s[1]]  # type: ignore[index]
+        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"):
+            return None
+        if len(test.args) != 2 or test.keywords or not isinstance(test.args[0], ast.Name):
+            return None
+        named = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
+        if not all(dotted(n) is not None for n in named):  # names only: reading them again calls nothing
+            return None
+        return test.args[0].id, list(named)
 
     def _falsy_guard(self, test: ast.expr, negated: bool) -> tuple[str, str, Expr] | None:
         """``if p is None:`` / ``if not p:`` (``negated``), or the test of ``if p:`` / ``if p is

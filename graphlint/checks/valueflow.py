@@ -39,14 +39,19 @@ from graphlint.checks.value_graph import (
 )
 
 
-def solve(files: list[LinkedModule], dispatch: dict[str, tuple[str, ...]] | None = None) -> CallGraph:
-    """``dispatch``: class (dotted name, globs) → methods an instance call runs besides ``forward``."""
+def solve(
+    files: list[LinkedModule],
+    dispatch: dict[str, tuple[str, ...]] | None = None,
+    not_dispatched: dict[str, tuple[str, ...]] | None = None,
+) -> CallGraph:
+    """``dispatch``: class (dotted name, globs) → methods an instance call runs besides ``forward``;
+    ``not_dispatched``: class → methods never called on its instances (``forward_cpu``)."""
     # The graph is millions of small sets and tuples and makes no cycles the cyclic collector
     # must find: its passes over the growing heap were a third of the solve on transformers'
     # models/ (2,544 files).
     collecting = gc.isenabled()
     gc.disable()
-    solver = _Solver(files, dispatch or {})
+    solver = _Solver(files, dispatch or {}, not_dispatched or {})
     try:
         return solver.run()
     finally:
@@ -79,10 +84,13 @@ def calls_by_site(
 
 
 class _Solver(CallSemantics):
-    def __init__(self, files: list[LinkedModule], dispatch: dict[str, tuple[str, ...]]) -> None:
+    def __init__(
+        self, files: list[LinkedModule], dispatch: dict[str, tuple[str, ...]], not_dispatched: dict[str, tuple[str, ...]]
+    ) -> None:
         super().__init__()
         self.files = files
         self.dispatch = [(glob_pattern(name), methods) for name, methods in dispatch.items()]
+        self.not_dispatched = [(glob_pattern(name), methods) for name, methods in not_dispatched.items()]
         self.by_module: dict[str, list[int]] = {}
         self.packages: set[str] = set()  # every module and package name, namespace packages too
         for index, linked in enumerate(files):
@@ -103,6 +111,10 @@ class _Solver(CallSemantics):
         self.passes_found = {}
         self.site_edges = {}
         self.decorations_made = []
+        self.bound_functions = set()
+        self.defaulted = set()
+        self.outside_arguments = []
+        self.constructed = set()
         self.graph = CallGraph({}, set(), {}, {})
 
     # ---- the run ----------------------------------------------------------------------------
@@ -123,6 +135,8 @@ class _Solver(CallSemantics):
                 self.implicit_call(file, index)
         self.propagate()
         while self.undecided_decorations() and not self.stopped:
+            self.propagate()
+        while self.unseen_defaults() and not self.stopped:  # called where graphlint cannot see
             self.propagate()
         self.propagate()
         self.graph.callees, self.graph.copies = calls_by_site(self.site_edges)

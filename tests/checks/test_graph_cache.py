@@ -172,3 +172,34 @@ def test_a_session_with_configured_roots_links_the_same_entries_every_time(
     for _ in range(3):
         assert [(f.code, f.line) for f in session.check([helpers]).findings] == [("GL202", 5)]
     assert solves == [3]
+
+
+HOST_STEPS = """\
+import torch
+
+
+def lengths(steps):
+    return steps.cpu().tolist()
+
+
+class Net(torch.nn.Module):
+    def forward(self, x):
+        return x * len(lengths(torch.arange(4, device="cpu")))
+
+
+fast = torch.compile(Net(), mode="reduce-overhead")
+"""
+
+
+def test_a_warm_check_knows_the_host_tensors_a_cold_one_knew(tmp_path: Path, solves: list[int]) -> None:
+    """``steps.tolist()`` of a host tensor waits for nothing: the cold check says so from the
+    solve, the warm one from the cached graph (which once lost it: vllm-ascend's
+    ``cu_seqlens.cpu().tolist()`` of a host ``arange`` came back as two false errors)."""
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "pyproject.toml").write_text("[tool.graphlint]\n", encoding="utf-8")
+    (root / "net.py").write_text(HOST_STEPS, encoding="utf-8")
+    cold = check(root, tmp_path / "cache")
+    warm = check(root, tmp_path / "cache")
+    assert solves == [1]
+    assert found(cold) == [] and found(warm) == []

@@ -671,3 +671,90 @@ def test_a_wrapper_an_override_adds_after_super_is_not_inside_the_base_wrapper(t
     found = {(f["path"], f["code"], f["line"]) for f in report["findings"]}
     assert ("vllm_ascend/ops/attention.py", "GL202", 10) in found  # the model is still captured
     assert (("vllm_ascend/xlite/wrapper.py", "GL202", 7) in found) is captured
+
+
+VLLM_CUSTOM_OP = """
+    from torch import nn
+    from vllm.platforms import current_platform
+
+
+    class CustomOp(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self._forward_method = self.dispatch_forward()
+
+        def forward(self, *args, **kwargs):
+            return self._forward_method(*args, **kwargs)
+
+        def forward_native(self, *args, **kwargs):
+            raise NotImplementedError
+
+        def forward_cpu(self, *args, **kwargs):
+            return self.forward_native(*args, **kwargs)
+
+        def dispatch_forward(self):
+            if current_platform.is_cpu():
+                return self.forward_cpu
+            elif current_platform.is_xpu():
+                return self.forward_xpu
+            elif current_platform.is_out_of_tree():
+                return self.forward_oot
+            return self.forward_cuda
+"""
+
+VLLM_NORM = """
+    import torch
+    from vllm.model_executor.custom_op import CustomOp
+
+
+    class RMSNorm(CustomOp):
+        def forward_cuda(self, x):
+            return x * torch.ones(x.shape[-1])
+
+        def forward_cpu(self, x):
+            return x * x.abs().max().item()
+
+        def forward_xpu(self, x):
+            return x[x > 0]
+"""
+
+VLLM_CAPTURED_MODEL = """
+    from torch import nn
+    from vllm.compilation.cuda_graph import CUDAGraphWrapper
+    from vllm.model_executor.layers.layernorm import RMSNorm
+
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm = RMSNorm()
+
+        def forward(self, x):
+            return self.norm(x)
+
+
+    captured = CUDAGraphWrapper(Model())
+"""
+
+
+def test_a_custom_op_under_cuda_graph_capture_never_runs_its_cpu_kernel(tmp_path: Path) -> None:
+    """vLLM's ``CustomOp.dispatch_forward`` returns ``forward_cpu`` on a CPU platform: under CUDA
+    or NPU graph capture that branch is never taken (the preset's ``not-dispatched``), so the
+    host sync of ``forward_cpu`` and the boolean mask of ``forward_xpu`` are no findings; the
+    host tensor of ``forward_cuda`` is one."""
+    files = {
+        "vllm/__init__.py": "",
+        "vllm/platforms.py": "current_platform = None\n",
+        "vllm/compilation/__init__.py": "",
+        "vllm/compilation/cuda_graph.py": "class CUDAGraphWrapper:\n    def __init__(self, runnable):\n        self.runnable = runnable\n",
+        "vllm/model_executor/__init__.py": "",
+        "vllm/model_executor/custom_op.py": VLLM_CUSTOM_OP,
+        "vllm/model_executor/layers/__init__.py": "",
+        "vllm/model_executor/layers/layernorm.py": VLLM_NORM,
+        "vllm/model_executor/models/__init__.py": "",
+        "vllm/model_executor/models/model.py": VLLM_CAPTURED_MODEL,
+    }
+    _, report = _project(tmp_path, files)
+    assert report["summary"]["presets"] == ["vllm"]
+    chains = {(f["path"], f["code"], f["line"]): f["region"]["chain"] for f in report["findings"]}
+    assert chains == {("vllm/model_executor/layers/layernorm.py", "GL203", 8): ["Model.forward", "RMSNorm.forward_cuda"]}

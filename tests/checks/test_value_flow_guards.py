@@ -1,0 +1,389 @@
+"""Guards that decide, per call, what a function returns or runs: the false-alarm classes vLLM's
+decoder layers showed once the value flow reached them.
+
+- a quantization config's ``get_quant_method(layer)`` returns a method per layer class, under
+  ``isinstance`` tests of every form (``or``, a tuple, ``not ...`` then ``return``);
+- ``set_forward_context(num_tokens_across_dp=None)`` synchronizes only under ``if p is None:``,
+  so a call that passes a value never runs it;
+- a parameter's default flows only where some call leaves the argument out;
+- under CUDA or NPU graph capture, a custom op dispatches to its accelerator kernels, never to
+  ``forward_cpu``.
+
+Each test is a small project in that shape, read through ``graphlint regions``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.checks.test_value_flow import regions
+
+QUANT_CONFIG = """
+import torch
+from torch import nn
+
+
+class LinearMethod:
+    def apply(self, layer, x):
+        return x
+
+
+class MoeMethod:
+    def apply(self, layer, x):
+        return x.sum().item()
+
+
+class QuantConfig:
+    lm_head_quantized = True
+
+    def get_quant_method(self, layer, prefix):
+{body}
+
+
+class LinearBase(nn.Module):
+    def __init__(self, quant_config):
+        super().__init__()
+        self.quant_method = quant_config.get_quant_method(self, prefix="")
+
+    def forward(self, x):
+        return self.quant_method.apply(self, x)
+
+
+class ParallelLMHead(nn.Module):
+    def __init__(self, quant_config):
+        super().__init__()
+        self.quant_method = quant_config.get_quant_method(self, prefix="lm_head")
+
+    def forward(self, x):
+        return self.quant_method.apply(self, x)
+
+
+class FusedMoE(nn.Module):
+    def __init__(self, quant_config):
+        super().__init__()
+        self.quant_method = quant_config.get_quant_method(self, "experts")
+
+    def forward(self, x):
+        return self.quant_method.apply(self, x)
+
+
+class Model(nn.Module):
+    def __init__(self, quant_config):
+        super().__init__()
+        self.proj = LinearBase(quant_config)
+        self.lm_head = ParallelLMHead(quant_config)
+        self.experts = FusedMoE(quant_config)
+
+    def forward(self, x):
+        return self.{called}(x)
+
+
+fast = torch.compile(Model(QuantConfig()))
+"""
+
+GUARD_FORMS = {
+    "nested": """
+        if isinstance(layer, (LinearBase, ParallelLMHead)):
+            if prefix.startswith("skip"):
+                return None
+            return LinearMethod()
+        elif isinstance(layer, (FusedMoE,)):
+            return MoeMethod()
+        return None""",
+    "or": """
+        if isinstance(layer, LinearBase) or (isinstance(layer, ParallelLMHead) and self.lm_head_quantized):
+            return LinearMethod()
+        elif isinstance(layer, FusedMoE):
+            return MoeMethod()
+        return None""",
+    "tuple": """
+        if isinstance(layer, (LinearBase, ParallelLMHead)):
+            return LinearMethod()
+        if isinstance(layer, FusedMoE):
+            return MoeMethod()
+        return None""",
+    "not-then-return": """
+        if not isinstance(layer, FusedMoE):
+            return LinearMethod()
+        return MoeMethod()""",
+    "not-else": """
+        if not isinstance(layer, (LinearBase, ParallelLMHead)):
+            return MoeMethod()
+        else:
+            return LinearMethod()""",
+}
+
+
+@pytest.mark.parametrize("form", sorted(GUARD_FORMS))
+@pytest.mark.parametrize(
+    ("called", "method"),
+    [("lm_head", "app.LinearMethod.apply"), ("proj", "app.LinearMethod.apply"), ("experts", "app.MoeMethod.apply")],
+    ids=["lm-head", "linear", "moe"],
+)
+def test_a_quant_method_chosen_by_isinstance_goes_only_to_the_layers_of_its_classes(
+    tmp_path: Path, form: str, called: str, method: str
+) -> None:
+    """vLLM's quantization configs (``awq_marlin``: ``isinstance(layer, LinearBase) or
+    (isinstance(layer, ParallelLMHead) and ...)``): the LM head gets the linear method, never the
+    MoE method and its host synchronization; the MoE layer never the linear one."""
+    (entry,) = regions(tmp_path, {"app.py": QUANT_CONFIG.format(body=GUARD_FORMS[form], called=called)})
+    layer = {"lm_head": "app.ParallelLMHead.forward", "proj": "app.LinearBase.forward", "experts": "app.FusedMoE.forward"}[called]
+    assert entry["functions"] == sorted([method, layer, "app.Model.forward"])
+
+
+def test_an_outside_value_for_the_guarded_parameter_opens_only_outside_classes(tmp_path: Path) -> None:
+    """A layer graphlint knows only as an instance of an outside class (``nn.Linear``) is no
+    instance of a project class: the project's MoE branch stays closed; a value graphlint does
+    not know at all (what an outside call returns) opens every branch."""
+    code = QUANT_CONFIG.format(body=GUARD_FORMS["tuple"], called="proj") + """
+
+class Outside(nn.Module):
+    def __init__(self, quant_config):
+        super().__init__()
+        self.quant_method = quant_config.get_quant_method(nn.Linear(2, 2), "")
+        self.unknown_method = quant_config.get_quant_method(torch.load("layer.pt"), "")
+
+    def forward(self, x):
+        return self.quant_method.apply(self, x)
+
+    def unknown(self, x):
+        return self.unknown_method.apply(self, x)
+
+
+outside = torch.compile(Outside(QuantConfig()))
+unknown = torch.compile(Outside(QuantConfig()).unknown)
+"""
+    _, known_outside, unknown = regions(tmp_path, {"app.py": code})
+    assert "app.MoeMethod.apply" not in known_outside["functions"]
+    assert "app.LinearMethod.apply" not in known_outside["functions"]
+    assert {"app.MoeMethod.apply", "app.LinearMethod.apply"} <= set(unknown["functions"])
+
+
+def test_a_guard_on_a_rebound_parameter_guards_nothing(tmp_path: Path) -> None:
+    """``layer = unwrap(layer)`` before the test: the guard speaks of another value, so every
+    return counts."""
+    body = "\n        layer = unwrap(layer)" + GUARD_FORMS["nested"]
+    code = QUANT_CONFIG.format(body=body, called="proj") + "\n\ndef unwrap(layer):\n    return layer\n"
+    (entry,) = regions(tmp_path, {"app.py": code})
+    assert {"app.MoeMethod.apply", "app.LinearMethod.apply"} <= set(entry["functions"])
+
+
+LAYER_TYPE_DEFAULT = """
+import torch
+from torch import nn
+
+
+class LlamaDecoderLayer(nn.Module):
+    def forward(self, x):
+        return x * x.abs().max().item()
+
+
+class MixtralDecoderLayer(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+def make_layer(layer_type=LlamaDecoderLayer):
+    return layer_type()
+
+
+class LlamaModel(nn.Module):
+    def __init__(self, *, prefix="", layer_type=LlamaDecoderLayer):
+        super().__init__()
+        self.layers = nn.ModuleList([layer_type() for _ in range(2)])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+class MixtralModel(LlamaModel):
+    def __init__(self):
+        super().__init__(prefix="model", layer_type=MixtralDecoderLayer)
+        self.extra = make_layer(layer_type=MixtralDecoderLayer)
+
+    def forward(self, x):
+        return self.extra(super().forward(x))
+
+
+fast = torch.compile(MixtralModel())
+{more}
+"""
+
+
+# built by a framework out of sight (a registry by name): its __init__ runs with its defaults,
+# though a subclass's super().__init__(layer_type=...) is in sight
+NEVER_CONSTRUCTED = """
+@torch.compile
+class Head(nn.Module):
+    def __init__(self, layer_type=LlamaDecoderLayer):
+        super().__init__()
+        self.layer = layer_type()
+
+    def forward(self, x):
+        return self.layer(x)
+
+
+class MixtralHead(Head):
+    def __init__(self):
+        super().__init__(layer_type=MixtralDecoderLayer)
+"""
+
+
+@pytest.mark.parametrize(
+    ("more", "llama"),
+    [
+        ("", False),
+        ("llama = torch.compile(LlamaModel(prefix='llama'))", True),
+        ("torch.utils.hooks.register(make_layer)", True),
+        (NEVER_CONSTRUCTED, True),
+    ],
+    ids=["every-call-passes-it", "a-call-leaves-it-out", "handed-to-an-outside-call", "no-call-in-sight"],
+)
+def test_a_default_flows_only_where_a_call_can_leave_the_argument_out(tmp_path: Path, more: str, llama: bool) -> None:
+    """vLLM's ``LlamaModel.__init__(..., layer_type=LlamaDecoderLayer)``: a model that derives
+    from it passes its own ``layer_type``, so its compiled ``forward`` never runs a
+    ``LlamaDecoderLayer``; a call that leaves the argument out does, and so may an outside call
+    that is handed the function (``make_layer``), and a class built out of sight (``LlamaModel``
+    itself is, here, in its own copy of ``__init__``: no entry compiles it)."""
+    entries = regions(tmp_path, {"app.py": LAYER_TYPE_DEFAULT.format(more=more)})
+    assert "app.MixtralDecoderLayer.forward" in entries[0]["functions"]
+    assert ("app.LlamaDecoderLayer.forward" in set().union(*(e["functions"] for e in entries))) is llama
+
+
+FORWARD_CONTEXT = """
+import torch
+import torch.distributed as dist
+from contextlib import contextmanager
+from torch import nn
+
+
+def coordinate_batch_across_dp(num_tokens):
+    counts = torch.tensor([num_tokens], device="cuda")
+    dist.all_reduce(counts)
+    return counts, counts.cpu()
+
+
+@contextmanager
+def set_forward_context(attn_metadata, config, num_tokens=None, num_tokens_across_dp=None):
+    if config.dp_size > 1 and (attn_metadata is not None or num_tokens is not None):
+        if num_tokens_across_dp is None:
+            _, num_tokens_across_dp = coordinate_batch_across_dp(num_tokens)
+    yield
+
+
+class CustomOp(nn.Module):
+    def __init__(self, compile_native=False):
+        super().__init__()
+        self.impl = self.maybe_compile(self.forward_native, enable=compile_native)
+
+    def maybe_compile(self, fn, *, enable=True):
+        if not enable:
+            return fn
+        return compiled(fn)
+
+    def forward(self, x):
+        return self.impl(x)
+
+
+def compiled(fn):
+    return fn
+
+
+class Conv(CustomOp):
+    def __init__(self):
+        super().__init__(compile_native=False)
+
+    def forward_native(self, x):
+        return x
+
+
+class Model(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.config = config
+        self.conv = Conv()
+
+    def forward(self, x, n):
+        with set_forward_context({arguments}):
+            return self.conv(x)
+
+
+model = Model(config=None)
+
+
+def capture(x, n):
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        model(x, n)
+"""
+
+
+@pytest.mark.parametrize(
+    ("arguments", "synchronizes"),
+    [
+        ("None, self.config", False),
+        ("x, self.config, num_tokens=n, num_tokens_across_dp=torch.full((2,), n)", False),
+        ("x, self.config, num_tokens=n", True),
+        ("x, self.config, n, None", True),
+        ("x, self.config, num_tokens=n, num_tokens_across_dp=self.counts", True),
+    ],
+    ids=["no-tokens-given", "counts-given", "counts-left-out", "counts-none", "counts-unknown"],
+)
+def test_a_call_under_if_p_is_none_runs_only_for_calls_that_can_hand_p_none(
+    tmp_path: Path, arguments: str, synchronizes: bool
+) -> None:
+    """vLLM's ``set_forward_context``: the all-reduce of ``coordinate_batch_across_dp`` runs
+    only under ``if num_tokens_across_dp is None:`` (and only when ``attn_metadata`` or
+    ``num_tokens`` is given); a captured caller that hands over a tensor never runs it, one
+    that leaves it out, passes ``None`` or a value graphlint does not know may."""
+    (entry,) = regions(tmp_path, {"app.py": FORWARD_CONTEXT.format(arguments=arguments)})
+    assert "app.set_forward_context" in entry["functions"]
+    assert ("app.coordinate_batch_across_dp" in entry["functions"]) is synchronizes
+
+
+def test_a_false_flag_returns_before_the_compile(tmp_path: Path) -> None:
+    """vLLM's ``CustomOp.maybe_compile(fn, enable=compile_native)`` returns ``fn`` at ``if not
+    enable:``; what follows (the compile) runs only for a call that may hand a true value."""
+    code = FORWARD_CONTEXT.format(arguments="None, self.config") + """
+
+def build():
+    return CustomOp().maybe_compile(Conv().forward_native, enable=False)
+
+
+def build_compiled():
+    return CustomOp().maybe_compile(Conv().forward_native)
+
+
+with torch.cuda.graph(torch.cuda.CUDAGraph()):
+    build()
+with torch.cuda.graph(torch.cuda.CUDAGraph()):
+    build_compiled()
+"""
+    _, disabled, enabled = regions(tmp_path, {"app.py": code})
+    assert "app.CustomOp.maybe_compile" in disabled["functions"] and "app.compiled" not in disabled["functions"]
+    assert "app.compiled" in enabled["functions"]
+
+
+def test_a_partial_hands_over_arguments_the_call_does_not_show(tmp_path: Path) -> None:
+    """``start = partial(set_forward_context, metadata)``: ``start(config, n)`` hands ``n`` to
+    ``num_tokens``, not to ``config``; what the call shows is not what the function gets, so
+    nothing is decided from it."""
+    code = FORWARD_CONTEXT.format(arguments="None, self.config") + """
+
+import functools
+
+start = functools.partial(set_forward_context, torch.zeros(1))
+
+
+def run_started():
+    with torch.cuda.graph(torch.cuda.CUDAGraph()):
+        with start(None, 4):
+            pass
+"""
+    entries = regions(tmp_path, {"app.py": code})
+    assert "app.coordinate_batch_across_dp" not in entries[0]["functions"]
+    assert "app.coordinate_batch_across_dp" in entries[1]["functions"]
