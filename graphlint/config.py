@@ -97,6 +97,9 @@ class Config:
     knowledge: Knowledge = field(default_factory=Knowledge)
     src: tuple[str, ...] = ()  # the project's import roots, relative to the project root
     extra_paths: tuple[str, ...] = ()  # code outside the project it runs in: read, never reported
+    # Value flow that reaches further and is not yet proven on real code (per-call-site copies of
+    # small helpers, identity layers' ``return args[0]``): docs/callgraph.md "Preview".
+    preview: bool = False
 
 
 _LIST_KEYS = ("select", "ignore", "exclude", "src", "extra-paths")
@@ -127,7 +130,7 @@ def load_config(root: Path) -> Config:
 
 def parse_config(table: dict[str, Any], source: str = "[tool.graphlint]") -> Config:
     table = {key.replace("_", "-"): value for key, value in table.items()}
-    known = {*_LIST_KEYS, "per-file-ignores", "presets", *KNOWLEDGE_LIST_KEYS, *KNOWLEDGE_TABLE_KEYS}
+    known = {*_LIST_KEYS, "per-file-ignores", "presets", "preview", *KNOWLEDGE_LIST_KEYS, *KNOWLEDGE_TABLE_KEYS}
     unknown = sorted(set(table) - known)
     if unknown:
         raise ConfigError(f"{source}: unknown [tool.graphlint] keys {unknown}; known: {sorted(known)}")
@@ -137,6 +140,10 @@ def parse_config(table: dict[str, Any], source: str = "[tool.graphlint]") -> Con
     values["per_file_ignores"] = _table(table.get("per-file-ignores", {}), "per-file-ignores", source)
     if "presets" in table:
         values["presets"] = _strings(table["presets"], "presets", source)
+    if "preview" in table:
+        if not isinstance(table["preview"], bool):
+            raise ConfigError(f"{source}: [tool.graphlint] preview must be true or false, not {table['preview']!r}")
+        values["preview"] = table["preview"]
     values["knowledge"] = parse_knowledge(table, source)
     return Config(**values)
 

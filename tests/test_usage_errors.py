@@ -39,8 +39,8 @@ def test_unknown_codes_on_the_command_line(argv: list[str], project: Path, capsy
 
 @pytest.mark.parametrize(
     "table",
-    ['select = ["GL999"]', 'ignore = ["GL2", "XYZ"]', 'per-file-ignores = {"tests/*" = ["GL20"], "x.py" = ["GB1"]}', 'selct = ["GL2"]'],
-    ids=["select", "ignore", "per-file-ignores", "unknown-key"],
+    ['select = ["GL999"]', 'ignore = ["GL2", "XYZ"]', 'per-file-ignores = {"tests/*" = ["GL20"], "x.py" = ["GB1"]}', 'selct = ["GL2"]', 'preview = "yes"'],
+    ids=["select", "ignore", "per-file-ignores", "unknown-key", "preview-not-a-bool"],
 )
 def test_unknown_codes_and_keys_in_the_config(table: str, project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (project / "pyproject.toml").write_text(f"[tool.graphlint]\n{table}\n")

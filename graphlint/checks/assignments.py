@@ -24,13 +24,14 @@ from graphlint.checks.flow_expressions import FlowExpressions, dotted, union
 from graphlint.checks.flow_definitions import FlowDefinitions
 from graphlint.checks.flow_scopes import FUNCTION_NODES, ScopeScan
 from graphlint.checks.return_guards import ReturnGuards
+from graphlint.checks.returned_arguments import ReturnedArgumentsWalk
 
 
 def flow_facts(tree: ast.Module) -> FlowFacts:
     return _FlowWalker(tree).run()
 
 
-class _FlowWalker(FlowDefinitions, ReturnGuards, CallConditions, FlowExpressions):
+class _FlowWalker(FlowDefinitions, ReturnGuards, ReturnedArgumentsWalk, CallConditions, FlowExpressions):
     def __init__(self, tree: ast.Module) -> None:
         self.tree = tree
         self.facts = FlowFacts()
@@ -155,8 +156,10 @@ class _FlowWalker(FlowDefinitions, ReturnGuards, CallConditions, FlowExpressions
                 self._expr(node.cause)
         elif isinstance(node, ast.Return):
             if node.value is not None:
-                made = self.scope.known.returned(node.value.id) if isinstance(node.value, ast.Name) else None
-                self._return(made or self._expr(node.value))
+                if isinstance(node.value, ast.Name):
+                    self._return(self.scope.known.returned(node.value.id) or self._expr(node.value))
+                else:
+                    self._return_branches(node.value)
         elif isinstance(node, ast.If):
             self.scope.known.forget()
             self._expr(node.test)

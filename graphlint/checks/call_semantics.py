@@ -21,8 +21,9 @@ from graphlint.checks.facts import FALSY, CallSite, Expr
 from graphlint.checks.implicit_calls import ImplicitCalls, is_decoration
 from graphlint.checks.parameter_defaults import ParameterDefaults
 from graphlint.checks.pass_through import PassThrough
-from graphlint.checks.receiver_copies import MethodCopy, ReceiverCopies
-from graphlint.checks.rest_arguments import RestArguments
+from graphlint.checks.call_site_copies import CallSiteCopies
+from graphlint.checks.receiver_copies import MethodCopy
+from graphlint.checks.returned_arguments import ReturnedArguments
 from graphlint.checks.wrap_order import WrapOrder, instances_made
 from graphlint.checks.value_graph import (
     MAX_DEPTH,
@@ -39,7 +40,7 @@ from graphlint.checks.value_graph import (
 )
 
 
-class CallSemantics(RestArguments, ImplicitCalls, ReceiverCopies, PassThrough, WrapOrder, ParameterDefaults):
+class CallSemantics(ReturnedArguments, ImplicitCalls, CallSiteCopies, PassThrough, WrapOrder, ParameterDefaults):
     """The call half of the solver (it provides ``compile``, ``member`` and the tables below)."""
 
     files: list[LinkedModule]
@@ -158,13 +159,14 @@ class CallSemantics(RestArguments, ImplicitCalls, ReceiverCopies, PassThrough, W
         self.called.add((site, obj))
         kind = obj[0]
         if kind == "F":
-            self.record(site, FunctionKey(obj[1], obj[2]), "call", obj[3] if len(obj) > 3 else "")
+            copy = self.site_copy(obj, site)  # a small helper's copy for this site (``call_site_copies.py``)
+            self.record(site, FunctionKey(obj[1], obj[2]), "call", copy.context if copy else obj[3] if len(obj) > 3 else "")
             self.bind(obj, args, out, site=site)
         elif kind == "B":
             function, receiver = obj[1], obj[2]
             if receiver[0] == "I" and function[2].rpartition(".")[2] in self.never_dispatched(receiver):
                 return
-            copy = self.copy_for(function, receiver)
+            copy = self.copy_for(function, receiver) or self.site_copy(function, site)
             self.record(site, FunctionKey(function[1], function[2]), "call", copy.context if copy else "")
             self.bind(function, args.with_receiver(self.constant(receiver)), out, receiver, site)
         elif kind == "C":
@@ -270,13 +272,14 @@ class CallSemantics(RestArguments, ImplicitCalls, ReceiverCopies, PassThrough, W
         definition = self.files[file].facts.flow.defs.get(qualname)
         if definition is None or definition.kind != "function":
             return
-        copy = self.copy_for(function, receiver)
+        copy = self.copy_for(function, receiver) or self.site_copy(function, site)
         name = qualname if copy is None else copy.rename(qualname)
         params = definition.params
         self.edge(self.variable(file, f"{name}.<return>"), out)
         # a function that returns a parameter as given returns this call's argument (a
         # registering decorator hands back the class it decorates, not every class it saw)
         self.bind_passes(file, qualname, params, args, out, site, name)
+        self.bind_rest_passes(file, qualname, params, args, out, name)
         positional = [p for p, kind in params if kind in ("o", "p")]
         varargs = next((p for p, kind in params if kind == "*"), None)
         varkw = next((p for p, kind in params if kind == "**"), None)

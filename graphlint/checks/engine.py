@@ -120,7 +120,7 @@ def link_paths(options: CheckOptions) -> LinkedProject:
     libraries = [f for f in discover(extra, root) if f not in facts]
     facts.update(load(libraries))
     names = module_names(root, config, facts, extra)
-    project, regions = link(targets, facts, known, names, libraries, graphs=SolvedGraphs(cache))
+    project, regions = link(targets, facts, known, names, libraries, graphs=SolvedGraphs(cache), preview=config.preview)
     return LinkedProject(root, config, len(targets), project, regions, selection, catalog, presets)
 
 
@@ -148,15 +148,19 @@ def link(
     libraries: Sequence[Path] = (),
     display: Callable[[Path], str] = lambda path: display_path(path),
     graphs: SolvedGraphs | None = None,
+    preview: bool = False,
 ) -> tuple[Project, Regions]:
     """Every file of ``facts`` linked, in the order of ``facts`` (``link_paths`` puts the targets
     first), then the read-only ``libraries``, with what ``known`` says of frameworks, and the
     regions marked on it. ``graphs``: where solved call graphs are kept (none: the graph is
-    solved); an order that does not change with the targets (a session's) keeps their key."""
+    solved); an order that does not change with the targets (a session's) keeps their key.
+    ``preview``: the value flow's preview contexts (``[tool.graphlint] preview``)."""
     read_only = set(libraries)
     files = [LinkedFile(path, display(path), *names.name(path), facts[path]) for path in facts if path not in read_only]
     files += [LinkedFile(path, display(path), *names.name(path), facts[path], library=True) for path in libraries]
-    project = Project(files, dispatch=known.dispatch, not_dispatched=known.not_dispatched, graphs=graphs or SolvedGraphs())
+    project = Project(
+        files, dispatch=known.dispatch, not_dispatched=known.not_dispatched, graphs=graphs or SolvedGraphs(), preview=preview
+    )
     add_root_entries(project, known)
     return project, mark_regions(project)
 
@@ -171,12 +175,13 @@ def judge(
     names: ModuleNames,
     display: Callable[[Path], str] = lambda path: display_path(path),
     graphs: SolvedGraphs | None = None,
+    preview: bool = False,
 ) -> tuple[list[Finding], int]:
     """The findings in ``targets``, with every file of ``facts`` linked (the targets and their
     context) with what ``known`` says of frameworks, and how many targets met an internal error.
     ``display`` and ``graphs`` are where a long-lived caller memoizes how each path is reported
     and the solved call graphs."""
-    project, regions = link(targets, facts, known, names, display=display, graphs=graphs)
+    project, regions = link(targets, facts, known, names, display=display, graphs=graphs, preview=preview)
     named = set(targets)
     indices = [index for index, linked in enumerate(project.files) if linked.path in named]
     return judge_linked(project, regions, indices, root, selection, catalog)

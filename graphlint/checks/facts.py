@@ -124,6 +124,9 @@ class FlowFacts:
     # function → parameters it returns as they came (``return cls``): a call gets its own
     # argument back, not what every caller handed in (a docstring or registry decorator)
     passes: dict[str, list[str]] = field(default_factory=dict)
+    # function → (its ``*``/``**`` parameter, position or keyword) it returns as they came
+    # (``return args[0]``, ``next(iter(kwargs.values()))``: None), ``returned_arguments.py``
+    rest_passes: dict[str, list[tuple[str, int | str | None]]] = field(default_factory=dict)
     returned_calls: list[int] = field(default_factory=list)  # ordinals of calls returned as they are
     # function → (parameter, its default's value): flows only where a call may leave it out
     # (``parameter_defaults.py``)
@@ -147,6 +150,7 @@ class FlowFacts:
             star_imports=data["star_imports"],
             guarded={k: [tuple(g) for g in v] for k, v in data["guarded"].items()},
             passes=data["passes"],
+            rest_passes={k: [tuple(p) for p in v] for k, v in data["rest_passes"].items()},
             returned_calls=data["returned_calls"],
             defaults={k: [tuple(d) for d in v] for k, v in data["defaults"].items()},
             known_defaults=data["known_defaults"],
@@ -168,7 +172,7 @@ class FlowFacts:
         implicit = [[i.scope, i.kind, i.value] for i in self.implicit]
         parts = [
             defs, self.assigns, calls, decorations, implicit, self.star_imports, self.guarded,
-            self.passes, self.returned_calls, self.defaults, self.error,
+            self.passes, self.rest_passes, self.returned_calls, self.defaults, self.error,
         ]
         return hashlib.sha256(json.dumps(parts, separators=(",", ":")).encode()).hexdigest()
 

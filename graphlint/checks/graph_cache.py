@@ -27,9 +27,12 @@ _KEPT_IN_MEMORY = 2  # the graph before an edit and after it: an undo solves not
 
 
 def solve_key(
-    files: Sequence[LinkedModule], dispatch: Mapping[str, tuple[str, ...]], not_dispatched: Mapping[str, tuple[str, ...]]
+    files: Sequence[LinkedModule],
+    dispatch: Mapping[str, tuple[str, ...]],
+    not_dispatched: Mapping[str, tuple[str, ...]],
+    preview: bool = False,
 ) -> str:
-    digest = hashlib.sha256(json.dumps([sorted(dispatch.items()), sorted(not_dispatched.items())]).encode())
+    digest = hashlib.sha256(json.dumps([sorted(dispatch.items()), sorted(not_dispatched.items()), preview]).encode())
     for linked in files:
         flow = linked.facts.flow
         targets = [entry.targets for entry in linked.facts.entries]
@@ -52,9 +55,10 @@ class SolvedGraphs:
         files: Sequence[LinkedModule],
         dispatch: Mapping[str, tuple[str, ...]],
         not_dispatched: Mapping[str, tuple[str, ...]] | None = None,
+        preview: bool = False,
     ) -> CallGraph:
         not_dispatched = not_dispatched or {}
-        key = solve_key(files, dispatch, not_dispatched)
+        key = solve_key(files, dispatch, not_dispatched, preview)
         graph = self._memory.get(key)
         if graph is None:
             # One table per set of modules: a project's table is replaced when its facts change,
@@ -62,7 +66,7 @@ class SolvedGraphs:
             table = "graph-" + hashlib.sha256("\n".join(f.module for f in files).encode()).hexdigest()[:16]
             graph = self._read(table, key)
             if graph is None:
-                graph = solve(list(files), dict(dispatch), dict(not_dispatched))
+                graph = solve(list(files), dict(dispatch), dict(not_dispatched), preview)
                 if self.cache is not None and self.write:
                     self.cache.put_table(table, {"key": key, "graph": graph_to_json(graph)})
                     self.cache.put_table(f"{table}-key", {"key": key})

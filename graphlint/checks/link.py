@@ -38,12 +38,13 @@ class Project:
     not_dispatched: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # Where the graph comes from: solved, or kept from a solve of the same facts (``graph_cache.py``).
     graphs: SolvedGraphs = field(default_factory=SolvedGraphs)
+    preview: bool = False  # the value flow's preview contexts (docs/callgraph.md "Preview")
     _sites: dict[int, dict[str, list[int]]] = field(default_factory=dict)  # file → scope → call ordinals
 
     @cached_property
     def graph(self) -> CallGraph:
         linked = [LinkedModule(f.module, f.is_package, f.facts) for f in self.files]
-        return self.graphs.graph(linked, self.dispatch, self.not_dispatched)
+        return self.graphs.graph(linked, self.dispatch, self.not_dispatched, self.preview)
 
     def function(self, key: FunctionKey) -> FunctionFacts:
         return self.files[key.file].facts.functions.get(key.qualname) or FunctionFacts(key.qualname)

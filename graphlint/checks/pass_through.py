@@ -19,6 +19,7 @@ class or a function.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cached_property
 from typing import Any
 
@@ -32,6 +33,8 @@ class PassThrough(ValueGraph):
     variables: dict[tuple[int, str], int]
     pass_sites: dict[Function, list[tuple[Params, CallArgs, int, tuple[Any, str]]]]
     passes_found: dict[Function, set[str]]
+    hand_back_forwarded: Callable[[Params, CallArgs, str, int], None]  # ``returned_arguments.py``
+    preview: bool  # the preview contexts (docs/callgraph.md "Preview")
 
     @cached_property
     def rebound_variables(self) -> list[set[str]]:
@@ -87,8 +90,11 @@ class PassThrough(ValueGraph):
     def _hand_back(self, file: int, qualname: str, name: str, call: tuple[Params, CallArgs, int, tuple[Any, str]]) -> None:
         params, args, out, (site, prefix) = call
         given, known = passed_argument(params, args, name)
-        if f"{qualname}.{name}" in self.rebound_variables[file] or not known:
+        forwarded = not known and self.preview and not (args.star or args.double_star)  # preview only
+        if f"{qualname}.{name}" in self.rebound_variables[file] or (not known and not forwarded):
             self.edge(self.variable(file, f"{prefix}.{name}"), out)  # rebound, or not known: the shared parameter
+        elif not known:  # in the caller's own ``*args`` / ``**kwargs``, handed on
+            self.hand_back_forwarded(params, args, name, out)
         elif given is not None and not self.passed_on(site, given):
             self.edge(given, out)
 

@@ -55,7 +55,11 @@ class MethodCopy:
     decorations: frozenset[int]
 
     @property
-    def receiver_class(self) -> Obj:
+    def receiver_class(self) -> Obj | None:
+        """The receiver class of a copy per receiver class (None: a copy per call site,
+        ``call_site_copies.py``)."""
+        if not self.context.startswith("@"):
+            return None
         file, _, qualname = self.context[1:].partition(":")
         return ("C", int(file), qualname)
 
@@ -130,14 +134,22 @@ class ReceiverCopies(ValueGraph):
             return self._enclosing_copy(file, qualname, function[3])
         if receiver is None or receiver[0] not in ("I", "C") or qualname not in self.copied_methods[file]:
             return None
-        context = receiver_context(receiver)
+        return self.copy_of(file, qualname, qualname.rpartition(".")[0], receiver_context(receiver), MAX_RECEIVER_CLASSES)
+
+    def copy_of(self, file: int, qualname: str, owner: str, context: str, most: int) -> MethodCopy | None:
+        """The copy ``context`` of ``qualname``, made on first use; None past ``most`` copies."""
         copy = self.copies.get((file, f"{qualname}{context}"))
         if copy is not None:
             return copy
         made = self.copy_counts.get((file, qualname), 0)
-        if made >= MAX_RECEIVER_CLASSES:
+        if made >= most:
             return None
         self.copy_counts[file, qualname] = made + 1
+        return self._make_copy(file, qualname, owner, context)
+
+    def _make_copy(self, file: int, qualname: str, owner: str, context: str) -> MethodCopy:
+        """The copy ``context`` of ``qualname``'s body (with the functions nested in it): its
+        statements, calls, decorations and entries bound anew on nodes of its own."""
         by_scope = self.scoped(file)
         scoped = Scoped()
         for scope in (qualname, *self.nested[file].get(qualname, ())):
@@ -148,7 +160,7 @@ class ReceiverCopies(ValueGraph):
             scoped.decorations += found.decorations
             scoped.entries += found.entries
         copy = MethodCopy(
-            qualname, qualname.rpartition(".")[0], context,
+            qualname, owner, context,
             frozenset(scoped.calls), frozenset(scoped.implicit), frozenset(scoped.decorations),
         )
         self.copies[file, copy.name] = copy

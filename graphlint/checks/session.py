@@ -152,7 +152,8 @@ class CheckSession:
         selection = Selection(config, self._select, self._ignore, self._catalog.codes())
         names = self._names = module_names(self.root, config, facts, kept=self._names)
         findings, internal = judge(
-            named, facts, self.root, self._known, selection, self._catalog, names, display=self._display, graphs=self._graphs
+            named, facts, self.root, self._known, selection, self._catalog, names, display=self._display, graphs=self._graphs,
+            preview=config.preview,
         )
         return CheckResult(findings, len(named), time.perf_counter() - started, internal, list(self._presets))
 

@@ -43,15 +43,17 @@ def solve(
     files: list[LinkedModule],
     dispatch: dict[str, tuple[str, ...]] | None = None,
     not_dispatched: dict[str, tuple[str, ...]] | None = None,
+    preview: bool = False,
 ) -> CallGraph:
     """``dispatch``: class (dotted name, globs) → methods an instance call runs besides ``forward``;
-    ``not_dispatched``: class → methods never called on its instances (``forward_cpu``)."""
+    ``not_dispatched``: class → methods never called on its instances (``forward_cpu``);
+    ``preview``: also the preview contexts (per-call-site copies, returned ``*args`` elements)."""
     # The graph is millions of small sets and tuples and makes no cycles the cyclic collector
     # must find: its passes over the growing heap were a third of the solve on transformers'
     # models/ (2,544 files).
     collecting = gc.isenabled()
     gc.disable()
-    solver = _Solver(files, dispatch or {}, not_dispatched or {})
+    solver = _Solver(files, dispatch or {}, not_dispatched or {}, preview)
     try:
         return solver.run()
     finally:
@@ -85,10 +87,15 @@ def calls_by_site(
 
 class _Solver(CallSemantics):
     def __init__(
-        self, files: list[LinkedModule], dispatch: dict[str, tuple[str, ...]], not_dispatched: dict[str, tuple[str, ...]]
+        self,
+        files: list[LinkedModule],
+        dispatch: dict[str, tuple[str, ...]],
+        not_dispatched: dict[str, tuple[str, ...]],
+        preview: bool = False,
     ) -> None:
         super().__init__()
         self.files = files
+        self.preview = preview
         self.dispatch = [(glob_pattern(name), methods) for name, methods in dispatch.items()]
         self.not_dispatched = [(glob_pattern(name), methods) for name, methods in not_dispatched.items()]
         self.by_module: dict[str, list[int]] = {}

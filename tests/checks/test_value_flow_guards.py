@@ -185,8 +185,11 @@ class MixtralDecoderLayer(nn.Module):
         return x * 2
 
 
-def make_layer(layer_type=LlamaDecoderLayer):
-    return layer_type()
+EXTRA = []
+
+
+def add_layer(layer_type=LlamaDecoderLayer):
+    EXTRA.append(layer_type())
 
 
 class LlamaModel(nn.Module):
@@ -203,10 +206,13 @@ class LlamaModel(nn.Module):
 class MixtralModel(LlamaModel):
     def __init__(self):
         super().__init__(prefix="model", layer_type=MixtralDecoderLayer)
-        self.extra = make_layer(layer_type=MixtralDecoderLayer)
+        add_layer(layer_type=MixtralDecoderLayer)
 
     def forward(self, x):
-        return self.extra(super().forward(x))
+        x = super().forward(x)
+        for layer in EXTRA:
+            x = layer(x)
+        return x
 
 
 fast = torch.compile(MixtralModel())
@@ -238,7 +244,7 @@ class MixtralHead(Head):
     [
         ("", False),
         ("llama = torch.compile(LlamaModel(prefix='llama'))", True),
-        ("torch.utils.hooks.register(make_layer)", True),
+        ("torch.utils.hooks.register(add_layer)", True),
         (NEVER_CONSTRUCTED, True),
     ],
     ids=["every-call-passes-it", "a-call-leaves-it-out", "handed-to-an-outside-call", "no-call-in-sight"],
@@ -247,7 +253,7 @@ def test_a_default_flows_only_where_a_call_can_leave_the_argument_out(tmp_path: 
     """vLLM's ``LlamaModel.__init__(..., layer_type=LlamaDecoderLayer)``: a model that derives
     from it passes its own ``layer_type``, so its compiled ``forward`` never runs a
     ``LlamaDecoderLayer``; a call that leaves the argument out does, and so may an outside call
-    that is handed the function (``make_layer``), and a class built out of sight (``LlamaModel``
+    that is handed the function (``add_layer``), and a class built out of sight (``LlamaModel``
     itself is, here, in its own copy of ``__init__``: no entry compiles it)."""
     entries = regions(tmp_path, {"app.py": LAYER_TYPE_DEFAULT.format(more=more)})
     assert "app.MixtralDecoderLayer.forward" in entries[0]["functions"]

@@ -1,0 +1,508 @@
+"""Values a shared helper hands back or builds, kept per caller: identity layers, layer factories
+and decorator closures.
+
+In vLLM every model shares a pipeline placeholder layer whose ``forward(*args, **kwargs)``
+returns its first argument, and one ``make_layers(n, layer_fn, prefix)`` that calls each model's
+layer factory; transformers' decorators share one closure wrapper. Context-insensitive, each of
+them hands every model's values to every other model. Each test is a small project in those
+shapes (written here), read through ``graphlint regions``. These contexts are a preview
+(``[tool.graphlint] preview = true``, docs/callgraph.md "Preview"): off, the helpers are shared
+by every caller, as before.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.checks.test_value_flow import regions
+
+
+PREVIEW = "[tool.graphlint]\npreview = true\n"
+
+
+def compiled(tmp_path: Path, files: dict[str, str], function: str, pyproject: str = PREVIEW) -> list[str]:
+    """The functions of the one entry that reaches ``function`` (in preview unless told)."""
+    (functions,) = [e["functions"] for e in regions(tmp_path, files, pyproject=pyproject) if function in e["functions"]]
+    return functions
+
+IDENTITY = """
+from torch import nn
+
+
+class MissingLayer(nn.Identity):
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def forward(self, *args, **kwargs):
+        return args[0] if args else next(iter(kwargs.values()))
+
+
+class Keyed(nn.Module):
+    def forward(self, *args, **kwargs):
+        return kwargs.get("block", args[0])
+"""
+
+MODELS = """
+import torch
+from torch import nn
+from layers import Keyed, MissingLayer
+
+
+class LlamaBlock(nn.Module):
+    def forward(self, x):
+        return x
+
+
+class MambaBlock(nn.Module):
+    def forward(self, x):
+        return x
+
+
+class QwenBlock(nn.Module):
+    def forward(self, x):
+        return x
+
+
+class Llama(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.placeholder = MissingLayer()
+        self.block = LlamaBlock()
+
+    def forward(self, x):
+        block = self.placeholder(self.block)
+        return block(x)
+
+
+class Mamba(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.placeholder = MissingLayer()
+        self.block = MambaBlock()
+
+    def forward(self, x):
+        block = self.placeholder(block=self.block)
+        return block(x)
+
+
+class Qwen(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.keyed = Keyed()
+
+    def forward(self, x):
+        return self.keyed(x, block=QwenBlock())(x)
+
+
+class Falcon(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.keyed = Keyed()
+
+    def forward(self, x):
+        return self.keyed(LlamaBlock())(x)
+
+
+llama = torch.compile(Llama())
+mamba = torch.compile(Mamba())
+qwen = torch.compile(Qwen())
+falcon = torch.compile(Falcon())
+"""
+
+
+def test_an_identity_layer_over_args_and_kwargs_returns_each_callers_own_argument(tmp_path: Path) -> None:
+    """``return args[0] if args else next(iter(kwargs.values()))``: Llama's placeholder hands back
+    Llama's block (by position), Mamba's hands back Mamba's (by keyword), never each other's."""
+    llama = compiled(tmp_path, {"layers.py": IDENTITY, "models.py": MODELS}, "models.Llama.forward")
+    mamba = compiled(tmp_path, {"layers.py": IDENTITY, "models.py": MODELS}, "models.Mamba.forward")
+    assert "models.LlamaBlock.forward" in llama and "models.MambaBlock.forward" not in llama
+    assert "models.MambaBlock.forward" in mamba and "models.LlamaBlock.forward" not in mamba
+
+
+def test_a_keyword_read_with_a_default_returns_the_keyword_or_the_default(tmp_path: Path) -> None:
+    """``kwargs.get("block", args[0])``: Qwen's call gets its own ``block=`` keyword (and its own
+    first argument, a tensor), Falcon's its own first argument; neither the other's block."""
+    qwen = compiled(tmp_path, {"layers.py": IDENTITY, "models.py": MODELS}, "models.Qwen.forward")
+    falcon = compiled(tmp_path, {"layers.py": IDENTITY, "models.py": MODELS}, "models.Falcon.forward")
+    assert "models.QwenBlock.forward" in qwen and "models.LlamaBlock.forward" not in qwen
+    assert "models.LlamaBlock.forward" in falcon and "models.QwenBlock.forward" not in falcon
+
+
+def test_an_identity_layer_called_with_unknown_arguments_returns_what_every_caller_passed(tmp_path: Path) -> None:
+    """Soundness: ``self.placeholder(*blocks)`` fills ``args[0]`` from a tuple graphlint does not
+    split, so the call gets the shared parameter: every block any caller handed the placeholder
+    by position (here Mamba's too)."""
+    models = MODELS.replace("block = self.placeholder(self.block)", "blocks = self.make()\n        block = self.placeholder(*blocks)", 1)
+    models = models.replace("self.placeholder(block=self.block)", "self.placeholder(self.block)")
+    models = models.replace("    def forward(self, x):\n        blocks", "    def make(self):\n        return [self.block]\n\n    def forward(self, x):\n        blocks", 1)
+    llama = compiled(tmp_path, {"layers.py": IDENTITY, "models.py": models}, "models.Llama.forward")
+    assert "models.LlamaBlock.forward" in llama and "models.MambaBlock.forward" in llama
+
+
+LAYER_UTILS = """
+import torch
+from torch import nn
+
+
+class MissingLayer(nn.Identity):
+    pass
+
+
+def make_layers(num_layers, layer_fn, prefix):
+    start, end = 0, num_layers
+    modules = nn.ModuleList(
+        [MissingLayer() for _ in range(start)]
+        + [layer_fn(prefix=f"{prefix}.{i}") for i in range(start, end)]
+    )
+    return start, end, modules
+"""
+
+LAYER_MODELS = """
+import torch
+from torch import nn
+from utils import make_layers
+
+
+class LlamaDecoderLayer(nn.Module):
+    def __init__(self, config, prefix=""):
+        super().__init__()
+
+    def forward(self, x):
+        return x
+
+
+class MambaDecoderLayer(nn.Module):
+    def __init__(self, config, prefix=""):
+        super().__init__()
+
+    def forward(self, x):
+        return x
+
+
+class LlamaModel(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.start, self.end, self.layers = make_layers(
+            config.n, lambda prefix: LlamaDecoderLayer(config, prefix=prefix), prefix="model.layers"
+        )
+
+    def forward(self, x):
+        for layer in self.layers[self.start:self.end]:
+            x = layer(x)
+        return x
+
+
+class MambaModel(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.start, self.end, self.layers = make_layers(
+            config.n, lambda prefix: MambaDecoderLayer(config, prefix=prefix), prefix="model.layers"
+        )
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+llama = torch.compile(LlamaModel(None))
+mamba = torch.compile(MambaModel(None))
+"""
+
+
+def test_a_layer_factory_helper_builds_each_models_own_layers(tmp_path: Path) -> None:
+    """``make_layers(n, lambda prefix: Layer(...), prefix)`` called by two models: each model's
+    ``ModuleList`` holds its own decoder layers only, so each compiled model runs its own."""
+    files = {"utils.py": LAYER_UTILS, "models.py": LAYER_MODELS}
+    llama = compiled(tmp_path, files, "models.LlamaModel.forward")
+    mamba = compiled(tmp_path, files, "models.MambaModel.forward")
+    assert "models.LlamaDecoderLayer.forward" in llama and "models.MambaDecoderLayer.forward" not in llama
+    assert "models.MambaDecoderLayer.forward" in mamba and "models.LlamaDecoderLayer.forward" not in mamba
+
+
+def test_without_preview_the_shared_helpers_hold_every_callers_values(tmp_path: Path) -> None:
+    """The contexts are a preview: with no ``preview = true`` the placeholder layer and
+    ``make_layers`` are shared by every model, as before (more reach only when asked for)."""
+    llama = compiled(tmp_path, {"layers.py": IDENTITY, "models.py": MODELS}, "models.Llama.forward", pyproject="")
+    assert {"models.LlamaBlock.forward", "models.MambaBlock.forward"} <= set(llama)
+    files = {"utils.py": LAYER_UTILS, "models.py": LAYER_MODELS}
+    layers = compiled(tmp_path, files, "models.LlamaModel.forward", pyproject="")
+    assert {"models.LlamaDecoderLayer.forward", "models.MambaDecoderLayer.forward"} <= set(layers)
+
+
+def test_a_helper_past_the_size_bound_is_shared_by_its_callers(tmp_path: Path) -> None:
+    """Soundness of the bound: a ``make_layers`` with more calls than ``MAX_CALLS`` is analysed
+    once, so its one ``layer_fn`` holds both factories and each model reaches both layers."""
+    padding = "".join(f"    torch.manual_seed({i})\n" for i in range(30))
+    utils = LAYER_UTILS.replace("    start, end = 0, num_layers\n", "    start, end = 0, num_layers\n" + padding)
+    llama = compiled(tmp_path, {"utils.py": utils, "models.py": LAYER_MODELS}, "models.LlamaModel.forward")
+    assert "models.LlamaDecoderLayer.forward" in llama and "models.MambaDecoderLayer.forward" in llama
+
+
+DECORATORS = """
+import functools
+
+
+def can_return_tuple(func):
+    @functools.wraps(func)
+    def wrapper(self, *args, **kwargs):
+        output = func(self, *args, **kwargs)
+        return output
+    return wrapper
+"""
+
+DECORATED = """
+import torch
+from torch import nn
+from decorators import can_return_tuple
+
+
+class Attention(nn.Module):
+    def forward(self, x):
+        return x
+
+
+class Mlp(nn.Module):
+    def forward(self, x):
+        return x
+
+
+class BertModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attention = Attention()
+
+    @can_return_tuple
+    def forward(self, x):
+        return self.attention(x)
+
+
+class GptModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mlp = Mlp()
+
+    @can_return_tuple
+    def forward(self, x):
+        return self.mlp(x)
+
+
+bert = torch.compile(BertModel())
+"""
+
+
+def test_a_decorator_closure_wraps_only_the_function_it_decorates(tmp_path: Path) -> None:
+    """``@can_return_tuple`` on two models' ``forward``: the compiled Bert runs its own
+    ``forward`` through the wrapper, never Gpt's (one ``wrapper`` copy per decoration)."""
+    bert = compiled(tmp_path, {"decorators.py": DECORATORS, "models.py": DECORATED}, "models.BertModel.forward")
+    assert "decorators.can_return_tuple.wrapper" in bert and "models.Attention.forward" in bert
+    assert "models.GptModel.forward" not in bert and "models.Mlp.forward" not in bert
+
+
+PLACEHOLDER = """
+def _dummy_decorator(name):
+    def decorator(*args, **kwargs):
+        if args and callable(args[0]):
+            return args[0]
+        return lambda f: f
+
+    return decorator
+
+
+jit = _dummy_decorator("jit")
+"""
+
+KERNELS = """
+import torch
+from placeholder import jit
+
+
+def rms_helper(x):
+    return x
+
+
+def rope_helper(x):
+    return x
+
+
+@jit(do_not_specialize=["n"])
+def rms_kernel(x):
+    rms_helper(x)
+
+
+@jit(do_not_specialize=["n"])
+def rope_kernel(x):
+    rope_helper(x)
+
+
+@torch.compile
+def rms(x):
+    rms_kernel[(1,)](x)
+"""
+
+
+def test_an_identity_lambda_a_decorator_returns_hands_back_each_decorated_function(tmp_path: Path) -> None:
+    """A placeholder decorator with arguments returns ``lambda f: f``, one lambda for every
+    kernel it decorates: each decoration gets its own kernel back, so launching one kernel runs
+    that kernel only."""
+    rms = compiled(tmp_path, {"placeholder.py": PLACEHOLDER, "kernels.py": KERNELS}, "kernels.rms")
+    assert "kernels.rms_helper" in rms and "kernels.rope_helper" not in rms
+
+
+LAUNCH = """
+import torch
+from torch import nn
+
+
+def identity(f):
+    return f
+
+
+class Launcher:
+    def launch(self, kernel, *args):
+        return kernel(*args)
+
+
+launcher = Launcher()
+
+
+class LlamaBlock(nn.Module):
+    def forward(self, x):
+        return x
+
+
+class MambaBlock(nn.Module):
+    def forward(self, x):
+        return x
+
+
+class Llama(nn.Module):
+    def forward(self, x):
+        return launcher.launch(identity, LlamaBlock())(x)
+
+
+class Mamba(nn.Module):
+    def forward(self, x):
+        return identity(MambaBlock())(x)
+
+
+llama = torch.compile(Llama())
+mamba = torch.compile(Mamba())
+"""
+
+
+def test_a_function_returning_its_parameter_called_with_forwarded_args_returns_that_element(tmp_path: Path) -> None:
+    """``kernel(*args)`` in a launcher hands ``identity`` the launcher's own ``*args``: the
+    launch gets back what the launcher's callers put at that position, not every value any
+    caller handed ``identity`` (Mamba calls it directly)."""
+    llama = compiled(tmp_path, {"launch.py": LAUNCH}, "launch.Llama.forward")
+    assert "launch.LlamaBlock.forward" in llama and "launch.MambaBlock.forward" not in llama
+
+
+OFFLOADER = """
+class NoopOffloader:
+    def wrap_modules(self, modules_generator):
+        return list(modules_generator)
+
+
+class PrefetchOffloader:
+    def wrap_modules(self, modules_generator):
+        all_modules = []
+        for module in modules_generator:
+            all_modules.append(module)
+        return all_modules
+
+
+_instance = NoopOffloader()
+
+
+def set_offloader(instance):
+    global _instance
+    _instance = instance
+
+
+def get_offloader():
+    return _instance
+"""
+
+
+def test_a_helpers_copy_follows_the_small_method_it_hands_its_layers_to(tmp_path: Path) -> None:
+    """``make_layers`` hands its generator of layers to ``get_offloader().wrap_modules(...)``, a
+    method every model's copy calls: within each copy it is copied too, so what it returns is
+    still that model's layers only."""
+    utils = LAYER_UTILS.replace(
+        '+ [layer_fn(prefix=f"{prefix}.{i}") for i in range(start, end)]',
+        '+ get_offloader().wrap_modules(layer_fn(prefix=f"{prefix}.{i}") for i in range(start, end))',
+    ).replace("from torch import nn\n", "from torch import nn\nfrom offloader import get_offloader\n", 1)
+    assert "wrap_modules" in utils
+    models = LAYER_MODELS + "\nfrom offloader import PrefetchOffloader, set_offloader\nset_offloader(PrefetchOffloader())\n"
+    files = {"utils.py": utils, "offloader.py": OFFLOADER, "models.py": models}
+    llama = compiled(tmp_path, files, "models.LlamaModel.forward")
+    assert "models.LlamaDecoderLayer.forward" in llama and "models.MambaDecoderLayer.forward" not in llama
+
+
+TRACING = """
+import functools
+
+
+def instrument(obj=None, *, span_name=""):
+    if obj is None:
+        return functools.partial(instrument, span_name=span_name)
+    return instrument_otel(func=obj, span_name=span_name)
+
+
+def instrument_otel(func, span_name):
+    @functools.wraps(func)
+    def sync_wrapper(*args, **kwargs):
+        return func(*args, **kwargs)
+
+    return sync_wrapper
+"""
+
+TRACED = """
+import torch
+from torch import nn
+from tracing import instrument
+
+
+class Attention(nn.Module):
+    def forward(self, x):
+        return x
+
+
+class Mlp(nn.Module):
+    def forward(self, x):
+        return x
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attention = Attention()
+
+    @instrument(span_name="encode")
+    def forward(self, x):
+        return self.attention(x)
+
+
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mlp = Mlp()
+
+    @instrument(span_name="decode")
+    def forward(self, x):
+        return self.mlp(x)
+
+
+encoder = torch.compile(Encoder())
+"""
+
+
+def test_a_decorator_that_hands_the_function_to_a_wrapping_helper_wraps_each_function_apart(tmp_path: Path) -> None:
+    """``@instrument(span_name=...)`` returns a partial of itself, which hands the decorated
+    function to ``instrument_otel``, whose closure calls it: the decorator is copied per
+    decoration and the helper per copy, so the compiled encoder runs its own ``forward`` only."""
+    encoder = compiled(tmp_path, {"tracing.py": TRACING, "models.py": TRACED}, "models.Encoder.forward")
+    assert "tracing.instrument_otel.sync_wrapper" in encoder and "models.Attention.forward" in encoder
+    assert "models.Decoder.forward" not in encoder and "models.Mlp.forward" not in encoder
