@@ -97,19 +97,22 @@ class CallConditions(ScopeStack[FlowScope]):
                 return [False, None]
         return known
 
-    def _qualified(self, expr: Expr | None) -> str | None:
+    def _qualified(self, expr: Expr | None, seen: frozenset[str] = frozenset()) -> str | None:
         """The dotted name an imported name, or an attribute of one, reads (``torch.full``): a
-        variable bound once, by an import."""
+        variable bound once, by an import. ``seen``: the variables followed so far (a variable
+        bound once to an attribute of itself, ``fn = fn.__wrapped__``, names nothing)."""
         if expr is None:
             return None
         if expr[0] == "g":
             return expr[1]
         if expr[0] == "a":
-            base = self._qualified(expr[1])
+            base = self._qualified(expr[1], seen)
             return None if base is None else f"{base}.{expr[2]}"
-        if expr[0] == "v" and self.bindings[expr[1]] == 1:
+        if expr[0] == "v" and self.bindings[expr[1]] == 1 and expr[1] not in seen:
             imported = next((value for target, value in self.facts.assigns if target == expr), None)
-            return self._qualified(imported) if imported is not None and imported[0] in ("g", "a") else None
+            if imported is None or imported[0] not in ("g", "a"):
+                return None
+            return self._qualified(imported, seen | {expr[1]})
         return None
 
     def _keep_sound_conditions(self) -> None:

@@ -393,3 +393,31 @@ def run_started():
     entries = regions(tmp_path, {"app.py": code})
     assert "app.coordinate_batch_across_dp" not in entries[0]["functions"]
     assert "app.coordinate_batch_across_dp" in entries[1]["functions"]
+
+
+SELF_ATTRIBUTE = """
+import torch
+
+
+def pick(x=None):
+    if x is None:
+        return torch.zeros(1)
+    return x
+
+
+def unwrap(model):
+    model = model.module.module
+    return pick(model.make())
+
+
+compiled = torch.compile(unwrap)
+"""
+
+
+def test_a_variable_bound_to_an_attribute_of_itself_decides_nothing(tmp_path: Path) -> None:
+    """transformers' ``model = model.module.module`` (a parameter rebound once to its own
+    attribute), then a call's result handed to ``pick(x=None)``: reading which function made the
+    argument followed the name into itself until the walk's recursion limit, an internal error
+    on the file. The argument is unknown, so ``pick``'s ``if x is None:`` call may run."""
+    entries = regions(tmp_path, {"app.py": SELF_ATTRIBUTE})
+    assert entries and sorted(entries[0]["functions"]) == ["app.pick", "app.unwrap"]
