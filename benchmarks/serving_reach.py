@@ -24,12 +24,11 @@ from __future__ import annotations
 import argparse
 import ast
 import json
-import resource
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from trace_overhead import timed  # benchmarks/ is on sys.path when a script here runs
 
 PACKAGES = {"vllm": "vllm", "vllm_ascend": "vllm_ascend", "sglang": "sglang/srt"}
 
@@ -82,12 +81,8 @@ def targets(framework: str, import_root: Path) -> tuple[str, list[str]]:
 
 
 def run(command: list[str], cwd: Path) -> tuple[dict, float, float]:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    """The JSON ``command`` prints, with its wall and CPU seconds."""
+    wall, cpu, done = timed(command, cwd=cwd)
     if done.returncode not in (0, 1):
         sys.exit(f"{' '.join(command)} exited {done.returncode}:\n{done.stderr[-4000:]}")
     return json.loads(done.stdout), wall, cpu

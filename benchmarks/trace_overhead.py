@@ -44,11 +44,13 @@ GRAPHLINT = Path(sys.executable).with_name("graphlint")
 BASELINE_PHASES = ("import torch", "build", "eager", "aot_eager")
 
 
-def timed(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float, subprocess.CompletedProcess[str]]:
+def timed(
+    command: list[str], env: dict[str, str] | None = None, cwd: Path | None = None
+) -> tuple[float, float, subprocess.CompletedProcess[str]]:
     """Run ``command``; its wall seconds, the CPU seconds it and its children used, and the result."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    completed = subprocess.run(command, capture_output=True, text=True, env=env)
+    completed = subprocess.run(command, capture_output=True, text=True, env=env, cwd=cwd)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
