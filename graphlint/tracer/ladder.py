@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,7 +28,8 @@ from graphlint.tracer.locate import frames_of_stack_trace, pick_user_frame
 from graphlint.tracer.report.static import StaticCheck
 from graphlint.tracer.stages import STAGE_ORDER
 from graphlint.tracer.stages.base import TraceOptions
-from graphlint.tracer.target import TargetError
+from graphlint.tracer.target import TargetError, file_target_user_files
+from graphlint.tracer.torchair.locate import prepare_beside
 from graphlint.tracer.worker import HANG_SIGNAL, options_to_json, result_to_json
 
 POLL_SECONDS = 0.05
@@ -68,6 +70,7 @@ class LadderOutcome:
     results: dict[str, dict[str, Any]] = field(default_factory=dict)  # stage → result JSON
     layers: dict[str, str] = field(default_factory=dict)  # stage → its failure layer
     static: StaticCheck | None = None  # started when the target's files are known
+    preparing: threading.Thread | None = None  # torchair's sources made importable, beside the worker
 
 
 def run_ladder(
@@ -98,6 +101,8 @@ def supervise(
         if outcome.static is not None:
             outcome.static.cancel()
         raise
+    if outcome.preparing is not None:
+        outcome.preparing.join()  # done long before, unless no worker got as far as torchair
     # in ladder order: a stage may report after a later one crashed inside it (one_compile.py)
     outcome.results = {name: outcome.results[name] for name in STAGE_ORDER if name in outcome.results}
     return outcome
@@ -112,6 +117,8 @@ def _run_workers(
         while remaining:
             attempt += 1
             worker = _Worker(Path(tmp), attempt, target_spec, entry, script_args, options, remaining, peers)
+            if attempt == 1:
+                _start_beside(target_spec, options, outcome)
             running = worker.follow(outcome, progress)
             remaining = [name for name in remaining if name not in outcome.results]
             if not remaining:
@@ -131,6 +138,18 @@ def _run_workers(
                     skipped = StageResult(name, "skipped", reason=f"not run: {result['reason']}")
                     outcome.results[name] = result_to_json(skipped)
                 break
+
+
+def _start_beside(target_spec: str, options: TraceOptions, outcome: LadderOutcome) -> None:
+    """What needs no loaded target starts with the first worker (which imports torch and loads
+    the target meanwhile): the static check of a file target, whose one user file is known now
+    (a ``module:factory``'s is known once the worker imported it), and torchair's sources made
+    importable, which a wheel needs once (unpacked and compiled to bytecode)."""
+    user_files = file_target_user_files(target_spec)
+    if user_files is not None:
+        outcome.static = StaticCheck(user_files)
+    if "torchair" in options.stages:
+        outcome.preparing = prepare_beside(options.torchair)
 
 
 class _Worker:
@@ -204,7 +223,9 @@ class _Worker:
             outcome.environment = event["facts"]
         elif kind == "target":
             outcome.target_name, outcome.user_files = event["name"], event["user_files"]
-            if outcome.static is None:
+            if outcome.static is None or outcome.static.files != outcome.user_files:
+                if outcome.static is not None:  # started on other files than the target's own
+                    outcome.static.cancel()
                 outcome.static = StaticCheck(outcome.user_files)
         elif kind == "target-error":
             raise TargetError(event["message"], event.get("finding"))

@@ -54,6 +54,14 @@ def load_target(spec: str, entry: str | None = None, script_args: list[str] | No
     )
 
 
+def file_target_user_files(spec: str) -> list[str] | None:
+    """The user files a file target will have once loaded (the file, resolved, as ``_load_file``
+    gives it), known before anything is run; None for ``module:factory`` (its file is known once
+    the module is imported) or a file that is not there (loading it fails)."""
+    path = Path(spec)
+    return [str(path.resolve())] if path.is_file() else None
+
+
 def _load_file(path: Path, entry: str | None, script_args: list[str]) -> TraceTarget:
     if not path.is_file():
         raise TargetError(

@@ -30,6 +30,7 @@ class StaticCheck:
     """``graphlint check`` of the user's files, running in the background."""
 
     def __init__(self, user_files: list[str]) -> None:
+        self.files = list(user_files)
         self.process: subprocess.Popen[str] | None = None
         if user_files:
             command = [sys.executable, "-m", "graphlint", "check", "--format", "json", "--no-cache", *user_files]

@@ -8,13 +8,17 @@ torch_npu is never imported here (importing it needs CANN); an installed one is 
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import importlib.util
 import os
 import re
 import shutil
 import sys
+import threading
 import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -89,14 +93,15 @@ class TorchNpuSource:
         """A folder holding torchair's sources as a package named ``torchair``.
 
         A wheel is unpacked once (Python files and data, not native libraries) into graphlint's
-        cache, keyed by the wheel's name, size and time, so repeated runs reuse it."""
+        cache, keyed by the wheel's content (``wheel_digest``), so repeated runs reuse it and a
+        wheel rewritten in place is unpacked again."""
         if self.kind != "wheel":
             return self.path / TORCHAIR_DIR
-        stat = self.path.stat()
-        key = hashlib.sha256(f"{self.path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()[:12]
-        target = graphlint_home() / "torchair-src" / f"{self.path.stem}-{key}"
+        target = graphlint_home() / "torchair-src" / f"{self.path.stem}-{wheel_digest(self.path)[:16]}"
         if not (target / _UNPACKED_MARK).exists():
-            _unpack_torchair(self.path, target)
+            with _cache_lock(target):
+                if not (target / _UNPACKED_MARK).exists():  # another process may have unpacked it meanwhile
+                    _unpack_torchair(self.path, target)
         return target / "torchair"
 
     def importable_torchair_dir(self) -> Path:
@@ -109,16 +114,9 @@ class TorchNpuSource:
         mark = torchair.parent / _BYTECODE_MARK
         # a cache graphlint may not write to (shared, read-only) is imported from source, as before
         if self.kind == "wheel" and not mark.exists() and os.access(torchair, os.W_OK):
-            import compileall
-            import warnings
-
-            # quiet=2: a module this Python cannot compile is left to fail at import, as it would;
-            # its warnings (invalid escapes) are torchair's, which an import would not show either
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                compiled = compileall.compile_dir(torchair, quiet=2, workers=1)
-            if compiled:  # else a module failed to compile or be written: the next run tries again
-                mark.touch()
+            with _cache_lock(torchair.parent):
+                if not mark.exists():  # another process may have compiled it meanwhile
+                    _compile_to_bytecode(torchair, mark)
         return torchair
 
     def native_modules(self) -> set[str]:
@@ -139,6 +137,66 @@ class TorchNpuSource:
 
     def describe(self) -> str:
         return f"torch_npu {self.version or '(unknown version)'} ({self.kind}: {self.path})"
+
+
+def wheel_digest(path: Path) -> str:
+    """The SHA-256 of a wheel's content, which every cache made from the wheel is keyed by: a
+    wheel rewritten in place (same name, size and time) gets new caches, and the same wheel
+    fetched again keeps its old ones. Hashing the 44 MB torch_npu wheel costs about 0.04 CPU-s;
+    the digest is remembered under the file's identity (path, size, mtime, ctime, inode), which
+    any rewrite changes: a writer can set the mtime back, never the ctime."""
+    stat = path.stat()
+    identity = f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{stat.st_ctime_ns}|{stat.st_ino}"
+    memo = graphlint_home() / "wheel-digests" / hashlib.sha256(identity.encode()).hexdigest()[:32]
+    try:
+        remembered = memo.read_text(encoding="ascii").strip()
+        if re.fullmatch(r"[0-9a-f]{64}", remembered):
+            return remembered
+    except OSError:
+        pass
+    digest = _content_digest(path)
+    try:
+        memo.parent.mkdir(parents=True, exist_ok=True)
+        partial = memo.with_name(f"{memo.name}.{os.getpid()}")
+        partial.write_text(digest, encoding="ascii")
+        os.replace(partial, memo)  # atomic: a concurrent reader sees no digest or the whole one
+    except OSError:
+        pass  # a cache graphlint may not write to: hashed again next time
+    return digest
+
+
+def _content_digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as stream:
+        while chunk := stream.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def prepare_beside(explicit: str | None = None) -> threading.Thread | None:
+    """Unpack and compile the torchair of a wheel (what ``importable_torchair_dir`` does once per
+    wheel) in a thread of the caller, started now; None when there is nothing to prepare (no
+    wheel; a folder or an installed torch_npu is imported as it is). The supervisor starts it
+    beside the worker, which imports torch and loads the target meanwhile: torchair is needed
+    only in the dynamo stage (or its own), and then waits on the cache's lock for what is not
+    ready yet instead of doing it again. Any failure is left to the worker's own import to
+    meet and report."""
+    try:
+        source = locate_torch_npu(explicit)
+    except (OSError, zipfile.BadZipFile):
+        return None
+    if source is None or source.kind != "wheel":
+        return None
+
+    def prepare() -> None:
+        try:
+            source.importable_torchair_dir()
+        except Exception:  # noqa: BLE001 - the worker's import meets it again and reports it
+            pass
+
+    thread = threading.Thread(target=prepare, name="graphlint-torchair-prepare", daemon=True)
+    thread.start()
+    return thread
 
 
 def locate_torch_npu(explicit: str | None = None) -> TorchNpuSource | None:
@@ -242,6 +300,38 @@ def _running_torch_version() -> str | None:
         return version("torch")
     except PackageNotFoundError:
         return None
+
+
+@contextmanager
+def _cache_lock(target: Path) -> Iterator[None]:
+    """Held while ``target`` (a wheel's folder in the cache) is unpacked or compiled, so that a
+    second process doing the same (the supervisor preparing it, another trace) waits and then
+    finds it done. Where no lock file can be made (a read-only cache), nothing is held."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(target.with_name(f"{target.name}.lock"), "a")  # noqa: SIM115 - closed below
+    except OSError:
+        yield
+        return
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _compile_to_bytecode(torchair: Path, mark: Path) -> None:
+    import compileall
+    import warnings
+
+    # quiet=2: a module this Python cannot compile is left to fail at import, as it would;
+    # its warnings (invalid escapes) are torchair's, which an import would not show either
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        compiled = compileall.compile_dir(torchair, quiet=2, workers=1)
+    if compiled:  # else a module failed to compile or be written: the next run tries again
+        mark.touch()
 
 
 def _unpack_torchair(wheel_path: Path, target: Path) -> None:
