@@ -311,6 +311,8 @@ def _cache_lock(target: Path) -> Iterator[None]:
         target.parent.mkdir(parents=True, exist_ok=True)
         handle = open(target.with_name(f"{target.name}.lock"), "a")  # noqa: SIM115 - closed below
     except OSError:
+        handle = None
+    if handle is None:
         yield
         return
     with handle:
