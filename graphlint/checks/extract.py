@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import io
+import re
 import tokenize
 import warnings
 from collections.abc import Callable
@@ -39,6 +40,7 @@ from graphlint.checks.entry_points import EntryPoints, decorated_callee, flag_op
 from graphlint.checks.local_bindings import LocalBindings
 from graphlint.checks.suppressions import suppressions
 from graphlint.checks.positions import ANCHOR_KINDS, locate
+from graphlint.checks.presets import glob_pattern
 from graphlint.checks.scopes import ScopeStack
 from graphlint.checks.site_values import SiteValues, WalkScope
 from graphlint.checks.rules import all_rules
@@ -176,8 +178,16 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, ScopeS
         self._finish(module)
         return self.facts
 
+    def _never_selected_key(self, key: str) -> bool:
+        """Whether ``key`` (a dict key as written, ``PlatformEnum.CPU``) names, after this file's
+        imports, one of the ``not-selected-keys``."""
+        head, dot, rest = key.partition(".")
+        target = self.facts.imports.get(head)
+        qualified = target + dot + rest if target is not None else key
+        return any(pattern.match(qualified) for pattern in _key_patterns(self.options.not_selected_keys))
+
     def _finish(self, module: cst.Module) -> None:
-        self.facts.flow = flow_facts(self.tree)
+        self.facts.flow = flow_facts(self.tree, self._never_selected_key if self.options.not_selected_keys else None)
         if len(self.facts.flow.calls) != self.counts["Call"]:  # calls cannot be matched by ordinal
             self.facts.flow = FlowFacts(error="the calls of this file could not be numbered")
             self.facts.eager_calls, self.facts.block_calls = [], {}
@@ -434,3 +444,8 @@ def _definition_lines(tree: ast.Module) -> dict[str, int]:
             elif isinstance(child, ast.stmt):
                 stack.append((child, prefix))
     return lines
+
+
+@cache
+def _key_patterns(globs: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
+    return tuple(glob_pattern(glob) for glob in globs)

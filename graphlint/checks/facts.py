@@ -42,6 +42,7 @@ class ExtractOptions:
     capture_entrypoints: tuple[str, ...] = ()
     nesting_safe_entrypoints: tuple[str, ...] = ()  # entry points that skip compiling when nested
     replaced_entrypoints: tuple[str, ...] = ()  # compile entry points the framework makes a plain call
+    not_selected_keys: tuple[str, ...] = ()  # dict keys (dotted globs) whose entries are never picked
 
 
 @dataclass

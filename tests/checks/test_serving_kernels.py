@@ -1,0 +1,148 @@
+"""vLLM's shapes for the false alarms its real tree gave in preview (stop 26), written here as
+small projects: kernels picked per platform, host-side statistics, moves to where a tensor
+already is, and ``@torch.compile`` helpers nested in a compiled model."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from tests.checks.conftest import lint_project
+
+PLATFORMS = {
+    "vllm/__init__.py": "",
+    "vllm/platforms/__init__.py": """
+        from vllm.platforms.interface import PlatformEnum
+
+        current_platform = None
+    """,
+    "vllm/platforms/interface.py": """
+        import enum
+
+
+        class PlatformEnum(enum.Enum):
+            CUDA = enum.auto()
+            XPU = enum.auto()
+            CPU = enum.auto()
+            OOT = enum.auto()
+    """,
+    "vllm/compilation/__init__.py": "",
+    "vllm/compilation/cuda_graph.py": """
+        class CUDAGraphWrapper:
+            def __init__(self, runnable):
+                self.runnable = runnable
+    """,
+}
+
+# The kernel table keyed by the platform, and a layer whose kernel comes from it.
+KERNELS = {
+    "vllm/model_executor/__init__.py": "",
+    "vllm/model_executor/kernels/__init__.py": "",
+    "vllm/model_executor/kernels/linear/cuda.py": """
+        import torch
+
+
+        class CudaKernel:
+            def __init__(self, config):
+                self.config = config
+
+            def apply_weights(self, x):
+                return x * torch.ones(x.shape[-1])
+    """,
+    "vllm/model_executor/kernels/linear/cpu.py": """
+        import torch
+
+
+        def cpu_gemm(x, n):
+            out = torch.empty((x.size(0), n), dtype=x.dtype)
+            return torch.ops._C.cpu_gemm(x, out)
+
+
+        class CPUKernel:
+            def __init__(self, config):
+                self.config = config
+
+            def apply_weights(self, x):
+                return cpu_gemm(x, self.config)
+    """,
+    "vllm/model_executor/kernels/linear/xpu.py": """
+        import torch
+
+
+        @torch.compile
+        def int8_quant_ref(x):
+            return (x * 127).round()
+
+
+        class XPUKernel:
+            def __init__(self, config):
+                self.config = config
+
+            def apply_weights(self, x):
+                return int8_quant_ref(x) * x[x > 0].sum()
+    """,
+    "vllm/model_executor/kernels/linear/__init__.py": """
+        from vllm.platforms import PlatformEnum, current_platform
+        from vllm.model_executor.kernels.linear.cpu import CPUKernel
+        from vllm.model_executor.kernels.linear.cuda import CudaKernel
+        from vllm.model_executor.kernels.linear.xpu import XPUKernel
+
+        _POSSIBLE_KERNELS = {
+            PlatformEnum.CUDA: [CudaKernel],
+            PlatformEnum.XPU: [XPUKernel],
+            PlatformEnum.CPU: [CPUKernel],
+        }
+
+
+        def choose_kernel(config):
+            for kernel in _POSSIBLE_KERNELS[current_platform._enum]:
+                if kernel.__name__ not in config:
+                    return kernel
+            raise ValueError("no kernel")
+    """,
+    "vllm/model_executor/models/__init__.py": "",
+    "vllm/model_executor/models/model.py": """
+        from torch import nn
+        from vllm.compilation.cuda_graph import CUDAGraphWrapper
+        from vllm.model_executor.kernels.linear import choose_kernel
+
+
+        class QuantLinear(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                kernel_type = choose_kernel(config)
+                self.kernel = kernel_type(config)
+
+            def forward(self, x):
+                return self.kernel.apply_weights(x)
+
+
+        captured = CUDAGraphWrapper(QuantLinear("int8"))
+    """,
+}
+
+
+def _lint(tmp_path: Path, files: dict[str, str], pyproject: str = "") -> dict:
+    _, report = lint_project(tmp_path, {k: textwrap.dedent(v).lstrip("\n") for k, v in files.items()}, pyproject=pyproject)
+    return report
+
+
+def _sites(report: dict) -> set[tuple[str, str, int]]:
+    return {(f["path"].rsplit("/", 1)[-1], f["code"], f["line"]) for f in report["findings"]}
+
+
+def test_kernels_of_other_platforms_in_a_table_keyed_by_the_platform_are_never_picked(tmp_path: Path) -> None:
+    """``_POSSIBLE_KERNELS[current_platform._enum]``: under CUDA graph capture the CPU and XPU
+    entries are not the platform's, so the CPU kernel's host buffer and the XPU kernel's mask and
+    nested compile are no findings (the preset's ``not-selected-keys``); the CUDA kernel's host
+    tensor is one."""
+    report = _lint(tmp_path, {**PLATFORMS, **KERNELS})
+    assert report["summary"]["presets"] == ["vllm"]
+    assert _sites(report) == {("cuda.py", "GL203", 9)}
+
+
+def test_a_table_key_is_unselected_only_when_the_knowledge_says_so(tmp_path: Path) -> None:
+    """Without the preset the table holds every platform's kernel: the value flow follows all."""
+    report = _lint(tmp_path, {**PLATFORMS, **KERNELS}, pyproject='[tool.graphlint]\npresets = []\ncapture-entrypoints = ["vllm.compilation.cuda_graph.CUDAGraphWrapper"]\n')
+    sites = _sites(report)
+    assert {("cuda.py", "GL203", 9), ("cpu.py", "GL203", 5), ("xpu.py", "GL202", 14)} <= sites
