@@ -141,6 +141,10 @@ DEVICE_PRESERVING_METHODS = frozenset(
     }
 )
 
+# A ``torch.*`` function computes where its tensor inputs are (``torch.quantile(t, q=0.5)``),
+# except under these namespaces: custom kernels, device and process-group APIs.
+NOT_INPUT_DEVICE_NAMESPACES = ("torch.ops.", "torch.cuda.", "torch.npu.", "torch.distributed.", "torch.library.")
+
 # Tensor methods that copy between host and device (GL201).
 HOST_DEVICE_METHODS = frozenset({"cuda", "npu", "cpu", "numpy"})
 DTYPE_NAMES = frozenset(

@@ -125,6 +125,8 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, ScopeS
         # Expressions dynamo never evaluates: the right side of ``not is_tracing() and ...``.
         self.eager_nodes: set[int] = set()
         self.moved_once: set[int] = set()  # id(t.to(d)) in ``if t.device != d: t = t.to(d)``
+        # id(x.item()) of host work, and id() of the host factories such a read-back alone uses
+        self.host_side_nodes: set[int] = set()
         self.block: int | None = None
         self.in_error_message = False  # inside the message of a ``raise`` or an ``assert``
         self.stores: dict[int, cst.BaseExpression] = {}  # id(subscript target of ``=``) → value
@@ -380,11 +382,24 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, ScopeS
         if self.known_device(node) == apis.HOST_DEVICE:
             self.facts.host_calls.append(ordinal)
         self._note_registered_buffer(node)
+        self._note_host_readback(node)
         if self.eager:
             self.facts.eager_calls.append(ordinal)
         if self.block is not None:
             self.facts.block_calls[ordinal] = self.block
         return None
+
+    def _note_host_readback(self, node: cst.Call) -> None:
+        """``torch.quantile(torch.tensor(times), q=0.5).item()``: a read-back of host work (no
+        sync), and the host factories in it, which no device op uses (visited after it)."""
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in apis.READBACK_METHODS:
+            inputs = self.host_work(func.value)
+            if inputs is not None:
+                self.host_side_nodes.update((id(node), *(id(factory) for factory in inputs)))
+
+    def host_side(self, node: cst.CSTNode) -> bool:
+        return id(node) in self.host_side_nodes
 
     def _set_error_message(self, inside: bool) -> Callable[[], None]:
         def apply() -> None:

@@ -149,6 +149,8 @@ class SiteValues:
         return self.stores.get(id(target))
 
     def known_device(self, expr: cst.BaseExpression) -> str | None:
+        if isinstance(expr, (cst.Comparison, cst.BinaryOperation)):
+            return self._operands_device(expr)
         name = expr.value if isinstance(expr, cst.Name) else expr.attr.value if isinstance(expr, cst.Attribute) else None
         if name is not None and name.endswith(apis.HOST_NAME_SUFFIXES):
             return apis.HOST_DEVICE
@@ -161,7 +163,11 @@ class SiteValues:
             return apis.HOST_DEVICE
         if isinstance(func, cst.Attribute) and func.attr.value == "to":
             device = keyword(expr, "device") or (positional(expr)[0] if positional(expr) else None)
-            return self.device_text(device.value) if device is not None else None
+            if device is None or _is_dtype(device.value):
+                return self.known_device(func.value)  # .to(dtype): where it was
+            return self.device_text(device.value)
+        if isinstance(func, cst.Attribute) and func.attr.value in apis.DEVICE_PRESERVING_METHODS:
+            return self.known_device(func.value)  # mask.unsqueeze(1).type(torch.bool)
         if self.qualify(func) in apis.TENSOR_FACTORIES:
             device = keyword(expr, "device")
             if device is not None:
@@ -170,6 +176,53 @@ class SiteValues:
             if pinned is not None and isinstance(pinned.value, cst.Name) and pinned.value.value == "True":
                 return apis.HOST_DEVICE
         return None
+
+    def _operands_device(self, expr: cst.Comparison | cst.BinaryOperation) -> str | None:
+        """``a >= b``, ``a * b``: torch computes on the device of its tensor operands (a host
+        operand beside a device one is a 0-d scalar, or an error). A device operand decides; the
+        host only when every operand is known to be there."""
+        if isinstance(expr, cst.Comparison):
+            operands = [expr.left, *(c.comparator for c in expr.comparisons)]
+        else:
+            operands = [expr.left, expr.right]
+        devices = {self.known_device(operand) for operand in operands}
+        on_device = devices - {None, apis.HOST_DEVICE}
+        if len(on_device) == 1:
+            return on_device.pop()
+        return apis.HOST_DEVICE if devices == {apis.HOST_DEVICE} else None
+
+    def host_work(self, expr: cst.BaseExpression) -> list[cst.Call] | None:
+        """The factories ``expr`` is computed from when it is host work alone, else None: a
+        factory without ``device=`` (it makes its tensor on the host) or on the host on purpose,
+        a name known to hold a host tensor, and ``torch.*`` functions and tensor methods of
+        these and of Python constants (``torch.quantile(torch.tensor(times), q=0.5)``)."""
+        if isinstance(expr, cst.Name):
+            return [] if self.known_device(expr) == apis.HOST_DEVICE else None
+        if not isinstance(expr, cst.Call):
+            return None
+        name = self.qualify(expr.func)
+        if name in apis.TENSOR_FACTORIES:
+            device = self.known_device(expr)
+            if device is None and keyword(expr, "device") is None:
+                return [expr]
+            return [] if device == apis.HOST_DEVICE else None
+        func = expr.func
+        tensors = [arg.value for arg in expr.args]
+        if isinstance(func, cst.Attribute) and (name is None or not name.startswith("torch.")):
+            if func.attr.value not in apis.DEVICE_PRESERVING_METHODS and func.attr.value not in dynamo.reductions():
+                return None
+            tensors.insert(0, func.value)  # t.float(), t.sum(): where t is
+        elif name is None or not name.startswith("torch.") or name.startswith(apis.NOT_INPUT_DEVICE_NAMESPACES):
+            return None
+        factories: list[cst.Call] = []
+        for value in tensors:
+            if _is_constant(value):
+                continue
+            inputs = self.host_work(value)
+            if inputs is None:
+                return None
+            factories += inputs
+        return factories if tensors and not all(_is_constant(v) for v in tensors) else None
 
     def device_text(self, expr: cst.BaseExpression) -> str:
         text = string_value(expr)
@@ -282,3 +335,17 @@ class SiteValues:
         if isinstance(expr, cst.Call):
             return self.qualify(expr.func) in apis.TENSOR_FACTORIES
         return isinstance(expr, cst.Name) and self.made_by(expr) in apis.TENSOR_FACTORIES
+
+
+def _is_dtype(expr: cst.BaseExpression) -> bool:
+    """``torch.float32``, ``x.dtype``: what ``.to(...)`` converts to, not where."""
+    return isinstance(expr, cst.Attribute) and (expr.attr.value in apis.DTYPE_NAMES or expr.attr.value == "dtype")
+
+
+def _is_constant(expr: cst.BaseExpression) -> bool:
+    """A Python constant an op takes beside its tensors: ``q=0.5``, ``dim=-1``, ``True``."""
+    if isinstance(expr, cst.UnaryOperation):
+        return _is_constant(expr.expression)
+    if isinstance(expr, cst.Name):
+        return expr.value in ("True", "False", "None")
+    return isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString))

@@ -67,6 +67,12 @@ class SiteContext(Protocol):
         ``_cpu``), else the source text of
         the device it was made on or moved to (``x.device``); None when unknown."""
 
+    def host_side(self, node: cst.CSTNode) -> bool:
+        """Whether ``node`` is host-side work read back to Python: the ``.item()`` /
+        ``.tolist()`` of a tensor computed on the host alone (from Python values, host tensors
+        and constants: ``torch.quantile(torch.tensor(times), q=0.5).item()``), or a factory
+        without ``device=`` that only such a read-back uses."""
+
     def device_text(self, expr: cst.BaseExpression) -> str:
         """A device expression as ``known_device`` spells it (``"cpu"``, ``torch.device("npu:0")``
         → ``"npu"``, else its source text)."""

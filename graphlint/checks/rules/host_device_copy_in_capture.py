@@ -17,7 +17,9 @@ class HostDeviceCopyInCapture(CaptureRule):
     flagged: `torch.tensor(data, device="cpu")` (host-side work on purpose), `.cpu()` / `.numpy()`
     of a tensor made on the host (here, or in another function whose value reaches here only
     through arguments, returns or attributes), `.to(d)` of a tensor made on or moved to that same `d`
-    (`t = torch.zeros(n, device=x.device)` … `t.to(x.device)`), and `.to(x.device)` of what lives
+    (`t = torch.zeros(n, device=x.device)` … `t.to(x.device)`; the device is kept through
+    device-preserving methods, `.to(dtype)`, comparisons and arithmetic with a tensor on it:
+    `mask = mask.repeat(b, 1) >= lens.unsqueeze(1)` … `mask.unsqueeze(1).to(x.device)`), and `.to(x.device)` of what lives
     with the model's weights: a parameter or registered buffer (`self.inv_freq.to(x.device)`)
     or a submodule's output (`pos = self.embed_positions(ids)` … `pos.to(x.device)`; in
     capture the model is on one device), and the move made once where the tensor is kept
@@ -102,6 +104,15 @@ class HostDeviceCopyInCapture(CaptureRule):
         return factory.with_changes(args=[*args, device_arg], lpar=node.lpar, rpar=node.rpar)
 
     VALID = [
+        snippet("""
+            import torch
+
+            @torch.compile(mode="reduce-overhead")
+            def step(x, seq_len):
+                mask = torch.arange(x.size(-1), device=x.device)
+                mask = mask.repeat(x.size(0), 1) >= seq_len.unsqueeze(1)
+                return x.masked_fill(mask.unsqueeze(1).type(torch.bool).to(device=x.device), 0.0)
+        """),
         snippet("""
             import torch
 

@@ -1,4 +1,4 @@
-"""vLLM's shapes for the false alarms its real tree gave in preview (stop 26), written here as
+"""vLLM's shapes for the false alarms its real tree gave (stop 26), written here as
 small projects: kernels picked per platform, host-side statistics, moves to where a tensor
 already is, and ``@torch.compile`` helpers nested in a compiled model."""
 
@@ -146,3 +146,84 @@ def test_a_table_key_is_unselected_only_when_the_knowledge_says_so(tmp_path: Pat
     report = _lint(tmp_path, {**PLATFORMS, **KERNELS}, pyproject='[tool.graphlint]\npresets = []\ncapture-entrypoints = ["vllm.compilation.cuda_graph.CUDAGraphWrapper"]\n')
     sites = _sites(report)
     assert {("cuda.py", "GL203", 9), ("cpu.py", "GL203", 5), ("xpu.py", "GL202", 14)} <= sites
+
+
+FORWARD_CONTEXT = {
+    "vllm/forward_context.py": """
+        import time
+        from collections import defaultdict
+        from contextlib import contextmanager
+
+        import torch
+
+        track_batchsize = False
+        forward_times = defaultdict(list)
+
+
+        @contextmanager
+        def set_forward_context(num_tokens):
+            start = time.perf_counter()
+            try:
+                yield
+            finally:
+                if track_batchsize:
+                    forward_times[num_tokens].append(time.perf_counter() - start)
+                    for size, times in forward_times.items():
+                        median = torch.quantile(torch.tensor(times), q=0.5).item()
+                        print(size, round(median, 2))
+    """,
+    "vllm/worker.py": """
+        import torch
+        from vllm.compilation.cuda_graph import CUDAGraphWrapper
+        from vllm.forward_context import set_forward_context
+
+
+        def forward_fn(model, x):
+            with set_forward_context(x.shape[0]):
+                scale = torch.tensor([0.5, 2.0])
+                return model(x) * scale, (x * 2).sum().item()
+
+
+        captured = CUDAGraphWrapper(forward_fn)
+    """,
+}
+
+
+def test_host_statistics_read_back_to_python_are_no_capture_sync(tmp_path: Path) -> None:
+    """``torch.quantile(torch.tensor(times), q=0.5).item()``: a host tensor of Python floats,
+    reduced on the host and read back, neither syncs nor reaches a device op; the host tensor
+    multiplied into the model's output and the ``.item()`` of a device value still are findings."""
+    report = _lint(tmp_path, {**PLATFORMS, **FORWARD_CONTEXT})
+    assert _sites(report) == {("worker.py", "GL203", 8), ("worker.py", "GL202", 9)}
+
+
+COHERE_ASR = {
+    "vllm/model_executor/__init__.py": "",
+    "vllm/model_executor/models/__init__.py": "",
+    "vllm/model_executor/models/asr.py": """
+        import torch
+        from torch import nn
+        from vllm.compilation.cuda_graph import CUDAGraphWrapper
+
+
+        class Features(nn.Module):
+            def forward(self, x, seq_len):
+                max_len = x.size(-1)
+                mask = torch.arange(max_len, device=x.device)
+                mask = mask.repeat(x.size(0), 1) >= seq_len.unsqueeze(1)
+                x = x.masked_fill(mask.unsqueeze(1).type(torch.bool).to(device=x.device), 0.0)
+                scale = torch.ones(4).float()
+                return x + scale.to(x.device), x.to(torch.float16).to(x.device)
+
+
+        captured = CUDAGraphWrapper(Features())
+    """,
+}
+
+
+def test_a_move_to_where_the_tensor_already_is_copies_nothing(tmp_path: Path) -> None:
+    """``mask`` is made on ``x.device`` and stays there through ``repeat``, a comparison,
+    ``unsqueeze`` and ``type``: its ``.to(device=x.device)`` copies nothing. The host-made
+    ``scale`` moved to the device is still a copy (GL201, and its factory GL203)."""
+    report = _lint(tmp_path, {**PLATFORMS, **COHERE_ASR})
+    assert _sites(report) == {("asr.py", "GL203", 12), ("asr.py", "GL201", 13)}
