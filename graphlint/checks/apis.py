@@ -110,6 +110,9 @@ CONTAINER_STORE_METHODS = frozenset(
 CONTAINER_STORE_LAST_ARGUMENT = frozenset({"insert", "setdefault"})
 # Methods that return what the container holds (``modules.get(name)``, ``d.values()``).
 CONTAINER_READ_METHODS = frozenset({"get", "pop", "popitem", "popleft", "values", "items", "copy"})
+# A parameter annotated as one of these is a module (``layer: torch.nn.Module`` in vLLM's
+# quantization methods): what the file registers on it lives on the model's device.
+MODULE_CLASSES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 # Calling an instance of a class runs this method, found through its bases; a torch ``nn.Module``
 # without its own ``__call__`` runs ``forward``.
 INSTANCE_CALL_METHODS = ("__call__", "forward")

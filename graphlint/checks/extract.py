@@ -37,7 +37,7 @@ from graphlint.checks.facts import (
 from graphlint.checks.assignments import flow_facts
 from graphlint.checks.compile_branches import CompileBranches, WalkItem
 from graphlint.checks.entry_points import EntryPoints, decorated_callee, flag_option
-from graphlint.checks.local_bindings import LocalBindings
+from graphlint.checks.local_bindings import LocalBindings, module_state_names
 from graphlint.checks.suppressions import suppressions
 from graphlint.checks.positions import ANCHOR_KINDS, locate
 from graphlint.checks.presets import glob_pattern
@@ -136,6 +136,7 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, ScopeS
         self.entry_nodes: dict[int, int] = {}  # id(node) → index of the compile entry it makes
         self.entry_sites: list[cst.CSTNode] = []  # the node of each entry, for its line
         self.made_attributes: dict[tuple[str, str], str] = {}  # (class, attr) → what made self.attr
+        self.module_state_names = module_state_names(tree, text)
         self.reports: list[_Report] = []
         self.handlers: dict[type, Callable[[cst.CSTNode], list[WalkItem] | None]] = {
             cst.Import: self._on_import,
@@ -314,6 +315,8 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, ScopeS
                 scope.dynamic[param.name.value] = "param"
             elif annotation in ("torch.Tensor", "Tensor") or _tensor_annotation(self.qualify, param.annotation):
                 scope.tensor_params.add(param.name.value)
+            elif annotation in apis.MODULE_CLASSES:
+                scope.module_params.add(param.name.value)
         for decorator in node.decorators:
             name = self.qualify(decorated_callee(decorator.decorator))
             if name in apis.REGION_BOUNDARY_DECORATORS or (name or "").rsplit(".", 1)[-1] in apis.REGION_BOUNDARY_BARE:

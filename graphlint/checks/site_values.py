@@ -31,6 +31,7 @@ class WalkScope(Scope):
     values: set[str] = field(default_factory=set)  # names bound to a tensor's reduced value
     computed: set[str] = field(default_factory=set)  # names bound here to a call, subscript or arithmetic
     module_outputs: set[str] = field(default_factory=set)  # names bound to a submodule's output: self.embed(x)
+    module_params: set[str] = field(default_factory=set)  # parameters annotated as a module: layer: nn.Module
     conditions: set[str] = field(default_factory=set)  # names bound to a tensor's truth: p < self.layerdrop
     displays: set[str] = field(default_factory=set)  # names bound to a list, tuple or set display or comprehension
     loops: int = 0
@@ -69,6 +70,7 @@ class SiteValues:
     nesting_safe: set[int]
     made_attributes: dict[tuple[str, str], str]
     moved_once: set[int]
+    module_state_names: frozenset[str]  # registered on a module handed in: layer.register_parameter("w", p)
 
     @property
     def in_loop(self) -> bool:
@@ -281,7 +283,15 @@ class SiteValues:
         if isinstance(expr, cst.Name):
             return expr.value in self.function_scope.module_outputs
         if isinstance(expr, cst.Call):
-            return self._moves_with_model(expr.func)
+            func = expr.func
+            if isinstance(func, cst.Attribute) and func.attr.value in apis.DEVICE_PRESERVING_METHODS:
+                return self.on_module_device(func.value)  # input_scale.expand(m, 1): where it was
+            return self._moves_with_model(func)
+        if (
+            isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name)
+            and expr.value.value in self.function_scope.module_params and expr.attr.value in self.module_state_names
+        ):
+            return True  # layer.input_scale, registered on the layer in this file (create_weights)
         root = expr
         while isinstance(root, cst.Attribute) and not is_self_attribute(root):
             root = root.value

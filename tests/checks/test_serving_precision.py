@@ -227,3 +227,67 @@ def test_a_move_to_where_the_tensor_already_is_copies_nothing(tmp_path: Path) ->
     ``scale`` moved to the device is still a copy (GL201, and its factory GL203)."""
     report = _lint(tmp_path, {**PLATFORMS, **COHERE_ASR})
     assert _sites(report) == {("asr.py", "GL203", 12), ("asr.py", "GL201", 13)}
+
+
+MODULE_STATE = {
+    "vllm/model_executor/__init__.py": "",
+    "vllm/model_executor/layers/__init__.py": "",
+    "vllm/model_executor/layers/scheme.py": """
+        import torch
+        from torch import nn
+
+
+        class W4A8Scheme:
+            def create_weights(self, layer: torch.nn.Module, size: int):
+                scale = nn.Parameter(torch.empty(1), requires_grad=False)
+                layer.register_parameter("input_scale", scale)
+
+            def apply_weights(self, layer: torch.nn.Module, x: torch.Tensor):
+                input_scale = layer.input_scale
+                scales = input_scale.expand(x.shape[0], 1).to(dtype=torch.float32, device=x.device)
+                return x * scales + layer.host_offsets.to(x.device)
+    """,
+    "vllm/model_executor/layers/rotary.py": """
+        import torch
+        from torch import nn
+
+
+        class Rotary(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("cos_sin_cache", torch.ones(8, 4), persistent=False)
+
+            def forward(self, q):
+                cache = self.cos_sin_cache
+                return q * cache.to(q.device)
+    """,
+    "vllm/model_executor/layers/linear.py": """
+        from torch import nn
+        from vllm.compilation.cuda_graph import CUDAGraphWrapper
+        from vllm.model_executor.layers.rotary import Rotary
+        from vllm.model_executor.layers.scheme import W4A8Scheme
+
+
+        class Linear(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scheme = W4A8Scheme()
+                self.scheme.create_weights(self, 4)
+                self.rotary = Rotary()
+
+            def forward(self, x):
+                return self.rotary(self.scheme.apply_weights(self, x))
+
+
+        captured = CUDAGraphWrapper(Linear())
+    """,
+}
+
+
+def test_a_parameter_or_buffer_moved_to_the_activations_device_copies_nothing(tmp_path: Path) -> None:
+    """``layer.input_scale``, registered on the layer by ``create_weights`` in the same file, and
+    ``self.cos_sin_cache``, a registered buffer read into a name, are on the model's device:
+    their ``.to(x.device)`` copies nothing. ``layer.host_offsets``, which nothing registers, is
+    still a copy."""
+    report = _lint(tmp_path, {**PLATFORMS, **MODULE_STATE})
+    assert _sites(report) == {("scheme.py", "GL201", 13)}

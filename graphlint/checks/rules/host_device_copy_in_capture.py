@@ -20,7 +20,10 @@ class HostDeviceCopyInCapture(CaptureRule):
     (`t = torch.zeros(n, device=x.device)` … `t.to(x.device)`; the device is kept through
     device-preserving methods, `.to(dtype)`, comparisons and arithmetic with a tensor on it:
     `mask = mask.repeat(b, 1) >= lens.unsqueeze(1)` … `mask.unsqueeze(1).to(x.device)`), and `.to(x.device)` of what lives
-    with the model's weights: a parameter or registered buffer (`self.inv_freq.to(x.device)`)
+    with the model's weights: a parameter or registered buffer (`self.inv_freq.to(x.device)`,
+    also read into a name first), one the file registers on a module it is handed
+    (`layer.register_parameter("input_scale", p)` in `create_weights`, then
+    `layer.input_scale.expand(m, 1).to(x.device)` with `layer: torch.nn.Module`)
     or a submodule's output (`pos = self.embed_positions(ids)` … `pos.to(x.device)`; in
     capture the model is on one device), and the move made once where the tensor is kept
     (`if self.cache.device != x.device: self.cache = self.cache.to(x.device)`: the first call
