@@ -53,7 +53,11 @@ class Knowledge:
     ``not-selected-keys``: dotted names (globs) of the keys of tables that the devices graphlint
     checks for never select: a dict display keyed by them (vLLM's kernel lists per platform,
     ``{PlatformEnum.CPU: [...], PlatformEnum.CUDA: [...]}`` indexed by the current platform)
-    holds only its other entries."""
+    holds only its other entries.
+    ``eager-backends``: dotted names of ``torch.compile`` backends that run the traced graph
+    eagerly on the devices graphlint checks for, compiling no graph of their own (vLLM's
+    ``current_platform.simple_compile_backend``, ``"eager"`` on vllm-ascend's NPU platform): a
+    compile with one is never a nested compile (GL101)."""
 
     compile_entrypoints: tuple[str, ...] = ()
     capture_entrypoints: tuple[str, ...] = ()
@@ -66,6 +70,7 @@ class Knowledge:
     dispatch: dict[str, tuple[str, ...]] = field(default_factory=dict)
     not_dispatched: dict[str, tuple[str, ...]] = field(default_factory=dict)
     not_selected_keys: tuple[str, ...] = ()
+    eager_backends: tuple[str, ...] = ()
 
     def merged(self, other: "Knowledge") -> "Knowledge":
         values: dict[str, Any] = {}
@@ -89,6 +94,7 @@ KNOWLEDGE_LIST_KEYS = (
     "compile-roots",
     "capture-roots",
     "not-selected-keys",
+    "eager-backends",
 )
 KNOWLEDGE_TABLE_KEYS = ("compile-exports", "capture-exports", "dispatch", "not-dispatched")
 

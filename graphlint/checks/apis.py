@@ -35,6 +35,8 @@ COMPILER_CONFIG_CLASSES = frozenset(
 )
 CAPTURE_MODES = frozenset({"reduce-overhead"})
 CAPTURE_BACKENDS = frozenset({"npugraph_ex", "cudagraphs"})
+# Backends that run the graph dynamo traced eagerly: no compiled graph of their own (GL101).
+EAGER_BACKENDS = frozenset({"eager", "aot_eager"})
 
 # ``with torch.npu.graph(g):`` and friends capture whatever runs inside.
 CAPTURE_CONTEXTS = frozenset(

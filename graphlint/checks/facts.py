@@ -43,6 +43,7 @@ class ExtractOptions:
     nesting_safe_entrypoints: tuple[str, ...] = ()  # entry points that skip compiling when nested
     replaced_entrypoints: tuple[str, ...] = ()  # compile entry points the framework makes a plain call
     not_selected_keys: tuple[str, ...] = ()  # dict keys (dotted globs) whose entries are never picked
+    eager_backends: tuple[str, ...] = ()  # compile backends that run the traced graph eagerly
 
 
 @dataclass

@@ -71,6 +71,7 @@ class SiteValues:
     made_attributes: dict[tuple[str, str], str]
     moved_once: set[int]
     module_state_names: frozenset[str]  # registered on a module handed in: layer.register_parameter("w", p)
+    options: Any  # the ExtractOptions: what [tool.graphlint] and the presets add
 
     @property
     def in_loop(self) -> bool:
@@ -192,6 +193,14 @@ class SiteValues:
         if len(on_device) == 1:
             return on_device.pop()
         return apis.HOST_DEVICE if devices == {apis.HOST_DEVICE} else None
+
+    def compiles_eagerly(self, options: cst.Call) -> bool:
+        backend = keyword(options, "backend")
+        if backend is None:
+            return False
+        if string_value(backend.value) in apis.EAGER_BACKENDS:
+            return True
+        return self.qualify(backend.value) in self.options.eager_backends
 
     def host_work(self, expr: cst.BaseExpression) -> list[cst.Call] | None:
         """The factories ``expr`` is computed from when it is host work alone, else None: a

@@ -291,3 +291,52 @@ def test_a_parameter_or_buffer_moved_to_the_activations_device_copies_nothing(tm
     still a copy."""
     report = _lint(tmp_path, {**PLATFORMS, **MODULE_STATE})
     assert _sites(report) == {("scheme.py", "GL201", 13)}
+
+
+EMBEDDING = {
+    "vllm/model_executor/__init__.py": "",
+    "vllm/model_executor/layers/__init__.py": "",
+    "vllm/model_executor/layers/embedding.py": """
+        import torch
+        from torch import nn
+        from vllm.compilation.cuda_graph import CUDAGraphWrapper
+        from vllm.platforms import current_platform
+
+
+        @torch.compile(dynamic=True, backend=current_platform.simple_compile_backend)
+        def get_masked_input_and_mask(ids, start: int, end: int):
+            mask = (ids >= start) & (ids < end)
+            return ids * mask, ~mask
+
+
+        @torch.compile(dynamic=True)
+        def shift_ids(ids, offset: int):
+            return ids + offset
+
+
+        class VocabParallelEmbedding(nn.Module):
+            def forward(self, ids):
+                masked, mask = get_masked_input_and_mask(shift_ids(ids, 1), 0, 128)
+                return masked
+
+
+        class Drafter:
+            def __init__(self):
+                self.embed = VocabParallelEmbedding()
+
+            def generate_draft(self, ids):
+                return self.embed(ids)
+
+
+        captured = CUDAGraphWrapper(Drafter().generate_draft)
+    """,
+}
+
+
+def test_a_helper_compiled_with_the_platforms_eager_backend_is_no_nested_compile(tmp_path: Path) -> None:
+    """Under a capture that runs the embedding eagerly, vLLM's ``get_masked_input_and_mask``
+    compiles with ``current_platform.simple_compile_backend``, ``"eager"`` on vllm-ascend's NPU
+    platform (the preset's ``eager-backends``): no graph of its own, no GL101. A helper with
+    torch's default backend compiles its own graph inside the capture (GL101)."""
+    report = _lint(tmp_path, {**PLATFORMS, **EMBEDDING})
+    assert _sites(report) == {("embedding.py", "GL101", 13)}

@@ -67,6 +67,11 @@ class SiteContext(Protocol):
         ``_cpu``), else the source text of
         the device it was made on or moved to (``x.device``); None when unknown."""
 
+    def compiles_eagerly(self, options: cst.Call) -> bool:
+        """Whether compile options (``torch.compile(f, backend=...)``, ``@torch.compile(...)``)
+        name a backend that runs the traced graph eagerly: ``"eager"``, ``"aot_eager"``, or
+        one the presets or ``[tool.graphlint]`` name (``eager-backends``)."""
+
     def host_side(self, node: cst.CSTNode) -> bool:
         """Whether ``node`` is host-side work read back to Python: the ``.item()`` /
         ``.tolist()`` of a tensor computed on the host alone (from Python values, host tensors

@@ -57,6 +57,9 @@ class NestedCompile(Rule):
         ...
     ```
 
+    A compile whose backend runs the traced graph eagerly (`backend="eager"`, `"aot_eager"`, or
+    one named in `eager-backends`: vLLM's `current_platform.simple_compile_backend`, which
+    vllm-ascend's NPU platform sets to `"eager"`) has no graph of its own, and is not flagged.
     Entry points that skip compiling when they are already inside a compile are never flagged:
     `nesting-safe-entrypoints` in `[tool.graphlint]`, and the presets' (vLLM's
     `support_torch_compile` runs the plain `forward` while dynamo is tracing).
@@ -84,6 +87,9 @@ class NestedCompile(Rule):
 
     def visit_Decorator(self, node: cst.Decorator, ctx: SiteContext) -> None:
         entry = ctx.compile_entry_at(node)
+        expr = node.decorator
+        if isinstance(expr, cst.Call) and ctx.compiles_eagerly(expr):
+            return  # no graph of its own: what it traces runs in the caller's capture as ops
         if entry is not None and not ctx.entry_nests_safely(entry):
             # Only torch's own decorators are removed: a framework's or a configured entry point
             # (vLLM's ``support_torch_compile``) does more than compile, and is never deleted.
@@ -93,6 +99,9 @@ class NestedCompile(Rule):
 
     def visit_Call(self, node: cst.Call, ctx: SiteContext) -> None:
         entry = ctx.compile_entry_at(node)
+        options = node.func if isinstance(node.func, cst.Call) else node  # torch.compile(backend=...)(f)
+        if entry is not None and ctx.compiles_eagerly(options):
+            return
         if entry is not None and not ctx.entry_nests_safely(entry):
             ctx.report(self, node, own_entry=entry)
 
@@ -100,6 +109,23 @@ class NestedCompile(Rule):
         return cst.RemovalSentinel.REMOVE
 
     VALID = [
+        snippet("""
+            import torch
+            from torch import nn
+
+            @torch.compile(dynamic=True, backend="eager")
+            def get_masked_input_and_mask(ids, start: int, end: int):
+                mask = (ids >= start) & (ids < end)
+                return ids * mask, ~mask
+
+            class Embedding(nn.Module):
+                def forward(self, ids):
+                    return get_masked_input_and_mask(ids, 0, 128)[0]
+
+            def capture(g, model: Embedding, ids):
+                with torch.npu.graph(g):
+                    return Embedding()(ids)
+        """),
         snippet("""
             import torch
 
