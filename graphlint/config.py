@@ -57,7 +57,10 @@ class Knowledge:
     ``eager-backends``: dotted names of ``torch.compile`` backends that run the traced graph
     eagerly on the devices graphlint checks for, compiling no graph of their own (vLLM's
     ``current_platform.simple_compile_backend``, ``"eager"`` on vllm-ascend's NPU platform): a
-    compile with one is never a nested compile (GL101)."""
+    compile with one is never a nested compile (GL101).
+    ``other-platform-modules``: module globs that hold only the code of platforms graphlint does
+    not check (vLLM's CPU and XPU kernels, quantization methods and workers, reached through
+    registries by name): no region enters their functions."""
 
     compile_entrypoints: tuple[str, ...] = ()
     capture_entrypoints: tuple[str, ...] = ()
@@ -71,6 +74,7 @@ class Knowledge:
     not_dispatched: dict[str, tuple[str, ...]] = field(default_factory=dict)
     not_selected_keys: tuple[str, ...] = ()
     eager_backends: tuple[str, ...] = ()
+    other_platform_modules: tuple[str, ...] = ()
 
     def merged(self, other: "Knowledge") -> "Knowledge":
         values: dict[str, Any] = {}
@@ -95,6 +99,7 @@ KNOWLEDGE_LIST_KEYS = (
     "capture-roots",
     "not-selected-keys",
     "eager-backends",
+    "other-platform-modules",
 )
 KNOWLEDGE_TABLE_KEYS = ("compile-exports", "capture-exports", "dispatch", "not-dispatched")
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from graphlint.checks.edge_conditions import Edge, runs
 from graphlint.checks.facts import EntryFacts, RegionKind
 from graphlint.checks.link import Project
+from graphlint.checks.presets import glob_pattern
 from graphlint.checks.value_graph import FunctionKey
 
 
@@ -68,8 +69,12 @@ class Regions:
         return self.by_function.get(key, [])
 
 
-def mark_regions(project: Project) -> Regions:
+def mark_regions(project: Project, other_platform_modules: tuple[str, ...] = ()) -> Regions:
+    """``other_platform_modules``: module globs of code that runs only on platforms graphlint
+    does not check (``other-platform-modules``): no region enters their functions."""
     regions = Regions()
+    patterns = [glob_pattern(glob) for glob in other_platform_modules]
+    foreign = {index for index, linked in enumerate(project.files) if any(p.match(linked.module) for p in patterns)}
     compiled = {
         key
         for file_index, linked in enumerate(project.files)
@@ -106,7 +111,8 @@ def mark_regions(project: Project) -> Regions:
                     if linked.facts.block_calls.get(ordinal) == entry_index
                     for callee, copy in project.runs_in(file_index, ordinal, None)
                 ]
-            _walk(project, regions, starts, hit, traced=entry.traced, compiled=compiled)
+            starts = [start for start in starts if start[0].file not in foreign]
+            _walk(project, regions, starts, hit, traced=entry.traced, compiled=compiled, foreign=foreign)
     return regions
 
 
@@ -118,6 +124,7 @@ def _walk(
     *,
     traced: bool,
     compiled: set[FunctionKey],
+    foreign: set[int],
 ) -> None:
     """Breadth first over (function, copy): a method of a shared base runs, in its copy for the
     receiver's class, only what that class's objects run (``receiver_copies.py``). A call under
@@ -145,7 +152,7 @@ def _walk(
                 continue
             done.add(ordinal)
             for inner, inner_copy in project.runs_in(key.file, ordinal, copy):
-                if traced and project.function(inner).boundary:
+                if (traced and project.function(inner).boundary) or inner.file in foreign:
                     continue
                 inner_done = followed.get((inner, inner_copy))
                 if inner_done is None or _waiting(project, inner, inner_done):

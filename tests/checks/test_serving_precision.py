@@ -340,3 +340,71 @@ def test_a_helper_compiled_with_the_platforms_eager_backend_is_no_nested_compile
     torch's default backend compiles its own graph inside the capture (GL101)."""
     report = _lint(tmp_path, {**PLATFORMS, **EMBEDDING})
     assert _sites(report) == {("embedding.py", "GL101", 13)}
+
+
+CPU_QUANT = {
+    "vllm/model_executor/__init__.py": "",
+    "vllm/model_executor/layers/__init__.py": "",
+    "vllm/model_executor/layers/quantization/__init__.py": """
+        from vllm.model_executor.layers.quantization.awq import AWQConfig
+        from vllm.model_executor.layers.quantization.cpu_wna16 import CPUAWQConfig
+
+        QUANTIZATION_METHODS = {"awq": AWQConfig, "cpu_awq": CPUAWQConfig}
+
+
+        def get_quantization_config(name):
+            return QUANTIZATION_METHODS[name]
+    """,
+    "vllm/model_executor/layers/quantization/awq.py": """
+        import torch
+
+
+        class AWQLinearMethod:
+            def apply(self, x):
+                return x * torch.ones(x.shape[-1])
+
+
+        class AWQConfig:
+            def get_quant_method(self):
+                return AWQLinearMethod()
+    """,
+    "vllm/model_executor/layers/quantization/cpu_wna16.py": """
+        import torch
+
+
+        class CPUAWQLinearMethod:
+            def apply(self, x):
+                out = torch.empty((x.size(0), 8), dtype=x.dtype)
+                return torch.ops._C.cpu_gemm_wna16(x, out)
+
+
+        class CPUAWQConfig:
+            def get_quant_method(self):
+                return CPUAWQLinearMethod()
+    """,
+    "vllm/model_executor/layers/linear.py": """
+        from torch import nn
+        from vllm.compilation.cuda_graph import CUDAGraphWrapper
+        from vllm.model_executor.layers.quantization import get_quantization_config
+
+
+        class Linear(nn.Module):
+            def __init__(self, name):
+                super().__init__()
+                self.method = get_quantization_config(name)().get_quant_method()
+
+            def forward(self, x):
+                return self.method.apply(x)
+
+
+        captured = CUDAGraphWrapper(Linear("awq"))
+    """,
+}
+
+
+def test_a_cpu_platforms_quantization_method_picked_by_name_never_runs_under_capture(tmp_path: Path) -> None:
+    """``CPUAWQConfig`` is in the registry beside ``AWQConfig``, picked by name on a CPU platform:
+    its module is one of the preset's ``other-platform-modules``, so its host buffer is no
+    finding; the CUDA method's is one."""
+    report = _lint(tmp_path, {**PLATFORMS, **CPU_QUANT})
+    assert _sites(report) == {("awq.py", "GL203", 6)}
