@@ -111,6 +111,7 @@ class _Report:
     own_entry: int | None
     predicts: tuple[str, ...] = ()
     host_receiver: bool = False
+    inherited_state: list[str] | None = None
 
 
 class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, ScopeStack[WalkScope]):
@@ -220,8 +221,12 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, ScopeS
                     own_entry=report.own_entry,
                     predicts=list(report.predicts),
                     host_receiver=report.host_receiver,
+                    inherited_state=report.inherited_state,
                 )
             )
+        for (class_name, attribute), maker in self.made_attributes.items():
+            if maker not in apis.TENSOR_FACTORIES:  # what model.to() moves: see SiteValues._moves_with_model
+                self.facts.module_state.setdefault(class_name, []).append(attribute)
         self.facts.suppressions = suppressions(self.text)
         for qualname, line in _definition_lines(self.tree).items():
             definition = self.facts.functions.get(qualname)
@@ -240,6 +245,7 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, ScopeS
         own_entry: int | None = None,
         predicts: tuple[str, ...] = (),
         host_receiver: bool = False,
+        inherited_state: list[str] | None = None,
     ) -> None:
         if type(node) not in ANCHOR_KINDS:
             raise TypeError(f"{rule.code} reports a {type(node).__name__}; report one of {list(ANCHOR_KINDS)}")
@@ -257,6 +263,7 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, ScopeS
                 own_entry=own_entry,
                 predicts=predicts,
                 host_receiver=host_receiver,
+                inherited_state=inherited_state,
             )
         )
 

@@ -75,6 +75,8 @@ def candidate_finding(project: Project, regions: Regions, file: int, candidate: 
     # value flow is never solved at all.
     if candidate.host_receiver and (file, candidate.anchor[1]) in project.graph.host_receivers:
         return None  # .cpu() / .tolist() of what the value flow shows is a host tensor
+    if candidate.inherited_state is not None and project.inherits_module_state(file, *candidate.inherited_state):
+        return None  # a buffer, parameter or submodule a base class keeps: on the model's device
     span = (candidate.line, candidate.column, candidate.end_line, candidate.end_column)
     return _rule_finding(
         rule, project.files[file], span, candidate.message, region, candidate.anchor, candidate.fix, candidate.predicts

@@ -314,6 +314,13 @@ class SiteValues:
         maker = self.made_by(expr) if is_self_attribute(expr) else None
         return maker is not None and maker not in apis.TENSOR_FACTORIES
 
+    def inherited_attribute(self, expr: cst.BaseExpression) -> list[str] | None:
+        class_name = self.function_scope.class_name
+        if not is_self_attribute(expr) or class_name is None:
+            return None
+        attribute = expr.attr.value  # type: ignore[attr-defined]
+        return None if (class_name, attribute) in self.made_attributes else [class_name, attribute]
+
     def computed_here(self, expr: cst.BaseExpression) -> bool:
         return isinstance(expr, cst.Name) and expr.value in self.function_scope.computed
 

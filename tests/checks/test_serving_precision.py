@@ -408,3 +408,51 @@ def test_a_cpu_platforms_quantization_method_picked_by_name_never_runs_under_cap
     finding; the CUDA method's is one."""
     report = _lint(tmp_path, {**PLATFORMS, **CPU_QUANT})
     assert _sites(report) == {("awq.py", "GL203", 6)}
+
+
+ROTARY_BASE = {
+    "vllm/model_executor/__init__.py": "",
+    "vllm/model_executor/layers/__init__.py": "",
+    "vllm/model_executor/layers/rotary_embedding/__init__.py": "",
+    "vllm/model_executor/layers/rotary_embedding/base.py": """
+        import torch
+        from torch import nn
+
+
+        class RotaryEmbeddingBase(nn.Module):
+            def __init__(self, dim: int):
+                super().__init__()
+                cache = self._compute_cos_sin_cache(dim)
+                self.register_buffer("cos_sin_cache", cache, persistent=False)
+                self.offsets = torch.zeros(dim)
+
+            def _compute_cos_sin_cache(self, dim):
+                return torch.ones(dim, 2)
+    """,
+    "vllm/model_executor/layers/rotary_embedding/vision.py": """
+        from vllm.model_executor.layers.rotary_embedding.base import RotaryEmbeddingBase
+
+
+        class VisionRotaryEmbedding(RotaryEmbeddingBase):
+            def forward_native(self, query):
+                cos_sin_cache = self.cos_sin_cache.to(query.device)
+                return query * cos_sin_cache + self.offsets.to(query.device)
+
+            forward = forward_native
+    """,
+    "vllm/model_executor/models/__init__.py": "",
+    "vllm/model_executor/models/vision.py": """
+        from vllm.compilation.cuda_graph import CUDAGraphWrapper
+        from vllm.model_executor.layers.rotary_embedding.vision import VisionRotaryEmbedding
+
+        captured = CUDAGraphWrapper(VisionRotaryEmbedding(8))
+    """,
+}
+
+
+def test_a_buffer_a_base_class_registers_in_another_file_is_on_the_models_device(tmp_path: Path) -> None:
+    """``self.cos_sin_cache`` of a rotary embedding is the buffer its base (another file)
+    registers: moving it to the query's device copies nothing. ``self.offsets``, a plain tensor
+    attribute the base makes with a factory, is not moved by ``model.to()``: still a copy."""
+    report = _lint(tmp_path, {**PLATFORMS, **ROTARY_BASE})
+    assert _sites(report) == {("vision.py", "GL201", 7)}

@@ -21,7 +21,8 @@ class HostDeviceCopyInCapture(CaptureRule):
     device-preserving methods, `.to(dtype)`, comparisons and arithmetic with a tensor on it:
     `mask = mask.repeat(b, 1) >= lens.unsqueeze(1)` … `mask.unsqueeze(1).to(x.device)`), and `.to(x.device)` of what lives
     with the model's weights: a parameter or registered buffer (`self.inv_freq.to(x.device)`,
-    also read into a name first), one the file registers on a module it is handed
+    also read into a name first, or one a base class in another file keeps:
+    `self.cos_sin_cache` that `RotaryEmbeddingBase` registers), one the file registers on a module it is handed
     (`layer.register_parameter("input_scale", p)` in `create_weights`, then
     `layer.input_scale.expand(m, 1).to(x.device)` with `layer: torch.nn.Module`)
     or a submodule's output (`pos = self.embed_positions(ids)` … `pos.to(x.device)`; in
@@ -78,7 +79,8 @@ class HostDeviceCopyInCapture(CaptureRule):
                 return  # if t.device != d: t = t.to(d) copies once, in the warm-up before capture
             if moves_to_device(node, ctx) and not copies_nothing(node, ctx):
                 fixable = moved_host_factory(node, ctx) is not None and len(node.args) == 1
-                ctx.report(self, node, fix=fixable)
+                # self.cos_sin_cache of a base class in another file: the linked project decides
+                ctx.report(self, node, fix=fixable, inherited_state=ctx.inherited_attribute(func.value))  # type: ignore[union-attr]
         elif method == "copy_":
             if node.args and (moved_host_factory(node, ctx) or _is_host_tensor(node.args[0].value, ctx)):
                 ctx.report(self, node)
