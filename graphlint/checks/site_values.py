@@ -184,10 +184,17 @@ class SiteValues:
         """``a >= b``, ``a * b``: torch computes on the device of its tensor operands (a host
         operand beside a device one is a 0-d scalar, or an error). A device operand decides; the
         host only when every operand is known to be there."""
-        if isinstance(expr, cst.Comparison):
-            operands = [expr.left, *(c.comparator for c in expr.comparisons)]
-        else:
-            operands = [expr.left, expr.right]
+        # Nested operators are flattened here, not recursed into: ``a + b + ...`` may be long.
+        operands: list[cst.BaseExpression] = []
+        pending: list[cst.BaseExpression] = [expr]
+        while pending:
+            node = pending.pop()
+            if isinstance(node, cst.Comparison):
+                pending += [node.left, *(c.comparator for c in node.comparisons)]
+            elif isinstance(node, cst.BinaryOperation):
+                pending += [node.left, node.right]
+            else:
+                operands.append(node)
         devices = {self.known_device(operand) for operand in operands}
         on_device = devices - {None, apis.HOST_DEVICE}
         if len(on_device) == 1:

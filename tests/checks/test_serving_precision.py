@@ -456,3 +456,12 @@ def test_a_buffer_a_base_class_registers_in_another_file_is_on_the_models_device
     attribute the base makes with a factory, is not moved by ``model.to()``: still a copy."""
     report = _lint(tmp_path, {**PLATFORMS, **ROTARY_BASE})
     assert _sites(report) == {("vision.py", "GL201", 7)}
+
+
+def test_a_long_operator_chain_is_read_without_recursing_per_operator(tmp_path: Path) -> None:
+    """A tensor's device through ``a + b + ...`` is read by flattening the operators: 900 of
+    them (legal Python, which libcst parses) once overflowed the stack (a GL000)."""
+    chain = " + ".join(["t"] * 900)
+    code = f"import torch\n\n\n@torch.compile\ndef f(t):\n    x = {chain}\n    return x.to(t.device)\n"
+    report = _lint(tmp_path, {"app.py": code})
+    assert {(f["code"], f["line"]) for f in report["findings"]} == {("GL201", 7)}
