@@ -19,7 +19,8 @@ class NestedCompile(Rule):
 
     Not flagged where dynamo traces the caller (a compiled model, `mode="reduce-overhead"`, a
     torchair backend): dynamo inlines a `@torch.compile` function it reaches and ignores its
-    decorator. Measured on torch 2.13 with counting backends: an inner `@torch.compile(dynamic=True)`
+    decorator. Measured on torch 2.13 with counting backends
+    (`tests/capture/test_nested_compile_inlining.py`): an inner `@torch.compile(dynamic=True)`
     helper called from an outer compiled function never runs its own backend, also with
     `fullgraph=True` or `backend="aot_eager"` outside; the outer compiles it as its own code.
     (Where the inner function itself breaks the graph, its pieces compile with its own options;
@@ -30,8 +31,8 @@ class NestedCompile(Rule):
     inside the captured one. It compiles at its first call, recompiles whenever its guards fail
     (sglang's `@torch.compile(dynamic=True)` `get_masked_input_and_mask` under the NPU graph
     runner recompiled until the recompile limit, pytorch#1497), and its backend's own graph is
-    replayed inside the outer capture: on Ascend the replay then finds the stream outside
-    capture state and fails with "Cannot prepare for replay" (torchair#310, a function-level
+    replayed inside the outer capture: on Ascend that replay fails with "Cannot prepare for
+    replay during capturing stage" (torchair#310, a function-level
     `@torch.compile` on `token_drop` nested in vLLM's model; the fix was to compile at model
     granularity only) (layer: capture).
 
