@@ -49,7 +49,18 @@ class Knowledge:
     (vLLM's ``CustomOp`` → ``forward_oot``, ``forward_cuda``, ``forward_native``).
     ``not-dispatched``: class (dotted, globs) → methods its dispatch never picks on the devices
     graphlint checks for (CUDA and NPU graphs: vLLM's ``forward_cpu``, ``forward_xpu``,
-    ``forward_tpu``); a call of one on an instance of the class is not followed."""
+    ``forward_tpu``); a call of one on an instance of the class is not followed.
+    ``not-selected-keys``: dotted names (globs) of the keys of tables that the devices graphlint
+    checks for never select: a dict display keyed by them (vLLM's kernel lists per platform,
+    ``{PlatformEnum.CPU: [...], PlatformEnum.CUDA: [...]}`` indexed by the current platform)
+    holds only its other entries.
+    ``eager-backends``: dotted names of ``torch.compile`` backends that run the traced graph
+    eagerly on the devices graphlint checks for, compiling no graph of their own (vLLM's
+    ``current_platform.simple_compile_backend``, ``"eager"`` on vllm-ascend's NPU platform): a
+    compile with one is never a nested compile (GL101).
+    ``other-platform-modules``: module globs that hold only the code of platforms graphlint does
+    not check (vLLM's CPU and XPU kernels, quantization methods and workers, reached through
+    registries by name): no region enters their functions."""
 
     compile_entrypoints: tuple[str, ...] = ()
     capture_entrypoints: tuple[str, ...] = ()
@@ -61,6 +72,9 @@ class Knowledge:
     capture_exports: dict[str, tuple[str, ...]] = field(default_factory=dict)
     dispatch: dict[str, tuple[str, ...]] = field(default_factory=dict)
     not_dispatched: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    not_selected_keys: tuple[str, ...] = ()
+    eager_backends: tuple[str, ...] = ()
+    other_platform_modules: tuple[str, ...] = ()
 
     def merged(self, other: "Knowledge") -> "Knowledge":
         values: dict[str, Any] = {}
@@ -83,6 +97,9 @@ KNOWLEDGE_LIST_KEYS = (
     "replaced-entrypoints",
     "compile-roots",
     "capture-roots",
+    "not-selected-keys",
+    "eager-backends",
+    "other-platform-modules",
 )
 KNOWLEDGE_TABLE_KEYS = ("compile-exports", "capture-exports", "dispatch", "not-dispatched")
 

@@ -35,6 +35,8 @@ COMPILER_CONFIG_CLASSES = frozenset(
 )
 CAPTURE_MODES = frozenset({"reduce-overhead"})
 CAPTURE_BACKENDS = frozenset({"npugraph_ex", "cudagraphs"})
+# Backends that run the graph dynamo traced eagerly: no compiled graph of their own (GL101).
+EAGER_BACKENDS = frozenset({"eager", "aot_eager"})
 
 # ``with torch.npu.graph(g):`` and friends capture whatever runs inside.
 CAPTURE_CONTEXTS = frozenset(
@@ -110,6 +112,9 @@ CONTAINER_STORE_METHODS = frozenset(
 CONTAINER_STORE_LAST_ARGUMENT = frozenset({"insert", "setdefault"})
 # Methods that return what the container holds (``modules.get(name)``, ``d.values()``).
 CONTAINER_READ_METHODS = frozenset({"get", "pop", "popitem", "popleft", "values", "items", "copy"})
+# A parameter annotated as one of these is a module (``layer: torch.nn.Module`` in vLLM's
+# quantization methods): what the file registers on it lives on the model's device.
+MODULE_CLASSES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 # Calling an instance of a class runs this method, found through its bases; a torch ``nn.Module``
 # without its own ``__call__`` runs ``forward``.
 INSTANCE_CALL_METHODS = ("__call__", "forward")
@@ -140,6 +145,10 @@ DEVICE_PRESERVING_METHODS = frozenset(
         "transpose", "permute", "expand", "repeat", "split", "chunk", "unbind",
     }
 )
+
+# A ``torch.*`` function computes where its tensor inputs are (``torch.quantile(t, q=0.5)``),
+# except under these namespaces: custom kernels, device and process-group APIs.
+NOT_INPUT_DEVICE_NAMESPACES = ("torch.ops.", "torch.cuda.", "torch.npu.", "torch.distributed.", "torch.library.")
 
 # Tensor methods that copy between host and device (GL201).
 HOST_DEVICE_METHODS = frozenset({"cuda", "npu", "cpu", "numpy"})

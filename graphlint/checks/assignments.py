@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
+from collections.abc import Callable
 
 from graphlint.checks.call_conditions import CallConditions
 from graphlint.checks.facts import MODULE_SCOPE, Expr, FlowFacts, ImplicitCall
@@ -27,13 +28,16 @@ from graphlint.checks.return_guards import ReturnGuards
 from graphlint.checks.returned_arguments import ReturnedArgumentsWalk
 
 
-def flow_facts(tree: ast.Module) -> FlowFacts:
-    return _FlowWalker(tree).run()
+def flow_facts(tree: ast.Module, never_selected: Callable[[str], bool] | None = None) -> FlowFacts:
+    """``never_selected``: whether a dict key, as written (``PlatformEnum.CPU``), is one whose
+    entry the checked devices never pick (``not-selected-keys``)."""
+    return _FlowWalker(tree, never_selected).run()
 
 
 class _FlowWalker(FlowDefinitions, ReturnGuards, ReturnedArgumentsWalk, CallConditions, FlowExpressions):
-    def __init__(self, tree: ast.Module) -> None:
+    def __init__(self, tree: ast.Module, never_selected: Callable[[str], bool] | None = None) -> None:
         self.tree = tree
+        self.never_selected = never_selected or (lambda key: False)
         self.facts = FlowFacts()
         self.scan = ScopeScan.of(tree)
         calls = self.scan.calls

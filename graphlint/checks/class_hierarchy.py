@@ -39,6 +39,18 @@ class ClassHierarchy:
             self.assigned.append(by_var)
         self._mro: dict[Obj, list[Obj]] = {}
 
+    @classmethod
+    def of(cls, files: list[LinkedModule]) -> "ClassHierarchy":
+        """The hierarchy of ``files``, indexed by module: which files each module name has, and
+        every module and package name (namespace packages too)."""
+        by_module: dict[str, list[int]] = {}
+        packages: set[str] = set()
+        for index, linked in enumerate(files):
+            by_module.setdefault(linked.module, []).append(index)
+            parts = linked.module.split(".")
+            packages.update(".".join(parts[: i + 1]) for i in range(len(parts)))
+        return cls(files, by_module, packages)
+
     @cached_property
     def derived(self) -> set[Obj]:
         """The project's classes that another class of the project derives from."""

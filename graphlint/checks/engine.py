@@ -162,7 +162,7 @@ def link(
         files, dispatch=known.dispatch, not_dispatched=known.not_dispatched, graphs=graphs or SolvedGraphs(), preview=preview
     )
     add_root_entries(project, known)
-    return project, mark_regions(project)
+    return project, mark_regions(project, known.other_platform_modules)
 
 
 def judge(
@@ -209,7 +209,8 @@ def judge_linked(
 
 def extract_options_of(known: Knowledge) -> ExtractOptions:
     return ExtractOptions(
-        known.compile_entrypoints, known.capture_entrypoints, known.nesting_safe_entrypoints, known.replaced_entrypoints
+        known.compile_entrypoints, known.capture_entrypoints, known.nesting_safe_entrypoints, known.replaced_entrypoints,
+        known.not_selected_keys, known.eager_backends,
     )
 
 

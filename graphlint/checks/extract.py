@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import io
+import re
 import tokenize
 import warnings
 from collections.abc import Callable
@@ -36,9 +37,10 @@ from graphlint.checks.facts import (
 from graphlint.checks.assignments import flow_facts
 from graphlint.checks.compile_branches import CompileBranches, WalkItem
 from graphlint.checks.entry_points import EntryPoints, decorated_callee, flag_option
-from graphlint.checks.local_bindings import LocalBindings
+from graphlint.checks.local_bindings import LocalBindings, module_state_names
 from graphlint.checks.suppressions import suppressions
 from graphlint.checks.positions import ANCHOR_KINDS, locate
+from graphlint.checks.presets import glob_pattern
 from graphlint.checks.scopes import ScopeStack
 from graphlint.checks.site_values import SiteValues, WalkScope
 from graphlint.checks.rules import all_rules
@@ -109,6 +111,7 @@ class _Report:
     own_entry: int | None
     predicts: tuple[str, ...] = ()
     host_receiver: bool = False
+    inherited_state: list[str] | None = None
 
 
 class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, ScopeStack[WalkScope]):
@@ -123,6 +126,8 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, ScopeS
         # Expressions dynamo never evaluates: the right side of ``not is_tracing() and ...``.
         self.eager_nodes: set[int] = set()
         self.moved_once: set[int] = set()  # id(t.to(d)) in ``if t.device != d: t = t.to(d)``
+        # id(x.item()) of host work, and id() of the host factories such a read-back alone uses
+        self.host_side_nodes: set[int] = set()
         self.block: int | None = None
         self.in_error_message = False  # inside the message of a ``raise`` or an ``assert``
         self.stores: dict[int, cst.BaseExpression] = {}  # id(subscript target of ``=``) → value
@@ -132,6 +137,7 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, ScopeS
         self.entry_nodes: dict[int, int] = {}  # id(node) → index of the compile entry it makes
         self.entry_sites: list[cst.CSTNode] = []  # the node of each entry, for its line
         self.made_attributes: dict[tuple[str, str], str] = {}  # (class, attr) → what made self.attr
+        self.module_state_names = module_state_names(tree, text)
         self.reports: list[_Report] = []
         self.handlers: dict[type, Callable[[cst.CSTNode], list[WalkItem] | None]] = {
             cst.Import: self._on_import,
@@ -176,8 +182,16 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, ScopeS
         self._finish(module)
         return self.facts
 
+    def _never_selected_key(self, key: str) -> bool:
+        """Whether ``key`` (a dict key as written, ``PlatformEnum.CPU``) names, after this file's
+        imports, one of the ``not-selected-keys``."""
+        head, dot, rest = key.partition(".")
+        target = self.facts.imports.get(head)
+        qualified = target + dot + rest if target is not None else key
+        return any(pattern.match(qualified) for pattern in _key_patterns(self.options.not_selected_keys))
+
     def _finish(self, module: cst.Module) -> None:
-        self.facts.flow = flow_facts(self.tree)
+        self.facts.flow = flow_facts(self.tree, self._never_selected_key if self.options.not_selected_keys else None)
         if len(self.facts.flow.calls) != self.counts["Call"]:  # calls cannot be matched by ordinal
             self.facts.flow = FlowFacts(error="the calls of this file could not be numbered")
             self.facts.eager_calls, self.facts.block_calls = [], {}
@@ -207,8 +221,12 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, ScopeS
                     own_entry=report.own_entry,
                     predicts=list(report.predicts),
                     host_receiver=report.host_receiver,
+                    inherited_state=report.inherited_state,
                 )
             )
+        for (class_name, attribute), maker in self.made_attributes.items():
+            if maker not in apis.TENSOR_FACTORIES:  # what model.to() moves: see SiteValues._moves_with_model
+                self.facts.module_state.setdefault(class_name, []).append(attribute)
         self.facts.suppressions = suppressions(self.text)
         for qualname, line in _definition_lines(self.tree).items():
             definition = self.facts.functions.get(qualname)
@@ -227,6 +245,7 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, ScopeS
         own_entry: int | None = None,
         predicts: tuple[str, ...] = (),
         host_receiver: bool = False,
+        inherited_state: list[str] | None = None,
     ) -> None:
         if type(node) not in ANCHOR_KINDS:
             raise TypeError(f"{rule.code} reports a {type(node).__name__}; report one of {list(ANCHOR_KINDS)}")
@@ -244,6 +263,7 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, ScopeS
                 own_entry=own_entry,
                 predicts=predicts,
                 host_receiver=host_receiver,
+                inherited_state=inherited_state,
             )
         )
 
@@ -302,6 +322,8 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, ScopeS
                 scope.dynamic[param.name.value] = "param"
             elif annotation in ("torch.Tensor", "Tensor") or _tensor_annotation(self.qualify, param.annotation):
                 scope.tensor_params.add(param.name.value)
+            elif annotation in apis.MODULE_CLASSES:
+                scope.module_params.add(param.name.value)
         for decorator in node.decorators:
             name = self.qualify(decorated_callee(decorator.decorator))
             if name in apis.REGION_BOUNDARY_DECORATORS or (name or "").rsplit(".", 1)[-1] in apis.REGION_BOUNDARY_BARE:
@@ -370,11 +392,24 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, ScopeS
         if self.known_device(node) == apis.HOST_DEVICE:
             self.facts.host_calls.append(ordinal)
         self._note_registered_buffer(node)
+        self._note_host_readback(node)
         if self.eager:
             self.facts.eager_calls.append(ordinal)
         if self.block is not None:
             self.facts.block_calls[ordinal] = self.block
         return None
+
+    def _note_host_readback(self, node: cst.Call) -> None:
+        """``torch.quantile(torch.tensor(times), q=0.5).item()``: a read-back of host work (no
+        sync), and the host factories in it, which no device op uses (visited after it)."""
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in apis.READBACK_METHODS:
+            inputs = self.host_work(func.value)
+            if inputs is not None:
+                self.host_side_nodes.update((id(node), *(id(factory) for factory in inputs)))
+
+    def host_side(self, node: cst.CSTNode) -> bool:
+        return id(node) in self.host_side_nodes
 
     def _set_error_message(self, inside: bool) -> Callable[[], None]:
         def apply() -> None:
@@ -434,3 +469,8 @@ def _definition_lines(tree: ast.Module) -> dict[str, int]:
             elif isinstance(child, ast.stmt):
                 stack.append((child, prefix))
     return lines
+
+
+@cache
+def _key_patterns(globs: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
+    return tuple(glob_pattern(glob) for glob in globs)

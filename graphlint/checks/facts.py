@@ -42,6 +42,8 @@ class ExtractOptions:
     capture_entrypoints: tuple[str, ...] = ()
     nesting_safe_entrypoints: tuple[str, ...] = ()  # entry points that skip compiling when nested
     replaced_entrypoints: tuple[str, ...] = ()  # compile entry points the framework makes a plain call
+    not_selected_keys: tuple[str, ...] = ()  # dict keys (dotted globs) whose entries are never picked
+    eager_backends: tuple[str, ...] = ()  # compile backends that run the traced graph eagerly
 
 
 @dataclass
@@ -221,6 +223,9 @@ class Candidate:
     # Void when the value flow shows the receiver of this call (the anchor) holds only host
     # tensors: ``.cpu()`` / ``.tolist()`` of one copies and waits for nothing.
     host_receiver: bool = False
+    # [class, attribute]: void when a base class of ``class`` keeps ``self.attribute`` as module
+    # state (``.to(x.device)`` of a buffer a base registered, in another file)
+    inherited_state: list[str] | None = None
 
 
 @dataclass
@@ -234,6 +239,9 @@ class FileFacts:
     host_calls: list[int] = field(default_factory=list)
     entries: list[EntryFacts] = field(default_factory=list)
     candidates: list[Candidate] = field(default_factory=list)
+    # class → the ``self`` attributes it keeps as module state: parameters, registered buffers,
+    # submodules (what ``model.to()`` moves)
+    module_state: dict[str, list[str]] = field(default_factory=dict)
     suppressions: dict[int, list[str]] = field(default_factory=dict)  # line → codes ([] = all)
     error: str | None = None  # why the file could not be read or parsed (GL000)
     error_line: int = 1
@@ -254,6 +262,7 @@ class FileFacts:
             host_calls=data["host_calls"],
             entries=[EntryFacts(**e) for e in data["entries"]],
             candidates=[Candidate(**{**c, "anchor": tuple(c["anchor"])}) for c in data["candidates"]],
+            module_state=data["module_state"],
             suppressions={int(k): v for k, v in data["suppressions"].items()},
             error=data["error"],
             error_line=data["error_line"],

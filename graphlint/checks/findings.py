@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from graphlint.checks import apis
 from graphlint.checks.catalog import Catalog, RuleInfo
 from graphlint.checks.facts import Candidate
 from graphlint.checks.link import LinkedFile, Project
@@ -74,6 +75,8 @@ def candidate_finding(project: Project, regions: Regions, file: int, candidate: 
     # value flow is never solved at all.
     if candidate.host_receiver and (file, candidate.anchor[1]) in project.graph.host_receivers:
         return None  # .cpu() / .tolist() of what the value flow shows is a host tensor
+    if candidate.inherited_state is not None and project.inherits_module_state(file, *candidate.inherited_state):
+        return None  # a buffer, parameter or submodule a base class keeps: on the model's device
     span = (candidate.line, candidate.column, candidate.end_line, candidate.end_column)
     return _rule_finding(
         rule, project.files[file], span, candidate.message, region, candidate.anchor, candidate.fix, candidate.predicts
@@ -124,13 +127,21 @@ def _region(project: Project, regions: Regions, file: int, candidate: Candidate,
     """The region that makes ``candidate`` a finding: capture before compiled, then the
     shortest chain; None when its code never runs in a region the rule cares about."""
     if candidate.own_entry is not None:
-        # Nested compile: the entry's own targets, reached from *another* traced entry.
+        # Nested compile: the entry's own targets, run by *another* entry's eager capture inside
+        # the captured code (not as what it captures) and before any compiled function on the
+        # way. Where dynamo traces, it inlines the inner function and ignores its decorator
+        # (rules/nested_compile.py says how that was measured).
+        # A compiled model (its ``forward``) run by a capture is compile-then-capture, not this.
         own = EntryId(file, candidate.own_entry)
+        targets = project.entry_functions(file, candidate.own_entry)
+        if all(function.qualname.rsplit(".", 1)[-1] in apis.INSTANCE_CALL_METHODS for function in targets):
+            return None
         hits = [
             hit
-            for function in project.entry_functions(file, candidate.own_entry)
+            for function in targets
             for hit in regions.hits(function)
-            if hit.entry != own and hit.traced and len(hit.chain) > 1
+            if hit.entry != own and not hit.traced and not hit.through_compile
+            if len(hit.chain) > (1 if regions.entries[hit.entry].targets else 2)  # a block's chain starts at the block
         ]
     else:
         hits = list(regions.hits(FunctionKey(file, candidate.scope)))

@@ -27,6 +27,7 @@ class FlowExpressions(ScopeStack[FlowScope]):
     _return: Callable[[Expr | None], None]
     _lambda: Callable[[ast.Lambda], Expr]
     _note_call: Callable[[int, ast.Call, CallSite], None]
+    never_selected: Callable[[str], bool]
 
     def _load(self, name: str) -> Expr:
         scope = self.scope
@@ -68,7 +69,8 @@ class FlowExpressions(ScopeStack[FlowScope]):
                     self._expr(key)
             values = [self._expr(v) for v in node.values]
             self.scope.known.literal(node, values, keys=node.keys)
-            return union(values)
+            # A table keyed by the platform holds only the entries the checked devices can pick.
+            return union([v for k, v in zip(node.keys, values) if not self._never_selected(k)])
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
             for comprehension in node.generators:
                 self._bind_loop(comprehension.target, comprehension.iter)
@@ -108,6 +110,10 @@ class FlowExpressions(ScopeStack[FlowScope]):
                 self._expr(child)
         return None
 
+
+    def _never_selected(self, key: ast.expr | None) -> bool:
+        name = dotted(key) if key is not None else None
+        return name is not None and "." in name and self.never_selected(name)
 
     def _bind_loop(self, target: ast.expr, iterable: ast.expr) -> None:
         """``for t in xs``: ``t`` holds what iterating gives. ``for a, b in zip(xs, ys)`` binds

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from graphlint.checks.class_hierarchy import ClassHierarchy
 from graphlint.checks.facts import MODULE_SCOPE, CallSite, FileFacts, FunctionFacts
 from graphlint.checks.graph_cache import SolvedGraphs
 from graphlint.checks.value_graph import CallGraph, FunctionKey, LinkedModule, Target
@@ -42,9 +43,27 @@ class Project:
     _sites: dict[int, dict[str, list[int]]] = field(default_factory=dict)  # file → scope → call ordinals
 
     @cached_property
+    def _linked_modules(self) -> list[LinkedModule]:
+        return [LinkedModule(f.module, f.is_package, f.facts) for f in self.files]
+
+    @cached_property
     def graph(self) -> CallGraph:
-        linked = [LinkedModule(f.module, f.is_package, f.facts) for f in self.files]
-        return self.graphs.graph(linked, self.dispatch, self.not_dispatched, self.preview)
+        return self.graphs.graph(self._linked_modules, self.dispatch, self.not_dispatched, self.preview)
+
+    @cached_property
+    def _classes(self) -> ClassHierarchy:
+        """Built when a finding first asks (``inherits_module_state``), not on every run."""
+        return ClassHierarchy.of(self._linked_modules)
+
+    def inherits_module_state(self, file: int, class_name: str, attribute: str) -> bool:
+        """Whether a base class of ``class_name`` (of ``file``) keeps ``self.attribute`` as a
+        parameter, registered buffer or submodule (``FileFacts.module_state``)."""
+        if class_name not in self.files[file].facts.flow.defs:
+            return False
+        return any(
+            base[0] == "C" and attribute in self.files[base[1]].facts.module_state.get(base[2], ())
+            for base in self._classes.mro(("C", file, class_name))[1:]
+        )
 
     def function(self, key: FunctionKey) -> FunctionFacts:
         return self.files[key.file].facts.functions.get(key.qualname) or FunctionFacts(key.qualname)

@@ -9,6 +9,8 @@ record what made ``self.x``.
 
 from __future__ import annotations
 
+import ast
+
 from collections.abc import Callable
 from typing import Any
 
@@ -20,6 +22,7 @@ from graphlint.checks.site_values import WalkScope, is_display, is_method_call, 
 from graphlint.checks.syntax import children, keyword, positional, string_value
 
 REGISTERED_BUFFER = "torch.nn.Module.register_buffer"  # what "made" self.name after register_buffer("name", t)
+REGISTERING_METHODS = ("register_buffer", "register_parameter")
 
 
 class LocalBindings:
@@ -39,6 +42,7 @@ class LocalBindings:
     is_tensor_value: Callable[[cst.BaseExpression], bool]
     is_tensor_condition: Callable[[cst.BaseExpression], bool]
     _moves_with_model: Callable[[cst.BaseExpression], bool]
+    on_module_device: Callable[[cst.BaseExpression], bool]
 
     def _on_assign(self, node: cst.CSTNode) -> list[WalkItem] | None:
         """The targets are bound after the statement's nodes are walked, as Python binds them
@@ -93,7 +97,9 @@ class LocalBindings:
                 names.add(name)
             else:
                 names.discard(name)
-        if isinstance(value, cst.Call) and self._moves_with_model(value.func):
+        if (isinstance(value, cst.Call) and self._moves_with_model(value.func)) or (
+            isinstance(value, cst.Attribute) and self.on_module_device(value)
+        ):  # a submodule's output; a parameter or buffer read into a name (w = self.weight)
             scope.module_outputs.add(name)
         else:
             scope.module_outputs.discard(name)
@@ -128,11 +134,29 @@ class LocalBindings:
         return scope if name in scope.configs else self.module_scope
 
     def _note_registered_buffer(self, node: cst.Call) -> None:
-        """``self.register_buffer("inv_freq", t)``: ``self.inv_freq`` moves with the model."""
+        """``self.register_buffer("inv_freq", t)`` / ``register_parameter``: ``self.inv_freq``
+        moves with the model."""
         func, args = node.func, positional(node)
         class_name = self.function_scope.class_name
         if (
-            isinstance(func, cst.Attribute) and func.attr.value == "register_buffer" and is_self_attribute(func)
+            isinstance(func, cst.Attribute) and func.attr.value in REGISTERING_METHODS and is_self_attribute(func)
             and class_name is not None and args and (name := string_value(args[0].value))
         ):
             self.made_attributes[class_name, name] = REGISTERED_BUFFER
+
+
+def module_state_names(tree: ast.Module, text: str) -> frozenset[str]:
+    """The names a file registers as parameters or buffers of a module it is handed
+    (``layer.register_parameter("input_scale", p)`` in vLLM's ``create_weights``): read from
+    that module anywhere in the file (``layer.input_scale`` in ``apply_weights``), they are on
+    the model's device."""
+    if not any(method in text for method in REGISTERING_METHODS):
+        return frozenset()
+    return frozenset(
+        node.args[0].value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+        and node.func.attr in REGISTERING_METHODS
+        and not (isinstance(node.func.value, ast.Name) and node.func.value.id == "self")
+        and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
+    )

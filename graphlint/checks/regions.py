@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from graphlint.checks.edge_conditions import Edge, runs
 from graphlint.checks.facts import EntryFacts, RegionKind
 from graphlint.checks.link import Project
+from graphlint.checks.presets import glob_pattern
 from graphlint.checks.value_graph import FunctionKey
 
 
@@ -48,6 +49,9 @@ class RegionHit:
     dynamic: bool | None
     steps: tuple[ChainStep, ...]
     fullgraph: bool = False
+    # Eager capture only: before its last function, the chain enters one a compile entry
+    # compiles (a compiled model run inside the capture): dynamo traces from there, and inlines.
+    through_compile: bool = False
 
     @property
     def chain(self) -> tuple[str, ...]:
@@ -65,8 +69,19 @@ class Regions:
         return self.by_function.get(key, [])
 
 
-def mark_regions(project: Project) -> Regions:
+def mark_regions(project: Project, other_platform_modules: tuple[str, ...] = ()) -> Regions:
+    """``other_platform_modules``: module globs of code that runs only on platforms graphlint
+    does not check (``other-platform-modules``): no region enters their functions."""
     regions = Regions()
+    patterns = [glob_pattern(glob) for glob in other_platform_modules]
+    foreign = {index for index, linked in enumerate(project.files) if any(p.match(linked.module) for p in patterns)}
+    compiled = {
+        key
+        for file_index, linked in enumerate(project.files)
+        for entry_index, entry in enumerate(linked.facts.entries)
+        if entry.traced and not entry.replaced
+        for key in project.entry_functions(file_index, entry_index)
+    }
     for file_index, linked in enumerate(project.files):
         for entry_index, entry in enumerate(linked.facts.entries):
             entry_id = EntryId(file_index, entry_index)
@@ -75,8 +90,11 @@ def mark_regions(project: Project) -> Regions:
                 continue
             label = f"{linked.display}:{entry.line}"
 
-            def hit(steps: tuple[ChainStep, ...]) -> RegionHit:
-                return RegionHit(entry_id, entry.kind, entry.traced, label, entry.dynamic, steps, bool(entry.fullgraph))
+            def hit(steps: tuple[ChainStep, ...], through: bool) -> RegionHit:
+                return RegionHit(
+                    entry_id, entry.kind, entry.traced, label, entry.dynamic, steps, bool(entry.fullgraph),
+                    through_compile=through and not entry.traced,
+                )
 
             if entry.targets:
                 starts = [
@@ -86,14 +104,15 @@ def mark_regions(project: Project) -> Regions:
             else:  # a capture block: its sites, and the calls made in it
                 scope = FunctionKey(file_index, entry.scope)
                 block = ChainStep(entry.scope, linked.display, entry.line)
-                regions.by_block[entry_id] = hit((block,))
+                regions.by_block[entry_id] = hit((block,), False)
                 starts = [
                     (callee, copy, (block, _called(project, file_index, ordinal, callee)), (file_index, ordinal))
                     for ordinal in project.calls_in(scope)
                     if linked.facts.block_calls.get(ordinal) == entry_index
                     for callee, copy in project.runs_in(file_index, ordinal, None)
                 ]
-            _walk(project, regions, starts, hit, traced=entry.traced)
+            starts = [start for start in starts if start[0].file not in foreign]
+            _walk(project, regions, starts, hit, traced=entry.traced, compiled=compiled, foreign=foreign)
     return regions
 
 
@@ -101,9 +120,11 @@ def _walk(
     project: Project,
     regions: Regions,
     starts: list[tuple[FunctionKey, str, tuple[ChainStep, ...], Edge | None]],
-    hit: Callable[[tuple[ChainStep, ...]], RegionHit],
+    hit: Callable[[tuple[ChainStep, ...], bool], RegionHit],
     *,
     traced: bool,
+    compiled: set[FunctionKey],
+    foreign: set[int],
 ) -> None:
     """Breadth first over (function, copy): a method of a shared base runs, in its copy for the
     receiver's class, only what that class's objects run (``receiver_copies.py``). A call under
@@ -112,17 +133,18 @@ def _walk(
     when another edge enters it, for the calls it has not run yet."""
     followed: dict[tuple[FunctionKey, str], set[int]] = {}  # the calls each one has run
     marked: set[FunctionKey] = set()
-    queue: deque[tuple[FunctionKey, str, tuple[ChainStep, ...], Edge | None]] = deque(
-        start for start in starts if not (traced and project.function(start[0]).boundary)
+    # Each item also says whether its chain entered a compiled function before it (``through_compile``).
+    queue: deque[tuple[FunctionKey, str, tuple[ChainStep, ...], Edge | None, bool]] = deque(
+        (*start, False) for start in starts if not (traced and project.function(start[0]).boundary)
     )
     while queue:
-        key, copy, chain, edge = queue.popleft()
+        key, copy, chain, edge, through = queue.popleft()
         done = followed.get((key, copy))
         if done is None:
             done = followed[key, copy] = set()
             if key not in marked:  # one hit per entry and function: the shortest chain
                 marked.add(key)
-                regions.by_function.setdefault(key, []).append(hit(chain))
+                regions.by_function.setdefault(key, []).append(hit(chain, through))
         facts = project.files[key.file].facts
         eager = set(facts.eager_calls) if traced else set()
         for ordinal in project.calls_in(key):
@@ -130,11 +152,12 @@ def _walk(
                 continue
             done.add(ordinal)
             for inner, inner_copy in project.runs_in(key.file, ordinal, copy):
-                if traced and project.function(inner).boundary:
+                if (traced and project.function(inner).boundary) or inner.file in foreign:
                     continue
                 inner_done = followed.get((inner, inner_copy))
                 if inner_done is None or _waiting(project, inner, inner_done):
-                    queue.append((inner, inner_copy, (*chain, _called(project, key.file, ordinal, inner)), (key.file, ordinal)))
+                    step = _called(project, key.file, ordinal, inner)
+                    queue.append((inner, inner_copy, (*chain, step), (key.file, ordinal), through or key in compiled))
 
 
 def _waiting(project: Project, key: FunctionKey, done: set[int]) -> bool:

@@ -31,6 +31,7 @@ class WalkScope(Scope):
     values: set[str] = field(default_factory=set)  # names bound to a tensor's reduced value
     computed: set[str] = field(default_factory=set)  # names bound here to a call, subscript or arithmetic
     module_outputs: set[str] = field(default_factory=set)  # names bound to a submodule's output: self.embed(x)
+    module_params: set[str] = field(default_factory=set)  # parameters annotated as a module: layer: nn.Module
     conditions: set[str] = field(default_factory=set)  # names bound to a tensor's truth: p < self.layerdrop
     displays: set[str] = field(default_factory=set)  # names bound to a list, tuple or set display or comprehension
     loops: int = 0
@@ -69,6 +70,8 @@ class SiteValues:
     nesting_safe: set[int]
     made_attributes: dict[tuple[str, str], str]
     moved_once: set[int]
+    module_state_names: frozenset[str]  # registered on a module handed in: layer.register_parameter("w", p)
+    options: Any  # the ExtractOptions: what [tool.graphlint] and the presets add
 
     @property
     def in_loop(self) -> bool:
@@ -149,6 +152,8 @@ class SiteValues:
         return self.stores.get(id(target))
 
     def known_device(self, expr: cst.BaseExpression) -> str | None:
+        if isinstance(expr, (cst.Comparison, cst.BinaryOperation)):
+            return self._operands_device(expr)
         name = expr.value if isinstance(expr, cst.Name) else expr.attr.value if isinstance(expr, cst.Attribute) else None
         if name is not None and name.endswith(apis.HOST_NAME_SUFFIXES):
             return apis.HOST_DEVICE
@@ -161,7 +166,11 @@ class SiteValues:
             return apis.HOST_DEVICE
         if isinstance(func, cst.Attribute) and func.attr.value == "to":
             device = keyword(expr, "device") or (positional(expr)[0] if positional(expr) else None)
-            return self.device_text(device.value) if device is not None else None
+            if device is None or _is_dtype(device.value):
+                return self.known_device(func.value)  # .to(dtype): where it was
+            return self.device_text(device.value)
+        if isinstance(func, cst.Attribute) and func.attr.value in apis.DEVICE_PRESERVING_METHODS:
+            return self.known_device(func.value)  # mask.unsqueeze(1).type(torch.bool)
         if self.qualify(func) in apis.TENSOR_FACTORIES:
             device = keyword(expr, "device")
             if device is not None:
@@ -170,6 +179,68 @@ class SiteValues:
             if pinned is not None and isinstance(pinned.value, cst.Name) and pinned.value.value == "True":
                 return apis.HOST_DEVICE
         return None
+
+    def _operands_device(self, expr: cst.Comparison | cst.BinaryOperation) -> str | None:
+        """``a >= b``, ``a * b``: torch computes on the device of its tensor operands (a host
+        operand beside a device one is a 0-d scalar, or an error). A device operand decides; the
+        host only when every operand is known to be there."""
+        # Nested operators are flattened here, not recursed into: ``a + b + ...`` may be long.
+        operands: list[cst.BaseExpression] = []
+        pending: list[cst.BaseExpression] = [expr]
+        while pending:
+            node = pending.pop()
+            if isinstance(node, cst.Comparison):
+                pending += [node.left, *(c.comparator for c in node.comparisons)]
+            elif isinstance(node, cst.BinaryOperation):
+                pending += [node.left, node.right]
+            else:
+                operands.append(node)
+        devices = {self.known_device(operand) for operand in operands}
+        on_device = devices - {None, apis.HOST_DEVICE}
+        if len(on_device) == 1:
+            return on_device.pop()
+        return apis.HOST_DEVICE if devices == {apis.HOST_DEVICE} else None
+
+    def compiles_eagerly(self, options: cst.Call) -> bool:
+        backend = keyword(options, "backend")
+        if backend is None:
+            return False
+        if string_value(backend.value) in apis.EAGER_BACKENDS:
+            return True
+        return self.qualify(backend.value) in self.options.eager_backends
+
+    def host_work(self, expr: cst.BaseExpression) -> list[cst.Call] | None:
+        """The factories ``expr`` is computed from when it is host work alone, else None: a
+        factory without ``device=`` (it makes its tensor on the host) or on the host on purpose,
+        a name known to hold a host tensor, and ``torch.*`` functions and tensor methods of
+        these and of Python constants (``torch.quantile(torch.tensor(times), q=0.5)``)."""
+        if isinstance(expr, cst.Name):
+            return [] if self.known_device(expr) == apis.HOST_DEVICE else None
+        if not isinstance(expr, cst.Call):
+            return None
+        name = self.qualify(expr.func)
+        if name in apis.TENSOR_FACTORIES:
+            device = self.known_device(expr)
+            if device is None and keyword(expr, "device") is None:
+                return [expr]
+            return [] if device == apis.HOST_DEVICE else None
+        func = expr.func
+        tensors = [arg.value for arg in expr.args]
+        if isinstance(func, cst.Attribute) and (name is None or not name.startswith("torch.")):
+            if func.attr.value not in apis.DEVICE_PRESERVING_METHODS and func.attr.value not in dynamo.reductions():
+                return None
+            tensors.insert(0, func.value)  # t.float(), t.sum(): where t is
+        elif name is None or not name.startswith("torch.") or name.startswith(apis.NOT_INPUT_DEVICE_NAMESPACES):
+            return None
+        factories: list[cst.Call] = []
+        for value in tensors:
+            if _is_constant(value):
+                continue
+            inputs = self.host_work(value)
+            if inputs is None:
+                return None
+            factories += inputs
+        return factories if tensors and not all(_is_constant(v) for v in tensors) else None
 
     def device_text(self, expr: cst.BaseExpression) -> str:
         text = string_value(expr)
@@ -228,7 +299,15 @@ class SiteValues:
         if isinstance(expr, cst.Name):
             return expr.value in self.function_scope.module_outputs
         if isinstance(expr, cst.Call):
-            return self._moves_with_model(expr.func)
+            func = expr.func
+            if isinstance(func, cst.Attribute) and func.attr.value in apis.DEVICE_PRESERVING_METHODS:
+                return self.on_module_device(func.value)  # input_scale.expand(m, 1): where it was
+            return self._moves_with_model(func)
+        if (
+            isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name)
+            and expr.value.value in self.function_scope.module_params and expr.attr.value in self.module_state_names
+        ):
+            return True  # layer.input_scale, registered on the layer in this file (create_weights)
         root = expr
         while isinstance(root, cst.Attribute) and not is_self_attribute(root):
             root = root.value
@@ -241,6 +320,13 @@ class SiteValues:
         ``model.to()``, and a method of the class (``self.helper``) may make host tensors."""
         maker = self.made_by(expr) if is_self_attribute(expr) else None
         return maker is not None and maker not in apis.TENSOR_FACTORIES
+
+    def inherited_attribute(self, expr: cst.BaseExpression) -> list[str] | None:
+        class_name = self.function_scope.class_name
+        if not is_self_attribute(expr) or class_name is None:
+            return None
+        attribute = expr.attr.value  # type: ignore[attr-defined]
+        return None if (class_name, attribute) in self.made_attributes else [class_name, attribute]
 
     def computed_here(self, expr: cst.BaseExpression) -> bool:
         return isinstance(expr, cst.Name) and expr.value in self.function_scope.computed
@@ -282,3 +368,17 @@ class SiteValues:
         if isinstance(expr, cst.Call):
             return self.qualify(expr.func) in apis.TENSOR_FACTORIES
         return isinstance(expr, cst.Name) and self.made_by(expr) in apis.TENSOR_FACTORIES
+
+
+def _is_dtype(expr: cst.BaseExpression) -> bool:
+    """``torch.float32``, ``x.dtype``: what ``.to(...)`` converts to, not where."""
+    return isinstance(expr, cst.Attribute) and (expr.attr.value in apis.DTYPE_NAMES or expr.attr.value == "dtype")
+
+
+def _is_constant(expr: cst.BaseExpression) -> bool:
+    """A Python constant an op takes beside its tensors: ``q=0.5``, ``dim=-1``, ``True``."""
+    if isinstance(expr, cst.UnaryOperation):
+        return _is_constant(expr.expression)
+    if isinstance(expr, cst.Name):
+        return expr.value in ("True", "False", "None")
+    return isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString))

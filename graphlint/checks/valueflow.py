@@ -98,13 +98,9 @@ class _Solver(CallSemantics):
         self.preview = preview
         self.dispatch = [(glob_pattern(name), methods) for name, methods in dispatch.items()]
         self.not_dispatched = [(glob_pattern(name), methods) for name, methods in not_dispatched.items()]
-        self.by_module: dict[str, list[int]] = {}
-        self.packages: set[str] = set()  # every module and package name, namespace packages too
-        for index, linked in enumerate(files):
-            self.by_module.setdefault(linked.module, []).append(index)
-            parts = linked.module.split(".")
-            self.packages.update(".".join(parts[: i + 1]) for i in range(len(parts)))
-        self.classes = ClassHierarchy(files, self.by_module, self.packages)
+        self.classes = ClassHierarchy.of(files)
+        self.by_module = self.classes.by_module
+        self.packages = self.classes.packages  # every module and package name, namespace packages too
         self.declared = [set(by_var) | set(linked.facts.flow.defs) for by_var, linked in zip(self.classes.assigned, files)]
         self.attributes: dict[tuple[Obj, str], int] = {}
         self.loads: dict[tuple[int, str], int] = {}

@@ -1,18 +1,17 @@
-"""torchair#310: a helper carries its own @torch.compile inside a model that vLLM compiles.
+"""torchair#310 / pytorch#1497: a helper carries its own @torch.compile inside a model that a
+graph runner captures as it runs.
 
-Replay then fails with "Cannot prepare for replay": the inner compile nests a second capture in
-the first. Fix: drop the helper's decorator; the model-level compile traces it anyway.
+Nothing inlines the helper there (dynamo inlines it only where it traces the caller): it compiles
+on its own inside the capture, recompiles when its guards fail (dynamic=True hit the recompile
+limit in pytorch#1497), and its graph is replayed inside the captured one ("Cannot prepare for
+replay" on Ascend, torchair#310). Fix: drop the helper's decorator, or compile the model and
+capture the compiled model.
 """
-# expect-check: GL101@23
-# expect-region: GL101@23 capture nested_compile.py:49 Qwen2MoeBlock.forward>token_drop
+# expect-check: GL101@22
+# expect-region: GL101@22 capture nested_compile.py:47 NpuGraphRunner.capture>Qwen2MoeBlock.forward>token_drop
 
 import torch
-import torchair
 from torch import nn
-
-config = torchair.CompilerConfig()
-config.mode = "reduce-overhead"
-npu_backend = torchair.get_npu_backend(compiler_config=config)
 
 
 class Router(nn.Module):
@@ -39,12 +38,21 @@ class Qwen2MoeBlock(nn.Module):
         return self.proj(kept)
 
 
+class NpuGraphRunner:
+    def __init__(self, model: nn.Module):
+        self.model = model
+        self.graph = torch.npu.NPUGraph()
+
+    def capture(self, hidden):
+        with torch.npu.graph(self.graph):
+            return self.model(hidden)
+
+
 def graphlint_target():
     block = Qwen2MoeBlock(16, 4)
     return block, (torch.randn(8, 16),)
 
 
 if __name__ == "__main__":
-    block = Qwen2MoeBlock(16, 4)
-    model = torch.compile(block, backend=npu_backend, dynamic=False)
-    print(model(torch.randn(8, 16)).shape)
+    runner = NpuGraphRunner(Qwen2MoeBlock(16, 4))
+    print(runner.capture(torch.randn(8, 16)).shape)

@@ -31,7 +31,14 @@ SOURCE = textwrap.dedent("""\
             return shift(x + pos) + grid.sum() + idx
 
 
-    model = torch.compile(Rotary(), mode="reduce-overhead")
+    class Runner:
+        def __init__(self):
+            self.model = Rotary()
+            self.graph = torch.cuda.CUDAGraph()
+
+        def capture(self, x):
+            with torch.cuda.graph(self.graph):
+                return self.model(x)
 """)
 
 SAFE_FIXED = SOURCE.replace(

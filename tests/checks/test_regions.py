@@ -495,6 +495,9 @@ def test_cross_file_absolute_and_relative_imports_with_reexport(tmp_path: Path) 
 
 
 def test_nested_compile_and_hot_path(tmp_path: Path) -> None:
+    """Dynamo inlines ``inner`` where it traces ``outer`` (no GL101), also when a capture runs
+    the compiled ``outer``; an eager capture that runs ``decode`` runs ``inner``'s own compiled
+    graph inside it (GL101)."""
     _, report = _lint(tmp_path, """
         import torch
 
@@ -511,8 +514,21 @@ def test_nested_compile_and_hot_path(tmp_path: Path) -> None:
         def loop(xs):
             for x in xs:
                 torch.compile(outer)(x)
+
+        def decode(x):
+            return inner(x) - 1
+
+        def capture(g, x):
+            with torch.cuda.graph(g):
+                return decode(x)
+
+        def capture_compiled(g, x):
+            with torch.cuda.graph(g):
+                return compiled_outer(x)
     """)
     assert found(report) == {("GL101", 4), ("GL103", 16)}
+    [nested] = [f for f in report["findings"] if f["code"] == "GL101"]
+    assert nested["region"]["chain"] == ["capture", "decode", "inner"]
 
 
 def test_one_changed_file_is_linked_through_importers_and_their_bases(tmp_path: Path) -> None:

@@ -61,19 +61,64 @@ def test_vllm_preset_is_on_by_itself_and_support_torch_compile_nests_safely(tmp_
     assert status == 0
 
 
+CONFIGURED_JIT = {
+    "mylib/__init__.py": "",
+    "mylib/jit.py": """
+        def jit(fn):
+            return fn
+    """,
+    "models/norm.py": """
+        import torch
+        from torch import nn
+        from mylib.jit import jit
+
+
+        @jit
+        def rms_norm(x, eps: float):
+            return x * (x.pow(2).mean(-1, keepdim=True) + eps).rsqrt()
+
+
+        class RMSNorm(nn.Module):
+            def forward(self, x):
+                return rms_norm(x, 1e-6)
+
+
+        class Runner:
+            def __init__(self, graph):
+                self.model = RMSNorm()
+                self.graph = graph
+
+            def capture(self, x):
+                with torch.npu.graph(self.graph):
+                    return self.model(x)
+    """,
+}
+
+
 def test_a_configured_entry_point_is_reported_but_never_removed_by_a_fix(tmp_path: Path) -> None:
+    pyproject = """
+        [tool.graphlint]
+        presets = []
+        compile-entrypoints = ["mylib.jit.jit"]
+    """
+    status, report = _project(tmp_path, CONFIGURED_JIT, pyproject=textwrap.dedent(pyproject))
+    assert found(report) == {("GL101", 7)}  # the helper's own compile, inside the NPU graph capture
+    assert report["findings"][0]["fixable"] is False
+    before = (tmp_path / "models/norm.py").read_text()
+    with chdir(tmp_path):
+        assert run_cli("check", "--no-cache", "--fix", "--unsafe-fixes", ".")[0] == 1
+    assert (tmp_path / "models/norm.py").read_text() == before
+
+
+def test_a_configured_model_level_entry_point_is_no_nested_compile(tmp_path: Path) -> None:
+    """``LlamaModel``'s ``@support_torch_compile`` inside ``LlamaForCausalLM``'s: dynamo inlines it."""
     pyproject = """
         [tool.graphlint]
         presets = []
         compile-entrypoints = ["vllm.compilation.decorators.support_torch_compile"]
     """
-    status, report = _project(tmp_path, {"models/llama.py": VLLM_MODEL}, pyproject=textwrap.dedent(pyproject))
-    assert found(report) == {("GL101", 17)}  # LlamaModel's, nested in LlamaForCausalLM's
-    assert report["findings"][0]["fixable"] is False
-    before = (tmp_path / "models/llama.py").read_text()
-    with chdir(tmp_path):
-        assert run_cli("check", "--no-cache", "--fix", "--unsafe-fixes", ".")[0] == 1
-    assert (tmp_path / "models/llama.py").read_text() == before
+    _, report = _project(tmp_path, {"models/llama.py": VLLM_MODEL}, pyproject=textwrap.dedent(pyproject))
+    assert report["findings"] == []
 
 
 def test_torch_compile_nested_is_still_removable(tmp_path: Path) -> None:
@@ -84,9 +129,10 @@ def test_torch_compile_nested_is_still_removable(tmp_path: Path) -> None:
         def inner(x):
             return x + 1
 
-        @torch.compile
         def outer(x):
             return inner(x) * 2
+
+        graphed = torch.cuda.make_graphed_callables(outer, (torch.zeros(4),))
     """
     _, report = _project(tmp_path, {"app.py": code})
     assert [(f["code"], f["line"], f["fixable"]) for f in report["findings"]] == [("GL101", 4, True)]

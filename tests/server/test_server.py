@@ -187,9 +187,13 @@ NESTED = textwrap.dedent("""\
         return x + 1
 
 
-    @torch.compile
     def outer(x):
         return inner(x) * 2
+
+
+    def capture(g, x):
+        with torch.cuda.graph(g):
+            return outer(x)
 """)
 
 

@@ -67,6 +67,17 @@ class SiteContext(Protocol):
         ``_cpu``), else the source text of
         the device it was made on or moved to (``x.device``); None when unknown."""
 
+    def compiles_eagerly(self, options: cst.Call) -> bool:
+        """Whether compile options (``torch.compile(f, backend=...)``, ``@torch.compile(...)``)
+        name a backend that runs the traced graph eagerly: ``"eager"``, ``"aot_eager"``, or
+        one the presets or ``[tool.graphlint]`` name (``eager-backends``)."""
+
+    def host_side(self, node: cst.CSTNode) -> bool:
+        """Whether ``node`` is host-side work read back to Python: the ``.item()`` /
+        ``.tolist()`` of a tensor computed on the host alone (from Python values, host tensors
+        and constants: ``torch.quantile(torch.tensor(times), q=0.5).item()``), or a factory
+        without ``device=`` that only such a read-back uses."""
+
     def device_text(self, expr: cst.BaseExpression) -> str:
         """A device expression as ``known_device`` spells it (``"cpu"``, ``torch.device("npu:0")``
         → ``"npu"``, else its source text)."""
@@ -98,6 +109,11 @@ class SiteContext(Protocol):
         nn.Parameter(...)``) or a buffer (``self.register_buffer("inv_freq", t)``), a submodule's output (``self.embed_positions(x)``, or a name bound to
         one). Not a plain tensor attribute made by a factory, nor a method's result."""
 
+    def inherited_attribute(self, expr: cst.BaseExpression) -> list[str] | None:
+        """``[class, attribute]`` for ``self.attribute`` in a method of ``class`` when this file
+        says nothing of how the class made it (a base class in another file may register it as
+        a buffer: ``report(..., inherited_state=...)`` asks the linked project), else None."""
+
     def computed_here(self, expr: cst.BaseExpression) -> bool:
         """Whether ``expr`` is a name the current function last bound to a value it computed (a
         call, subscript or arithmetic): not a parameter, a loop variable or an alias."""
@@ -118,6 +134,7 @@ class SiteContext(Protocol):
         own_entry: int | None = None,
         predicts: tuple[str, ...] = (),
         host_receiver: bool = False,
+        inherited_state: list[str] | None = None,
     ) -> None:
         """Record a candidate at ``node`` (a Call, Subscript, BinaryOperation, Decorator,
         FormattedStringExpression, WithItem or AssignTarget: see ``positions.ANCHOR_KINDS``). ``fix``: the rule's fix
@@ -126,7 +143,9 @@ class SiteContext(Protocol):
         (int parameters are dynamic only there); ``own_entry``: the entry point this site
         creates, whose own region does not count (nested compile); ``predicts``: the GB codes
         dynamo gives this very site, where they are narrower than the rule's own; ``host_receiver``:
-        a call ``x.m()`` that is void when the value flow shows ``x`` holds only host tensors."""
+        a call ``x.m()`` that is void when the value flow shows ``x`` holds only host tensors;
+        ``inherited_state``: ``[class, attribute]``, void when a base class of ``class``
+        keeps ``self.attribute`` as module state (a parameter, buffer or submodule)."""
 
 
 class Rule:

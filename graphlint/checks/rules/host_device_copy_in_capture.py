@@ -17,8 +17,14 @@ class HostDeviceCopyInCapture(CaptureRule):
     flagged: `torch.tensor(data, device="cpu")` (host-side work on purpose), `.cpu()` / `.numpy()`
     of a tensor made on the host (here, or in another function whose value reaches here only
     through arguments, returns or attributes), `.to(d)` of a tensor made on or moved to that same `d`
-    (`t = torch.zeros(n, device=x.device)` … `t.to(x.device)`), and `.to(x.device)` of what lives
-    with the model's weights: a parameter or registered buffer (`self.inv_freq.to(x.device)`)
+    (`t = torch.zeros(n, device=x.device)` … `t.to(x.device)`; the device is kept through
+    device-preserving methods, `.to(dtype)`, comparisons and arithmetic with a tensor on it:
+    `mask = mask.repeat(b, 1) >= lens.unsqueeze(1)` … `mask.unsqueeze(1).to(x.device)`), and `.to(x.device)` of what lives
+    with the model's weights: a parameter or registered buffer (`self.inv_freq.to(x.device)`,
+    also read into a name first, or one a base class in another file keeps:
+    `self.cos_sin_cache` that `RotaryEmbeddingBase` registers), one the file registers on a module it is handed
+    (`layer.register_parameter("input_scale", p)` in `create_weights`, then
+    `layer.input_scale.expand(m, 1).to(x.device)` with `layer: torch.nn.Module`)
     or a submodule's output (`pos = self.embed_positions(ids)` … `pos.to(x.device)`; in
     capture the model is on one device), and the move made once where the tensor is kept
     (`if self.cache.device != x.device: self.cache = self.cache.to(x.device)`: the first call
@@ -73,7 +79,8 @@ class HostDeviceCopyInCapture(CaptureRule):
                 return  # if t.device != d: t = t.to(d) copies once, in the warm-up before capture
             if moves_to_device(node, ctx) and not copies_nothing(node, ctx):
                 fixable = moved_host_factory(node, ctx) is not None and len(node.args) == 1
-                ctx.report(self, node, fix=fixable)
+                # self.cos_sin_cache of a base class in another file: the linked project decides
+                ctx.report(self, node, fix=fixable, inherited_state=ctx.inherited_attribute(func.value))  # type: ignore[union-attr]
         elif method == "copy_":
             if node.args and (moved_host_factory(node, ctx) or _is_host_tensor(node.args[0].value, ctx)):
                 ctx.report(self, node)
@@ -102,6 +109,15 @@ class HostDeviceCopyInCapture(CaptureRule):
         return factory.with_changes(args=[*args, device_arg], lpar=node.lpar, rpar=node.rpar)
 
     VALID = [
+        snippet("""
+            import torch
+
+            @torch.compile(mode="reduce-overhead")
+            def step(x, seq_len):
+                mask = torch.arange(x.size(-1), device=x.device)
+                mask = mask.repeat(x.size(0), 1) >= seq_len.unsqueeze(1)
+                return x.masked_fill(mask.unsqueeze(1).type(torch.bool).to(device=x.device), 0.0)
+        """),
         snippet("""
             import torch
 

@@ -13,7 +13,9 @@ class HostTensorInCapture(CaptureRule):
     (`*_like` factories keep their input's device and are fine). A factory moved at once with
     `.to(device)` is also a GL201 (the copy), whose fix settles both. A tensor made on the host
     on purpose, `device="cpu"` or `pin_memory=True` (host-side bookkeeping, staging buffers),
-    is not flagged; copying it to the device is GL201's.
+    is not flagged; copying it to the device is GL201's. Nor is a factory that only host work
+    read back to Python uses (`torch.quantile(torch.tensor(times), q=0.5).item()`: statistics of
+    Python floats, which never meet a device tensor).
 
     ## Why is this bad?
     Without `device=` the tensor is made on the host. Inside a captured graph it is either a
@@ -46,10 +48,18 @@ class HostTensorInCapture(CaptureRule):
     refs = ("torchair#236",)
 
     def visit_Call(self, node: cst.Call, ctx: SiteContext) -> None:
-        if is_factory_without_device(node, ctx):
+        if is_factory_without_device(node, ctx) and not ctx.host_side(node):
             ctx.report(self, node)
 
     VALID = [
+        snippet("""
+            import torch
+
+            @torch.compile(mode="reduce-overhead")
+            def step(x, times: list[float]):
+                median = torch.quantile(torch.tensor(times), q=0.5).item()
+                return x * 2, median
+        """),
         snippet("""
             import torch
 
