@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from graphlint.checks.cache import FactsCache, content_key
 from graphlint.checks.discover import read_source
@@ -58,7 +58,7 @@ def collect_facts(
         futures = [(path, pool.submit(_parse_in_worker, path)) for path in missing]
         for path, future in futures:
             try:
-                facts[path] = FileFacts.from_json(future.result())
+                facts[path] = FileFacts.from_text(future.result())
             except BrokenProcessPool:
                 break
     # A worker killed by a signal (libcst's native parser, the OOM killer) breaks the pool and
@@ -79,17 +79,22 @@ def _from_cache(path: Path, cache: FactsCache | None) -> FileFacts | None:
         return None
 
 
-def _parse(path: Path, options: ExtractOptions, cache: FactsCache | None) -> FileFacts:
+def _extract(path: Path, options: ExtractOptions) -> tuple[FileFacts, str | None]:
+    """The file's facts and its content key (None: an error that is not cached)."""
     try:
         source = read_source(path)
     except OSError as exc:
-        return FileFacts(error=f"cannot read: {exc.strerror or exc}")
+        return FileFacts(error=f"cannot read: {exc.strerror or exc}"), None
     try:
-        facts = extract_facts(source, options)
+        return extract_facts(source, options), content_key(source)
     except Exception as exc:  # a checker bug must not lose the other files' results
-        return FileFacts(error=f"internal error: {type(exc).__name__}: {exc}", internal=True)
-    if cache is not None:
-        cache.put(content_key(source), facts)
+        return FileFacts(error=f"internal error: {type(exc).__name__}: {exc}", internal=True), None
+
+
+def _parse(path: Path, options: ExtractOptions, cache: FactsCache | None) -> FileFacts:
+    facts, key = _extract(path, options)
+    if cache is not None and key is not None:
+        cache.put(key, facts.to_text())
     return facts
 
 
@@ -107,13 +112,18 @@ def _parse_alone(path: Path, fork: multiprocessing.context.BaseContext) -> FileF
 
     with ProcessPoolExecutor(1, mp_context=fork) as pool:
         try:
-            return FileFacts.from_json(pool.submit(_parse_in_worker, path).result())
+            return FileFacts.from_text(pool.submit(_parse_in_worker, path).result())
         except BrokenProcessPool:
             return FileFacts(error="internal error: the process parsing this file was killed", internal=True)
 
 
-def _parse_in_worker(path: Path) -> dict[str, Any]:
-    return _parse(path, _worker_options, _worker_cache).to_json()
+def _parse_in_worker(path: Path) -> str:
+    """The facts as JSON text, serialized once: the cache entry and what the parent reads."""
+    facts, key = _extract(path, _worker_options)
+    text = facts.to_text()
+    if _worker_cache is not None and key is not None:
+        _worker_cache.put(key, text)
+    return text
 
 
 def _size(path: Path) -> int:
