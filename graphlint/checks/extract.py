@@ -34,6 +34,7 @@ from graphlint.checks.facts import (
     FunctionFacts,
 )
 from graphlint.checks.assignments import flow_facts
+from graphlint.checks.ast_children import child_nodes
 from graphlint.checks.compile_branches import CompileBranches, WalkItem
 from graphlint.checks.entry_points import EntryPoints, decorated_callee, flag_option
 from graphlint.checks.local_bindings import LocalBindings
@@ -43,7 +44,7 @@ from graphlint.checks.scopes import ScopeStack
 from graphlint.checks.site_values import SiteValues, WalkScope
 from graphlint.checks.rules import all_rules
 from graphlint.checks.rules.base import Rule, SiteContext
-from graphlint.checks.syntax import children, dotted_name, preorder
+from graphlint.checks.syntax import children, dotted_name, is_node_type, preorder
 
 
 LIBCST_CANNOT_PARSE = "valid Python that libcst cannot parse (not analysed):"
@@ -85,7 +86,7 @@ def extract_facts(
     except ValueError as exc:  # null bytes (Python < 3.12)
         return FileFacts(error=f"cannot parse: {exc}")
     try:
-        module = parse(text, tree) if parse is not None else cst.parse_module(text)
+        module = parse(text, tree) if parse is not None else parse_unvalidated(text)
     except cst.ParserSyntaxError as exc:  # valid Python that libcst does not read: `(x): int = 1`
         return FileFacts(
             error=f"{LIBCST_CANNOT_PARSE} {exc.message}",
@@ -93,6 +94,25 @@ def extract_facts(
             error_column=exc.raw_column + 1,
         )
     return _Extractor(text, tree, options).run(module)
+
+
+def parse_unvalidated(text: str) -> cst.Module:
+    """``cst.parse_module`` without the check every node's constructor runs on its fields
+    (``CSTNode.__post_init__`` → ``_validate``): the parser makes only nodes that pass it, and
+    checking them again is a tenth to a fifth of the parse. libcst says as much where it
+    validates ("It might make more sense to move validation work into the visitor, which would
+    allow us to avoid validating the tree when parsing a file"). The checker only reads the
+    tree; a fix builds its nodes with validation as always (``fix.py`` parses for itself)."""
+    validate = cst.CSTNode.__post_init__
+    cst.CSTNode.__post_init__ = _trusted  # type: ignore[method-assign]
+    try:
+        return cst.parse_module(text)
+    finally:
+        cst.CSTNode.__post_init__ = validate  # type: ignore[method-assign]
+
+
+def _trusted(self: cst.CSTNode) -> None:
+    """A parsed node's ``__post_init__``: nothing to check."""
 
 
 @dataclass
@@ -133,6 +153,7 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, ScopeS
         self.entry_sites: list[cst.CSTNode] = []  # the node of each entry, for its line
         self.made_attributes: dict[tuple[str, str], str] = {}  # (class, attr) → what made self.attr
         self.reports: list[_Report] = []
+        self.qualified = {}
         self.handlers: dict[type, Callable[[cst.CSTNode], list[WalkItem] | None]] = {
             cst.Import: self._on_import,
             cst.ImportFrom: self._on_import_from,
@@ -153,24 +174,33 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, ScopeS
             cst.Assert: self._on_assert,
             cst.Lambda: self._on_lambda,
         }
-        self.hooks = _rule_hooks()
 
     # ---- the walk ---------------------------------------------------------------------------
     def run(self, module: cst.Module) -> FileFacts:
+        # What each node type asks of the walk (its anchor kind, handler, rules' hooks), looked
+        # up once per node; most nodes (names, attributes, strings) ask nothing.
+        hooks = _rule_hooks()
+        dispatch = {
+            node_type: (ANCHOR_KINDS.get(node_type), self.handlers.get(node_type), hooks.get(node_type, ()))
+            for node_type in {*ANCHOR_KINDS, *self.handlers, *hooks}
+        }
         stack: list[WalkItem] = [module]
         while stack:
             item = stack.pop()
-            if not isinstance(item, cst.CSTNode):
-                item()
-                continue
             node_type = type(item)
-            kind = ANCHOR_KINDS.get(node_type)
+            if not is_node_type(node_type):  # a step of a handler's plan
+                item()  # type: ignore[operator]
+                continue
+            asks = dispatch.get(node_type)
+            if asks is None:
+                stack.extend(reversed(children(item)))
+                continue
+            kind, handler, node_hooks = asks
             if kind is not None:
                 self.ordinals[id(item)] = (kind, self.counts[kind])
                 self.counts[kind] += 1
-            handler = self.handlers.get(node_type)
             plan = handler(item) if handler is not None else None
-            for hook in self.hooks.get(node_type, ()):
+            for hook in node_hooks:
                 hook(item, self)
             stack.extend(reversed(plan if plan is not None else children(item)))
         self._finish(module)
@@ -251,6 +281,7 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, ScopeS
     # ---- handlers ---------------------------------------------------------------------------
     def _on_import(self, node: cst.CSTNode) -> list[WalkItem]:
         assert isinstance(node, cst.Import)
+        self.qualified.clear()
         for alias in node.names:
             full = dotted_name(alias.name)
             if full is None:
@@ -264,6 +295,7 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, ScopeS
 
     def _on_import_from(self, node: cst.CSTNode) -> list[WalkItem]:
         assert isinstance(node, cst.ImportFrom)
+        self.qualified.clear()
         if isinstance(node.names, cst.ImportStar):
             return []
         base = "." * len(node.relative)
@@ -426,7 +458,7 @@ def _definition_lines(tree: ast.Module) -> dict[str, int]:
     stack: list[tuple[ast.AST, str]] = [(tree, "")]
     while stack:
         node, prefix = stack.pop()
-        for child in ast.iter_child_nodes(node):
+        for child in child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 qualname = f"{prefix}{child.name}"
                 lines.setdefault(qualname, child.lineno)

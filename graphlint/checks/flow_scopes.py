@@ -12,6 +12,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any
 
+from graphlint.checks.ast_children import child_nodes
 from graphlint.checks.known_values import KnownValues
 from graphlint.checks.positions import source_order
 from graphlint.checks.scopes import Scope
@@ -89,7 +90,7 @@ class ScopeScan:
                 scan.nonlocals.setdefault(scope, set()).update(node.names)
             elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
                 scan.bound.setdefault(scope, set()).add(node.name)
-            stack.extend((child, scope) for child in ast.iter_child_nodes(node))
+            stack.extend((child, scope) for child in child_nodes(node))
         scan.calls = source_order(scan.calls)  # type: ignore[assignment]
         return scan
 

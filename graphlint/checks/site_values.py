@@ -69,6 +69,10 @@ class SiteValues:
     nesting_safe: set[int]
     made_attributes: dict[tuple[str, str], str]
     moved_once: set[int]
+    # id(expression) → (the expression, kept so that its id is not reused; its qualified name).
+    # Every rule's ``visit_Call`` asks for its callee's; the answer changes only with the
+    # imports, and the import handlers clear this.
+    qualified: dict[int, tuple[cst.BaseExpression, str | None]]
 
     @property
     def in_loop(self) -> bool:
@@ -80,6 +84,14 @@ class SiteValues:
         return scope.qualname.rsplit(".", 1)[-1] if scope.kind == "function" else None
 
     def qualify(self, expr: cst.BaseExpression) -> str | None:
+        known = self.qualified.get(id(expr))
+        if known is not None:
+            return known[1]
+        name = self._qualify(expr)
+        self.qualified[id(expr)] = (expr, name)
+        return name
+
+    def _qualify(self, expr: cst.BaseExpression) -> str | None:
         name = dotted_name(expr)
         if name is None:
             return None
