@@ -154,7 +154,14 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, ScopeS
         self.made_attributes: dict[tuple[str, str], str] = {}  # (class, attr) → what made self.attr
         self.reports: list[_Report] = []
         self.qualified = {}
-        self.handlers: dict[type, Callable[[cst.CSTNode], list[WalkItem] | None]] = {
+
+    # ---- the walk ---------------------------------------------------------------------------
+    def run(self, module: cst.Module) -> FileFacts:
+        # What each node type asks of the walk (its anchor kind, handler, rules' hooks), looked
+        # up once per node; most nodes (names, attributes, strings) ask nothing. Local to the
+        # walk: kept on the extractor, its bound methods would make a reference cycle that
+        # holds both trees until the garbage collector finds it (``collect.py``).
+        handlers: dict[type, Callable[[cst.CSTNode], list[WalkItem] | None]] = {
             cst.Import: self._on_import,
             cst.ImportFrom: self._on_import_from,
             cst.ClassDef: self._on_class,
@@ -174,15 +181,10 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, ScopeS
             cst.Assert: self._on_assert,
             cst.Lambda: self._on_lambda,
         }
-
-    # ---- the walk ---------------------------------------------------------------------------
-    def run(self, module: cst.Module) -> FileFacts:
-        # What each node type asks of the walk (its anchor kind, handler, rules' hooks), looked
-        # up once per node; most nodes (names, attributes, strings) ask nothing.
         hooks = _rule_hooks()
         dispatch = {
-            node_type: (ANCHOR_KINDS.get(node_type), self.handlers.get(node_type), hooks.get(node_type, ()))
-            for node_type in {*ANCHOR_KINDS, *self.handlers, *hooks}
+            node_type: (ANCHOR_KINDS.get(node_type), handlers.get(node_type), hooks.get(node_type, ()))
+            for node_type in {*ANCHOR_KINDS, *handlers, *hooks}
         }
         stack: list[WalkItem] = [module]
         while stack:
