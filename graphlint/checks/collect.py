@@ -34,12 +34,13 @@ def collect_facts(
 ) -> dict[Path, FileFacts]:
     facts: dict[Path, FileFacts] = {}
     missing: list[Path] = []
-    for path in files:
-        cached = _from_cache(path, cache)
-        if cached is None:
-            missing.append(path)
-        else:
-            facts[path] = cached
+    with _collector_paused():
+        for path in files:
+            cached = _from_cache(path, cache)
+            if cached is None:
+                missing.append(path)
+            else:
+                facts[path] = cached
     if not missing:
         return facts  # served from the cache: neither the walk (libcst) nor a pool is imported
     missing.sort(key=_size, reverse=True)
@@ -58,7 +59,8 @@ def collect_facts(
     global _worker_options, _worker_cache
     _worker_options, _worker_cache = options, cache
     fork = multiprocessing.get_context("fork")
-    with _frozen_heap(), ProcessPoolExecutor(min(jobs, len(missing)), mp_context=fork) as pool:
+    # The workers collect their garbage; this process only decodes their answers.
+    with _frozen_heap(), _collector_paused(), ProcessPoolExecutor(min(jobs, len(missing)), mp_context=fork, initializer=gc.enable) as pool:
         futures = [(path, pool.submit(_parse_in_worker, path)) for path in missing]
         for path, future in futures:
             try:
@@ -87,6 +89,21 @@ def _frozen_heap() -> Iterator[None]:
         yield
     finally:
         gc.unfreeze()
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection while facts are decoded from JSON (the cache's, or a
+    worker's answer): decoding makes no reference cycles, only a great many containers, and the
+    collector, triggered every 700 of them, would scan the facts decoded so far again and again
+    (most of the time this process spent on a pool's answers)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _from_cache(path: Path, cache: FactsCache | None) -> FileFacts | None:

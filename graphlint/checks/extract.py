@@ -21,6 +21,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 import libcst as cst
 
@@ -182,29 +183,30 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, ScopeS
             cst.Lambda: self._on_lambda,
         }
         hooks = _rule_hooks()
-        dispatch = {
-            node_type: (ANCHOR_KINDS.get(node_type), handlers.get(node_type), hooks.get(node_type, ()))
-            for node_type in {*ANCHOR_KINDS, *handlers, *hooks}
-        }
+        # node type → _STEP (a step of a handler's plan), _PLAIN (a node nothing asks about:
+        # its children are walked), or (anchor kind, handler, hooks); filled as types are met
+        dispatch: dict[type, object] = {}
         stack: list[WalkItem] = [module]
         while stack:
             item = stack.pop()
             node_type = type(item)
-            if not is_node_type(node_type):  # a step of a handler's plan
-                item()  # type: ignore[operator]
-                continue
             asks = dispatch.get(node_type)
             if asks is None:
-                stack.extend(reversed(children(item)))
+                asks = dispatch[node_type] = _asks(node_type, handlers, hooks)
+            if asks is _PLAIN:
+                stack.extend(reversed(children(item)))  # type: ignore[arg-type]
                 continue
-            kind, handler, node_hooks = asks
+            if asks is _STEP:
+                item()  # type: ignore[operator]
+                continue
+            kind, handler, node_hooks = asks  # type: ignore[misc]
             if kind is not None:
                 self.ordinals[id(item)] = (kind, self.counts[kind])
                 self.counts[kind] += 1
             plan = handler(item) if handler is not None else None
             for hook in node_hooks:
                 hook(item, self)
-            stack.extend(reversed(plan if plan is not None else children(item)))
+            stack.extend(reversed(plan if plan is not None else children(item)))  # type: ignore[arg-type]
         self._finish(module)
         return self.facts
 
@@ -427,6 +429,19 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, ScopeS
         assert isinstance(node, cst.Assert)
         message = [self._set_error_message(True), node.msg, self._set_error_message(self.in_error_message)]
         return [node.test, *(message if node.msg is not None else [])]
+
+
+_STEP, _PLAIN = object(), object()
+
+
+def _asks(node_type: type, handlers: dict[type, Callable[..., Any]], hooks: dict[type, list[Callable[..., None]]]) -> object:
+    """What the walk does with an item of ``node_type`` (``run``'s ``dispatch``)."""
+    if not is_node_type(node_type):
+        return _STEP
+    kind, handler, node_hooks = ANCHOR_KINDS.get(node_type), handlers.get(node_type), hooks.get(node_type, [])
+    if kind is None and handler is None and not node_hooks:
+        return _PLAIN
+    return kind, handler, tuple(node_hooks)
 
 
 @cache

@@ -89,7 +89,7 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
         value = getattr(node, name)
         value_type = type(value)
         if value_type is tuple or value_type is list:
-            found.extend(item for item in value if is_node_type(type(item)))
+            found.extend(value)  # a sequence field holds nodes only (libcst's visitors rely on it too)
         elif is_node_type(value_type):
             found.append(value)
     return found
