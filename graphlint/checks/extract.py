@@ -45,7 +45,7 @@ from graphlint.checks.scopes import ScopeStack
 from graphlint.checks.site_values import SiteValues, WalkScope
 from graphlint.checks.rules import all_rules
 from graphlint.checks.rules.base import Rule, SiteContext
-from graphlint.checks.syntax import children, dotted_name, is_node_type, preorder
+from graphlint.checks.syntax import child_fields, children, dotted_name, is_node_type, preorder
 
 
 LIBCST_CANNOT_PARSE = "valid Python that libcst cannot parse (not analysed):"
@@ -183,9 +183,10 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, ScopeS
             cst.Lambda: self._on_lambda,
         }
         hooks = _rule_hooks()
-        # node type → _STEP (a step of a handler's plan), _PLAIN (a node nothing asks about:
-        # its children are walked), or (anchor kind, handler, hooks); filled as types are met
-        dispatch: dict[type, object] = {}
+        # node type → a step of a handler's plan (_STEP), what a node asks (anchor kind,
+        # handler, hooks), or, for a node nothing asks about (most: names, attributes,
+        # arguments), its child fields last first, which the walk pushes itself (``children``)
+        dispatch: dict[type, Any] = {}
         stack: list[WalkItem] = [module]
         while stack:
             item = stack.pop()
@@ -193,8 +194,14 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, ScopeS
             asks = dispatch.get(node_type)
             if asks is None:
                 asks = dispatch[node_type] = _asks(node_type, handlers, hooks)
-            if asks is _PLAIN:
-                stack.extend(reversed(children(item)))  # type: ignore[arg-type]
+            if type(asks) is _PlainFields:
+                for name in asks:
+                    value = getattr(item, name)
+                    value_type = type(value)
+                    if value_type is tuple or value_type is list:
+                        stack.extend(reversed(value))
+                    elif value is not None and is_node_type(value_type):
+                        stack.append(value)
                 continue
             if asks is _STEP:
                 item()  # type: ignore[operator]
@@ -431,16 +438,21 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, ScopeS
         return [node.test, *(message if node.msg is not None else [])]
 
 
-_STEP, _PLAIN = object(), object()
+_STEP = object()
 
 
-def _asks(node_type: type, handlers: dict[type, Callable[..., Any]], hooks: dict[type, list[Callable[..., None]]]) -> object:
+class _PlainFields(tuple):  # type: ignore[type-arg]
+    """The child fields of a node type nothing asks about, last first (``children``' order
+    reversed, as the walk's stack wants it)."""
+
+
+def _asks(node_type: type, handlers: dict[type, Callable[..., Any]], hooks: dict[type, list[Callable[..., None]]]) -> Any:
     """What the walk does with an item of ``node_type`` (``run``'s ``dispatch``)."""
     if not is_node_type(node_type):
         return _STEP
     kind, handler, node_hooks = ANCHOR_KINDS.get(node_type), handlers.get(node_type), hooks.get(node_type, [])
     if kind is None and handler is None and not node_hooks:
-        return _PLAIN
+        return _PlainFields(reversed(child_fields(node_type)))
     return kind, handler, tuple(node_hooks)
 
 

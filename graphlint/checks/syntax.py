@@ -39,7 +39,7 @@ _SOURCE_ORDER: dict[type[cst.CSTNode], tuple[str, ...]] = {
 _fields_by_type: dict[type, tuple[str, ...]] = {}
 
 
-def _child_fields(node_type: type[cst.CSTNode]) -> tuple[str, ...]:
+def child_fields(node_type: type[cst.CSTNode]) -> tuple[str, ...]:
     """The fields of ``node_type`` that may hold a code-carrying node, in source order. A field
     whose declared type admits no node (``Name.value: str``, ``Arg.star: Literal[...]``) is left
     out: most nodes met (names, strings, numbers) then have no field to read at all."""
@@ -85,7 +85,7 @@ def is_node_type(value_type: type) -> bool:
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """The child nodes that carry code (not whitespace), in source order."""
     found: list[cst.CSTNode] = []
-    for name in _child_fields(type(node)):
+    for name in child_fields(type(node)):
         value = getattr(node, name)
         value_type = type(value)
         if value_type is tuple or value_type is list:
