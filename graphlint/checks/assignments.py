@@ -19,6 +19,7 @@ import ast
 from collections import Counter
 from collections.abc import Callable
 
+from graphlint.checks.ast_children import child_nodes
 from graphlint.checks.call_conditions import CallConditions
 from graphlint.checks.facts import MODULE_SCOPE, Expr, FlowFacts, ImplicitCall
 from graphlint.checks.flow_expressions import FlowExpressions, dotted, union
@@ -46,6 +47,9 @@ class _FlowWalker(FlowDefinitions, ReturnGuards, ReturnedArgumentsWalk, CallCond
         self.scopes = []
         self.spreads = []
         self.bindings: Counter[str] = Counter()  # variable key → how many statements bind it
+        # variable key → the value its first assignment wrote (looked up per call argument: a
+        # scan of the assignments made so far was quadratic in the file's length)
+        self.first_values: dict[str, Expr] = {}
         self.tuples: dict[str, list[Expr | None]] = {}  # variable key → the tuple display bound to it
         # (function, parameter, classes) of each ``if isinstance(parameter, classes):`` around here
         self.guards: list[tuple[str, str, Expr]] = []
@@ -91,6 +95,8 @@ class _FlowWalker(FlowDefinitions, ReturnGuards, ReturnedArgumentsWalk, CallCond
             self.bindings[target[1]] += 1
         if target is not None and value is not None:
             self.facts.assigns.append((target, value))
+            if target[0] == "v":
+                self.first_values.setdefault(target[1], value)
 
     # ---- statements -------------------------------------------------------------------------
     def _statements(self, body: list[ast.stmt]) -> None:
@@ -202,13 +208,13 @@ class _FlowWalker(FlowDefinitions, ReturnGuards, ReturnedArgumentsWalk, CallCond
             self.scope.known.forget()
 
     def _parts(self, node: ast.stmt) -> None:
-        for child in ast.iter_child_nodes(node):
+        for child in child_nodes(node):
             if isinstance(child, ast.stmt):
                 self._statement(child)
             elif isinstance(child, ast.expr):
                 self._expr(child)
             elif isinstance(child, (ast.excepthandler, ast.match_case)):
-                for part in ast.iter_child_nodes(child):
+                for part in child_nodes(child):
                     if isinstance(part, ast.stmt):
                         self._statement(part)
                     elif isinstance(part, ast.expr):

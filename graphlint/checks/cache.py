@@ -57,13 +57,13 @@ class FactsCache:
 
     def get(self, key: str) -> FileFacts | None:
         try:
-            data = json.loads(self._path(key).read_text(encoding="utf-8"))
-            return FileFacts.from_json(data)
+            return FileFacts.from_text(self._path(key).read_text(encoding="utf-8"))
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None  # missing, unreadable or corrupted: parse again
 
-    def put(self, key: str, facts: FileFacts) -> None:
-        self._write(self._path(key), facts.to_json())
+    def put(self, key: str, text: str) -> None:
+        """``text``: the facts as ``FileFacts.to_text`` writes them."""
+        self._write_text(self._path(key), text)
 
     def get_table(self, name: str) -> Any:
         """A table of this fingerprint that is not one file's facts (``catalog.py``'s rule
@@ -77,12 +77,16 @@ class FactsCache:
         self._write(self.directory / f"{name}.json", data)
 
     def _write(self, path: Path, data: Any) -> None:
+        # dumps, not dump: json.dump encodes in pure Python, dumps in C
+        self._write_text(path, json.dumps(data, separators=(",", ":")))
+
+    def _write_text(self, path: Path, text: str) -> None:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._mark_cache_dir()
             fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
             with os.fdopen(fd, "w", encoding="utf-8") as out:
-                json.dump(data, out, separators=(",", ":"))
+                out.write(text)
             os.replace(temp, path)
         except OSError:
             pass  # a read-only or full disk costs speed, never results

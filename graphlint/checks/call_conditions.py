@@ -30,6 +30,7 @@ UNKNOWN: Expr = ["?"]
 class CallConditions(ScopeStack[FlowScope]):
     facts: FlowFacts
     bindings: Counter[str]
+    first_values: dict[str, Expr]  # variable key → the value of its first assignment
     annotated: Counter[str]
     # (function, test tree, what the test is, whether in a loop of that function) around here
     conditions: list[tuple[str, Expr, bool, bool]]
@@ -109,7 +110,7 @@ class CallConditions(ScopeStack[FlowScope]):
             base = self._qualified(expr[1], seen)
             return None if base is None else f"{base}.{expr[2]}"
         if expr[0] == "v" and self.bindings[expr[1]] == 1 and expr[1] not in seen:
-            imported = next((value for target, value in self.facts.assigns if target == expr), None)
+            imported = self.first_values.get(expr[1])
             if imported is None or imported[0] not in ("g", "a"):
                 return None
             return self._qualified(imported, seen | {expr[1]})

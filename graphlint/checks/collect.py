@@ -8,9 +8,12 @@ that killed it, never the run (nor a hang, as with ``multiprocessing.Pool``).
 
 from __future__ import annotations
 
+import gc
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from graphlint.checks.cache import FactsCache, content_key
 from graphlint.checks.discover import read_source
@@ -31,12 +34,13 @@ def collect_facts(
 ) -> dict[Path, FileFacts]:
     facts: dict[Path, FileFacts] = {}
     missing: list[Path] = []
-    for path in files:
-        cached = _from_cache(path, cache)
-        if cached is None:
-            missing.append(path)
-        else:
-            facts[path] = cached
+    with _collector_paused():
+        for path in files:
+            cached = _from_cache(path, cache)
+            if cached is None:
+                missing.append(path)
+            else:
+                facts[path] = cached
     if not missing:
         return facts  # served from the cache: neither the walk (libcst) nor a pool is imported
     missing.sort(key=_size, reverse=True)
@@ -45,8 +49,9 @@ def collect_facts(
     import graphlint.checks.extract  # noqa: F401 - once, before a pool forks: workers inherit it
 
     if jobs <= 1 or len(missing) < SERIAL_BELOW or "fork" not in multiprocessing.get_all_start_methods():
-        for path in missing:
-            facts[path] = _parse(path, options, cache)
+        with _frozen_heap():
+            for path in missing:
+                facts[path] = _parse(path, options, cache)
         return facts
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
@@ -54,11 +59,12 @@ def collect_facts(
     global _worker_options, _worker_cache
     _worker_options, _worker_cache = options, cache
     fork = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(min(jobs, len(missing)), mp_context=fork) as pool:
+    # The workers collect their garbage; this process only decodes their answers.
+    with _frozen_heap(), _collector_paused(), ProcessPoolExecutor(min(jobs, len(missing)), mp_context=fork, initializer=gc.enable) as pool:
         futures = [(path, pool.submit(_parse_in_worker, path)) for path in missing]
         for path, future in futures:
             try:
-                facts[path] = FileFacts.from_json(future.result())
+                facts[path] = FileFacts.from_text(future.result())
             except BrokenProcessPool:
                 break
     # A worker killed by a signal (libcst's native parser, the OOM killer) breaks the pool and
@@ -70,6 +76,36 @@ def collect_facts(
     return facts
 
 
+@contextmanager
+def _frozen_heap() -> Iterator[None]:
+    """What is alive when parsing starts (the modules of graphlint and libcst, the cached facts)
+    is left out of the cyclic garbage collector's passes (``gc.freeze``). A libcst parse makes
+    some 15 objects a line, so full collections come often, and each would scan that whole heap
+    again: about a tenth of the parse time on transformers' models/b*. Forked workers inherit
+    the frozen heap (which also spares copying its pages: Python's ``gc`` documentation advises
+    freezing before a fork). Unfrozen after, for a long-lived caller (``graphlint server``)."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection while facts are decoded from JSON (the cache's, or a
+    worker's answer): decoding makes no reference cycles, only a great many containers, and the
+    collector, triggered every 700 of them, would scan the facts decoded so far again and again
+    (most of the time this process spent on a pool's answers)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def _from_cache(path: Path, cache: FactsCache | None) -> FileFacts | None:
     if cache is None:
         return None
@@ -79,17 +115,22 @@ def _from_cache(path: Path, cache: FactsCache | None) -> FileFacts | None:
         return None
 
 
-def _parse(path: Path, options: ExtractOptions, cache: FactsCache | None) -> FileFacts:
+def _extract(path: Path, options: ExtractOptions) -> tuple[FileFacts, str | None]:
+    """The file's facts and its content key (None: an error that is not cached)."""
     try:
         source = read_source(path)
     except OSError as exc:
-        return FileFacts(error=f"cannot read: {exc.strerror or exc}")
+        return FileFacts(error=f"cannot read: {exc.strerror or exc}"), None
     try:
-        facts = extract_facts(source, options)
+        return extract_facts(source, options), content_key(source)
     except Exception as exc:  # a checker bug must not lose the other files' results
-        return FileFacts(error=f"internal error: {type(exc).__name__}: {exc}", internal=True)
-    if cache is not None:
-        cache.put(content_key(source), facts)
+        return FileFacts(error=f"internal error: {type(exc).__name__}: {exc}", internal=True), None
+
+
+def _parse(path: Path, options: ExtractOptions, cache: FactsCache | None) -> FileFacts:
+    facts, key = _extract(path, options)
+    if cache is not None and key is not None:
+        cache.put(key, facts.to_text())
     return facts
 
 
@@ -107,13 +148,18 @@ def _parse_alone(path: Path, fork: multiprocessing.context.BaseContext) -> FileF
 
     with ProcessPoolExecutor(1, mp_context=fork) as pool:
         try:
-            return FileFacts.from_json(pool.submit(_parse_in_worker, path).result())
+            return FileFacts.from_text(pool.submit(_parse_in_worker, path).result())
         except BrokenProcessPool:
             return FileFacts(error="internal error: the process parsing this file was killed", internal=True)
 
 
-def _parse_in_worker(path: Path) -> dict[str, Any]:
-    return _parse(path, _worker_options, _worker_cache).to_json()
+def _parse_in_worker(path: Path) -> str:
+    """The facts as JSON text, serialized once: the cache entry and what the parent reads."""
+    facts, key = _extract(path, _worker_options)
+    text = facts.to_text()
+    if _worker_cache is not None and key is not None:
+        _worker_cache.put(key, text)
+    return text
 
 
 def _size(path: Path) -> int:

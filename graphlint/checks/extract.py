@@ -22,6 +22,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 import libcst as cst
 
@@ -35,6 +36,7 @@ from graphlint.checks.facts import (
     FunctionFacts,
 )
 from graphlint.checks.assignments import flow_facts
+from graphlint.checks.ast_children import child_nodes
 from graphlint.checks.compile_branches import CompileBranches, WalkItem
 from graphlint.checks.entry_points import EntryPoints, decorated_callee, flag_option
 from graphlint.checks.local_bindings import LocalBindings, module_state_names
@@ -45,7 +47,7 @@ from graphlint.checks.scopes import ScopeStack
 from graphlint.checks.site_values import SiteValues, WalkScope
 from graphlint.checks.rules import all_rules
 from graphlint.checks.rules.base import Rule, SiteContext
-from graphlint.checks.syntax import children, dotted_name, preorder
+from graphlint.checks.syntax import child_fields, children, dotted_name, is_node_type, preorder
 
 
 LIBCST_CANNOT_PARSE = "valid Python that libcst cannot parse (not analysed):"
@@ -87,7 +89,7 @@ def extract_facts(
     except ValueError as exc:  # null bytes (Python < 3.12)
         return FileFacts(error=f"cannot parse: {exc}")
     try:
-        module = parse(text, tree) if parse is not None else cst.parse_module(text)
+        module = parse(text, tree) if parse is not None else parse_unvalidated(text)
     except cst.ParserSyntaxError as exc:  # valid Python that libcst does not read: `(x): int = 1`
         return FileFacts(
             error=f"{LIBCST_CANNOT_PARSE} {exc.message}",
@@ -95,6 +97,25 @@ def extract_facts(
             error_column=exc.raw_column + 1,
         )
     return _Extractor(text, tree, options).run(module)
+
+
+def parse_unvalidated(text: str) -> cst.Module:
+    """``cst.parse_module`` without the check every node's constructor runs on its fields
+    (``CSTNode.__post_init__`` → ``_validate``): the parser makes only nodes that pass it, and
+    checking them again is a tenth to a fifth of the parse. libcst says as much where it
+    validates ("It might make more sense to move validation work into the visitor, which would
+    allow us to avoid validating the tree when parsing a file"). The checker only reads the
+    tree; a fix builds its nodes with validation as always (``fix.py`` parses for itself)."""
+    validate = cst.CSTNode.__post_init__
+    cst.CSTNode.__post_init__ = _trusted  # type: ignore[method-assign]
+    try:
+        return cst.parse_module(text)
+    finally:
+        cst.CSTNode.__post_init__ = validate  # type: ignore[method-assign]
+
+
+def _trusted(self: cst.CSTNode) -> None:
+    """A parsed node's ``__post_init__``: nothing to check."""
 
 
 @dataclass
@@ -139,7 +160,15 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, ScopeS
         self.made_attributes: dict[tuple[str, str], str] = {}  # (class, attr) → what made self.attr
         self.module_state_names = module_state_names(tree, text)
         self.reports: list[_Report] = []
-        self.handlers: dict[type, Callable[[cst.CSTNode], list[WalkItem] | None]] = {
+        self.qualified = {}
+
+    # ---- the walk ---------------------------------------------------------------------------
+    def run(self, module: cst.Module) -> FileFacts:
+        # What each node type asks of the walk (its anchor kind, handler, rules' hooks), looked
+        # up once per node; most nodes (names, attributes, strings) ask nothing. Local to the
+        # walk: kept on the extractor, its bound methods would make a reference cycle that
+        # holds both trees until the garbage collector finds it (``collect.py``).
+        handlers: dict[type, Callable[[cst.CSTNode], list[WalkItem] | None]] = {
             cst.Import: self._on_import,
             cst.ImportFrom: self._on_import_from,
             cst.ClassDef: self._on_class,
@@ -159,26 +188,38 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, ScopeS
             cst.Assert: self._on_assert,
             cst.Lambda: self._on_lambda,
         }
-        self.hooks = _rule_hooks()
-
-    # ---- the walk ---------------------------------------------------------------------------
-    def run(self, module: cst.Module) -> FileFacts:
+        hooks = _rule_hooks()
+        # node type → a step of a handler's plan (_STEP), what a node asks (anchor kind,
+        # handler, hooks), or, for a node nothing asks about (most: names, attributes,
+        # arguments), its child fields last first, which the walk pushes itself (``children``)
+        dispatch: dict[type, Any] = {}
         stack: list[WalkItem] = [module]
         while stack:
             item = stack.pop()
-            if not isinstance(item, cst.CSTNode):
-                item()
-                continue
             node_type = type(item)
-            kind = ANCHOR_KINDS.get(node_type)
+            asks = dispatch.get(node_type)
+            if asks is None:
+                asks = dispatch[node_type] = _asks(node_type, handlers, hooks)
+            if type(asks) is _PlainFields:
+                for name in asks:
+                    value = getattr(item, name)
+                    value_type = type(value)
+                    if value_type is tuple or value_type is list:
+                        stack.extend(reversed(value))
+                    elif value is not None and is_node_type(value_type):
+                        stack.append(value)
+                continue
+            if asks is _STEP:
+                item()  # type: ignore[operator]
+                continue
+            kind, handler, node_hooks = asks  # type: ignore[misc]
             if kind is not None:
                 self.ordinals[id(item)] = (kind, self.counts[kind])
                 self.counts[kind] += 1
-            handler = self.handlers.get(node_type)
             plan = handler(item) if handler is not None else None
-            for hook in self.hooks.get(node_type, ()):
+            for hook in node_hooks:
                 hook(item, self)
-            stack.extend(reversed(plan if plan is not None else children(item)))
+            stack.extend(reversed(plan if plan is not None else children(item)))  # type: ignore[arg-type]
         self._finish(module)
         return self.facts
 
@@ -271,6 +312,7 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, ScopeS
     # ---- handlers ---------------------------------------------------------------------------
     def _on_import(self, node: cst.CSTNode) -> list[WalkItem]:
         assert isinstance(node, cst.Import)
+        self.qualified.clear()
         for alias in node.names:
             full = dotted_name(alias.name)
             if full is None:
@@ -284,6 +326,7 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, ScopeS
 
     def _on_import_from(self, node: cst.CSTNode) -> list[WalkItem]:
         assert isinstance(node, cst.ImportFrom)
+        self.qualified.clear()
         if isinstance(node.names, cst.ImportStar):
             return []
         base = "." * len(node.relative)
@@ -430,6 +473,24 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, ScopeS
         return [node.test, *(message if node.msg is not None else [])]
 
 
+_STEP = object()
+
+
+class _PlainFields(tuple):  # type: ignore[type-arg]
+    """The child fields of a node type nothing asks about, last first (``children``' order
+    reversed, as the walk's stack wants it)."""
+
+
+def _asks(node_type: type, handlers: dict[type, Callable[..., Any]], hooks: dict[type, list[Callable[..., None]]]) -> Any:
+    """What the walk does with an item of ``node_type`` (``run``'s ``dispatch``)."""
+    if not is_node_type(node_type):
+        return _STEP
+    kind, handler, node_hooks = ANCHOR_KINDS.get(node_type), handlers.get(node_type), hooks.get(node_type, [])
+    if kind is None and handler is None and not node_hooks:
+        return _PlainFields(reversed(child_fields(node_type)))
+    return kind, handler, tuple(node_hooks)
+
+
 @cache
 def _rule_hooks() -> dict[type, list[Callable[[cst.CSTNode, SiteContext], None]]]:
     """Every rule's ``visit_<NodeType>`` methods, by node type."""
@@ -461,7 +522,7 @@ def _definition_lines(tree: ast.Module) -> dict[str, int]:
     stack: list[tuple[ast.AST, str]] = [(tree, "")]
     while stack:
         node, prefix = stack.pop()
-        for child in ast.iter_child_nodes(node):
+        for child in child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 qualname = f"{prefix}{child.name}"
                 lines.setdefault(qualname, child.lineno)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 Expr = list[Any]  # a value expression (above)
@@ -248,8 +248,15 @@ class FileFacts:
     error_column: int = 1
     internal: bool = False  # the error is graphlint's own bug, not the file's
 
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_text(self) -> str:
+        """These facts as JSON text: a cache entry, and what a worker process hands back (one
+        C-encoded ``json.dumps``; ``dataclasses.asdict`` first copied every value, and pickling
+        that copy cost as much again)."""
+        return json.dumps(self, default=_fields_of, separators=(",", ":"))
+
+    @classmethod
+    def from_text(cls, text: str) -> "FileFacts":
+        return cls.from_json(json.loads(text))
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "FileFacts":
@@ -269,3 +276,21 @@ class FileFacts:
             error_column=data["error_column"],
             internal=data["internal"],
         )
+
+
+_field_names: dict[type, tuple[str, ...]] = {}
+
+
+def _fields_of(value: object) -> dict[str, Any]:
+    """A facts dataclass as the JSON object of its fields, in their order (as ``asdict`` gives
+    them); ``json.dumps`` asks for it at each dataclass it meets."""
+    value_type = type(value)
+    names = _field_names.get(value_type)
+    if names is None:
+        if value_type not in _SERIALIZED:
+            raise TypeError(f"{value_type.__name__} is not a facts type")
+        names = _field_names[value_type] = tuple(f.name for f in fields(value_type))  # type: ignore[arg-type]
+    return {name: getattr(value, name) for name in names}
+
+
+_SERIALIZED = frozenset({FileFacts, FunctionFacts, FlowFacts, DefFacts, CallSite, Decoration, ImplicitCall, EntryFacts, Candidate})

@@ -11,6 +11,7 @@ import ast
 from collections.abc import Callable
 
 from graphlint.checks import apis
+from graphlint.checks.ast_children import child_nodes
 from graphlint.checks.facts import CallSite, Expr, FlowFacts
 from graphlint.checks.flow_scopes import FlowScope
 from graphlint.checks.scopes import ScopeStack
@@ -105,7 +106,7 @@ class FlowExpressions(ScopeStack[FlowScope]):
             if node.value is not None:
                 self._return(self._expr(node.value))
             return None
-        for child in ast.iter_child_nodes(node):  # operators, comparisons, f-strings: their calls
+        for child in child_nodes(node):  # operators, comparisons, f-strings: their calls
             if isinstance(child, ast.expr):
                 self._expr(child)
         return None

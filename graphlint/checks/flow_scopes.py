@@ -12,11 +12,14 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any
 
+from graphlint.checks.ast_children import child_nodes
 from graphlint.checks.known_values import KnownValues
 from graphlint.checks.positions import source_order
 from graphlint.checks.scopes import Scope
 
 FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef)
+_SCOPE_NODES = frozenset({*FUNCTION_NODES, ast.ClassDef, ast.Lambda})
+_NAMED_BINDINGS = frozenset({ast.ExceptHandler, ast.MatchAs, ast.MatchStar})  # ``except E as name``, ``case [*name]``
 
 
 @dataclass
@@ -58,38 +61,42 @@ class ScopeScan:
     @classmethod
     def of(cls, tree: ast.Module) -> "ScopeScan":
         scan = cls()
+        bound, calls = scan.bound, scan.calls
         stack: list[tuple[ast.AST, int]] = [(statement, id(tree)) for statement in tree.body]
         while stack:
             node, scope = stack.pop()
-            if isinstance(node, (*FUNCTION_NODES, ast.ClassDef, ast.Lambda)):
-                if not isinstance(node, ast.Lambda):
-                    scan.bound.setdefault(scope, set()).add(node.name)
-                    stack.extend((d, scope) for d in node.decorator_list)
-                if isinstance(node, ast.ClassDef):
-                    stack.extend((e, scope) for e in (*node.bases, *(k.value for k in node.keywords)))
-                    stack.extend((statement, id(node)) for statement in node.body)
+            node_type = type(node)  # ast node types are final: ``is`` is isinstance
+            if node_type is ast.Name:  # the commonest node, and a leaf
+                if type(node.ctx) is ast.Store:  # type: ignore[attr-defined]
+                    bound.setdefault(scope, set()).add(node.id)  # type: ignore[attr-defined]
+                continue
+            if node_type in _SCOPE_NODES:
+                if node_type is not ast.Lambda:
+                    bound.setdefault(scope, set()).add(node.name)  # type: ignore[attr-defined]
+                    stack.extend((d, scope) for d in node.decorator_list)  # type: ignore[attr-defined]
+                if node_type is ast.ClassDef:
+                    stack.extend((e, scope) for e in (*node.bases, *(k.value for k in node.keywords)))  # type: ignore[attr-defined]
+                    stack.extend((statement, id(node)) for statement in node.body)  # type: ignore[attr-defined]
                     continue
-                stack.extend((d, scope) for d in (*node.args.defaults, *node.args.kw_defaults) if d is not None)
-                body = node.body if isinstance(node.body, list) else [node.body]
+                arguments = node.args  # type: ignore[attr-defined]
+                stack.extend((d, scope) for d in (*arguments.defaults, *arguments.kw_defaults) if d is not None)
+                body = node.body if isinstance(node.body, list) else [node.body]  # type: ignore[attr-defined]
                 stack.extend((statement, id(node)) for statement in body)
                 continue
-            if isinstance(node, ast.Call):
-                scan.calls.append(node)
-            elif isinstance(node, ast.Name):
-                if isinstance(node.ctx, ast.Store):
-                    scan.bound.setdefault(scope, set()).add(node.id)
+            if node_type is ast.Call:
+                calls.append(node)  # type: ignore[arg-type]
+            elif node_type is ast.Import or node_type is ast.ImportFrom:
+                names = {a.asname or a.name.split(".", 1)[0] for a in node.names if a.name != "*"}  # type: ignore[attr-defined]
+                bound.setdefault(scope, set()).update(names)
                 continue
-            elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                names = {a.asname or a.name.split(".", 1)[0] for a in node.names if a.name != "*"}
-                scan.bound.setdefault(scope, set()).update(names)
-                continue
-            elif isinstance(node, ast.Global):
-                scan.globals.setdefault(scope, set()).update(node.names)
-            elif isinstance(node, ast.Nonlocal):
-                scan.nonlocals.setdefault(scope, set()).update(node.names)
-            elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
-                scan.bound.setdefault(scope, set()).add(node.name)
-            stack.extend((child, scope) for child in ast.iter_child_nodes(node))
+            elif node_type is ast.Global:
+                scan.globals.setdefault(scope, set()).update(node.names)  # type: ignore[attr-defined]
+            elif node_type is ast.Nonlocal:
+                scan.nonlocals.setdefault(scope, set()).update(node.names)  # type: ignore[attr-defined]
+            elif node_type in _NAMED_BINDINGS and node.name:  # type: ignore[attr-defined]
+                bound.setdefault(scope, set()).add(node.name)  # type: ignore[attr-defined]
+            for child in child_nodes(node):
+                stack.append((child, scope))
         scan.calls = source_order(scan.calls)  # type: ignore[assignment]
         return scan
 

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import libcst as cst
+
+from graphlint.checks.ast_children import child_nodes
 
 
 @dataclass(frozen=True)
@@ -55,32 +58,45 @@ def _ast_anchors(tree: ast.AST) -> dict[str, list[_AstSpan]]:
     def add(kind: str, node: ast.AST) -> None:
         found[kind].append((node.lineno, node.col_offset, node.end_lineno, node.end_col_offset))  # type: ignore[attr-defined]
 
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
+    queue = deque([tree])  # breadth first, as ``ast.walk``
+    while queue:
+        node = queue.popleft()
+        node_type = type(node)
+        queue.extend(child_nodes(node))
+        if node_type not in _AST_ANCHOR_TYPES:
+            continue
+        if node_type is ast.Call:
             add("Call", node)
-        elif isinstance(node, ast.Subscript):
+        elif node_type is ast.Subscript:
             add("Subscript", node)
-        elif isinstance(node, ast.BinOp):
+        elif node_type is ast.BinOp:
             add("BinaryOperation", node)
-        elif isinstance(node, ast.FormattedValue):
+        elif node_type is ast.FormattedValue:
             # Before Python 3.12 a FormattedValue spans the whole f-string; its value does not.
-            add("FormattedStringExpression", node.value)
-        elif isinstance(node, ast.If):  # ``elif`` is an If in the orelse, in both trees
-            add("If", node.test)
-        elif isinstance(node, ast.Assign):
-            for target in node.targets:
+            add("FormattedStringExpression", node.value)  # type: ignore[attr-defined]
+        elif node_type is ast.If:  # ``elif`` is an If in the orelse, in both trees
+            add("If", node.test)  # type: ignore[attr-defined]
+        elif node_type is ast.Assign:
+            for target in node.targets:  # type: ignore[attr-defined]
                 add("AssignTarget", target)
-        elif isinstance(node, (ast.With, ast.AsyncWith)):
-            for item in node.items:  # an ast withitem has no position; its expression has
+        elif node_type is ast.With or node_type is ast.AsyncWith:
+            for item in node.items:  # type: ignore[attr-defined]  # an ast withitem has no position; its expression has
                 add("WithItem", item.context_expr)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            for decorator in node.decorator_list:
+        else:  # a def or class
+            for decorator in node.decorator_list:  # type: ignore[attr-defined]
                 add("Decorator", decorator)
     for spans in found.values():
         # Source order = by start; a node that contains another starting at the same place
         # (``f(x)(y)`` around ``f(x)``) ends later and comes first, as in a pre-order walk.
         spans.sort(key=lambda s: (s[0], s[1], -s[2], -s[3]))
     return found
+
+
+# The ast node types that hold an anchor (ast types are final: ``type(node) is`` is isinstance)
+_AST_ANCHOR_TYPES = frozenset({
+    ast.Call, ast.Subscript, ast.BinOp, ast.FormattedValue, ast.If, ast.Assign, ast.With, ast.AsyncWith,
+    ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+})
 
 
 def locate(

@@ -72,6 +72,10 @@ class SiteValues:
     moved_once: set[int]
     module_state_names: frozenset[str]  # registered on a module handed in: layer.register_parameter("w", p)
     options: Any  # the ExtractOptions: what [tool.graphlint] and the presets add
+    # id(expression) → (the expression, kept so that its id is not reused; its qualified name).
+    # Every rule's ``visit_Call`` asks for its callee's; the answer changes only with the
+    # imports, and the import handlers clear this.
+    qualified: dict[int, tuple[cst.BaseExpression, str | None]]
 
     @property
     def in_loop(self) -> bool:
@@ -83,6 +87,14 @@ class SiteValues:
         return scope.qualname.rsplit(".", 1)[-1] if scope.kind == "function" else None
 
     def qualify(self, expr: cst.BaseExpression) -> str | None:
+        known = self.qualified.get(id(expr))
+        if known is not None:
+            return known[1]
+        name = self._qualify(expr)
+        self.qualified[id(expr)] = (expr, name)
+        return name
+
+    def _qualify(self, expr: cst.BaseExpression) -> str | None:
         name = dotted_name(expr)
         if name is None:
             return None

@@ -10,6 +10,7 @@ what ``positions.py`` relies on to give nodes their line and column.
 from __future__ import annotations
 
 import dataclasses
+import typing
 from collections.abc import Iterator
 
 import libcst as cst
@@ -38,25 +39,43 @@ _SOURCE_ORDER: dict[type[cst.CSTNode], tuple[str, ...]] = {
 _fields_by_type: dict[type, tuple[str, ...]] = {}
 
 
-def _child_fields(node_type: type[cst.CSTNode]) -> tuple[str, ...]:
+def child_fields(node_type: type[cst.CSTNode]) -> tuple[str, ...]:
+    """The fields of ``node_type`` that may hold a code-carrying node, in source order. A field
+    whose declared type admits no node (``Name.value: str``, ``Arg.star: Literal[...]``) is left
+    out: most nodes met (names, strings, numbers) then have no field to read at all."""
     names = _fields_by_type.get(node_type)
     if names is None:
         ordered = _SOURCE_ORDER.get(node_type)
+        declared = {f.name: f.type for f in dataclasses.fields(node_type)}
         if ordered is None:
-            ordered = tuple(f.name for f in dataclasses.fields(node_type))
+            ordered = tuple(declared)
         names = tuple(
-            n for n in ordered if n not in _SKIPPED_FIELDS and not n.startswith("whitespace")
+            n for n in ordered
+            if n not in _SKIPPED_FIELDS and not n.startswith("whitespace") and _may_hold_node(declared[n])
         )
         _fields_by_type[node_type] = names
     return names
 
 
+def _may_hold_node(declared: object) -> bool:
+    """Whether a value of the declared type can be (or contain) a libcst node; True for what
+    this does not recognise."""
+    if isinstance(declared, type):
+        return declared not in (str, bool, int, float)
+    origin = typing.get_origin(declared)
+    if origin is typing.Literal:
+        return False
+    if origin is typing.Union:
+        return any(_may_hold_node(arg) for arg in typing.get_args(declared))
+    return True  # Sequence[...], forward references, anything else: read it
+
+
 _is_node_type: dict[type, bool] = {}
 
 
-def _is_node(value: object) -> bool:
-    # CSTNode is an ABC: a plain isinstance() goes through __instancecheck__ on every call.
-    value_type = type(value)
+def is_node_type(value_type: type) -> bool:
+    """``issubclass(value_type, cst.CSTNode)``, remembered: CSTNode is an ABC, and a plain
+    isinstance() goes through ``__instancecheck__`` on every call."""
     known = _is_node_type.get(value_type)
     if known is None:
         known = _is_node_type[value_type] = issubclass(value_type, cst.CSTNode)
@@ -66,12 +85,13 @@ def _is_node(value: object) -> bool:
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """The child nodes that carry code (not whitespace), in source order."""
     found: list[cst.CSTNode] = []
-    for name in _child_fields(type(node)):
-        value = getattr(node, name, None)
-        if type(value) in (list, tuple):
-            found.extend(item for item in value if _is_node(item))  # type: ignore[union-attr]
-        elif _is_node(value):
-            found.append(value)  # type: ignore[arg-type]
+    for name in child_fields(type(node)):
+        value = getattr(node, name)
+        value_type = type(value)
+        if value_type is tuple or value_type is list:
+            found.extend(value)  # a sequence field holds nodes only (libcst's visitors rely on it too)
+        elif is_node_type(value_type):
+            found.append(value)
     return found
 
 

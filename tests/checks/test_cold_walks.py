@@ -1,0 +1,108 @@
+"""The shortcuts that make a cold check cheap (issue 12) read real trees exactly as the plain
+ways do: libcst's parse without its node validation, the walks' own child lists, the facts'
+JSON, and the garbage collector's state after a pool."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import gc
+import importlib.util
+import json
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from graphlint.checks.ast_children import child_nodes
+from graphlint.checks.collect import SERIAL_BELOW, collect_facts
+from graphlint.checks.extract import extract_facts, parse_unvalidated
+from graphlint.checks.facts import ExtractOptions, FileFacts
+from graphlint.checks.syntax import children, preorder
+
+TORCH = Path(importlib.util.find_spec("torch").origin).parent  # read, never imported
+REAL_FILES = [TORCH / "_dynamo" / "eval_frame.py", TORCH / "_tensor.py", TORCH / "nn" / "modules" / "module.py"]
+MATCH_AND_FRIENDS = '''\
+import torch
+global_count: int = 0
+def f(x, /, y=1, *args, k: "torch.Tensor" = None, **kw):
+    global global_count
+    match x:
+        case {"a": 1, **rest} if rest: return rest
+        case [1, *others]: return others
+        case torch.Size(n=2) | None: pass
+    try:
+        d = {**kw, "y": y}
+    except* ValueError as e:
+        del d
+    async def g():
+        async with torch.no_grad() as z, lock: await z
+        return [i async for i in aiter(d) if i], f"{x!r:>{y}}"
+    return lambda q=y: (q := q + 1), x if y else -x
+'''
+
+
+def _generic_children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """Every field's nodes, filtered at run time, with ``children``' skips: the oracle."""
+    skipped = {"lpar", "rpar", "leading_lines", "lines_after_decorators", "trailing_whitespace", "comma", "equal",
+               "semicolon", "header", "footer", "indent", "lbracket", "rbracket", "lbrace", "rbrace", "colon", "dot",
+               "star", "asynchronous", "operator", "encoding", "default_indent", "default_newline",
+               "has_trailing_newline", "conversion", "posonly_ind", "whitespace_after_star", "whitespace_after_param"}
+    names = [f.name for f in dataclasses.fields(node)]
+    order = {cst.FunctionDef: ("decorators", "name", "type_parameters", "params", "returns", "body"),
+             cst.ClassDef: ("decorators", "name", "type_parameters", "bases", "keywords", "body"),
+             cst.IfExp: ("body", "test", "orelse"),
+             cst.Parameters: ("posonly_params", "params", "star_arg", "kwonly_params", "star_kwarg"),
+             cst.Arg: ("keyword", "value"), cst.MatchCase: ("pattern", "guard", "body")}.get(type(node), names)
+    found: list[cst.CSTNode] = []
+    for name in order:
+        if name in skipped or name.startswith("whitespace"):
+            continue
+        value = getattr(node, name)
+        items = value if isinstance(value, (list, tuple)) else [value]
+        found.extend(item for item in items if isinstance(item, cst.CSTNode))
+    return found
+
+
+def _sources() -> list[str]:
+    return [path.read_text(encoding="utf-8") for path in REAL_FILES] + [MATCH_AND_FRIENDS]
+
+
+@pytest.mark.parametrize("index", range(len(REAL_FILES) + 1))
+def test_unvalidated_parse_is_the_parse_and_validation_comes_back(index: int) -> None:
+    text = _sources()[index]
+    assert parse_unvalidated(text).deep_equals(cst.parse_module(text))
+    with pytest.raises(cst.CSTValidationError):  # nodes built afterwards are checked again
+        cst.Name("not a name")
+
+
+@pytest.mark.parametrize("index", range(len(REAL_FILES) + 1))
+def test_libcst_children_are_every_code_field_in_source_order(index: int) -> None:
+    for node in preorder(cst.parse_module(_sources()[index])):
+        assert children(node) == _generic_children(node), type(node).__name__
+
+
+@pytest.mark.parametrize("index", range(len(REAL_FILES) + 1))
+def test_ast_children_are_iter_child_nodes_less_contexts_and_operators(index: int) -> None:
+    markers = (ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop)
+    for node in ast.walk(ast.parse(_sources()[index])):
+        expected = [c for c in ast.iter_child_nodes(node) if not isinstance(c, markers)]
+        assert child_nodes(node) == expected, type(node).__name__
+
+
+def test_facts_text_is_the_json_of_every_field() -> None:
+    facts = extract_facts(REAL_FILES[0].read_bytes(), ExtractOptions())
+    data = json.loads(facts.to_text())
+    assert data == json.loads(json.dumps(dataclasses.asdict(facts)))
+    assert FileFacts.from_text(facts.to_text()) == FileFacts.from_json(data)
+    assert data["flow"]["calls"] and data["candidates"]  # a real file: something to compare
+
+
+def test_a_pool_leaves_the_garbage_collector_as_it_found_it(tmp_path: Path) -> None:
+    for i in range(SERIAL_BELOW):
+        (tmp_path / f"m{i}.py").write_text(f"import torch\ndef f{i}(x):\n    return torch.compile(x)\n")
+    files = sorted(tmp_path.glob("*.py"))
+    assert gc.isenabled()
+    facts = collect_facts(files, ExtractOptions(), None, jobs=2)
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    assert all(f.error is None and f.entries for f in facts.values())
