@@ -41,7 +41,7 @@ class CallConditions(ScopeStack[FlowScope]):
         nothing; in a loop, one rebound anywhere in the function (``_keep_sound_conditions``)."""
         scope = self.function_scope
         tree = self._condition(test)
-        rebound = {p for p in _atoms([(tree, holds)]) if self._rebound(scope.qualname, p)}
+        rebound = {p for p in atoms([(tree, holds)]) if self._rebound(scope.qualname, p)}
         tree = _forget(tree, rebound)
         if scope.kind != "function" or not _names_a_parameter(tree):
             return False
@@ -120,7 +120,7 @@ class CallConditions(ScopeStack[FlowScope]):
         back to the test after it) is not what the call handed over."""
         for ordinal, around in list(self.facts.call_conditions.items()):
             site = self.facts.calls[ordinal]
-            rebound = {p for p in _atoms([c for c in around if c[2]]) if site is not None and self._rebound(site.scope, p)}
+            rebound = {p for p in atoms([c for c in around if c[2]]) if site is not None and self._rebound(site.scope, p)}
             kept = [[_forget(tree, rebound) if looped else tree, holds] for tree, holds, looped in around]
             kept = [c for c in kept if _names_a_parameter(c[0])]
             if kept:
@@ -145,7 +145,7 @@ def known_value(node: ast.expr) -> list[bool | None] | None:
     return None
 
 
-def _atoms(around: list[Any]) -> set[str]:
+def atoms(around: list[Any]) -> set[str]:
     found: set[str] = set()
 
     def visit(tree: Expr) -> None:
@@ -161,7 +161,7 @@ def _atoms(around: list[Any]) -> set[str]:
 
 
 def _names_a_parameter(tree: Expr) -> bool:
-    return bool(_atoms([(tree, True)]))
+    return bool(atoms([(tree, True)]))
 
 
 def _forget(tree: Expr, names: set[str]) -> Expr:

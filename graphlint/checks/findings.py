@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from graphlint.checks.catalog import Catalog, RuleInfo
 from graphlint.checks.facts import Candidate
 from graphlint.checks.link import LinkedFile, Project
+from graphlint.checks.parameter_constants import live_entry_functions
 from graphlint.checks.regions import EntryId, RegionHit, Regions
 from graphlint.checks.value_graph import FunctionKey
 
@@ -128,7 +129,7 @@ def _region(project: Project, regions: Regions, file: int, candidate: Candidate,
         own = EntryId(file, candidate.own_entry)
         hits = [
             hit
-            for function in project.entry_functions(file, candidate.own_entry)
+            for function in live_entry_functions(project, file, candidate.own_entry)
             for hit in regions.hits(function)
             if hit.entry != own and hit.traced and len(hit.chain) > 1
         ]

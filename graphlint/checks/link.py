@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from graphlint.checks.facts import MODULE_SCOPE, CallSite, FileFacts, FunctionFacts
 from graphlint.checks.graph_cache import SolvedGraphs
@@ -40,6 +41,7 @@ class Project:
     graphs: SolvedGraphs = field(default_factory=SolvedGraphs)
     preview: bool = False  # the value flow's preview contexts (docs/callgraph.md "Preview")
     _sites: dict[int, dict[str, list[int]]] = field(default_factory=dict)  # file → scope → call ordinals
+    constants: Any = None  # what parameters hold on every call, once asked (``parameter_constants.py``)
 
     @cached_property
     def graph(self) -> CallGraph:

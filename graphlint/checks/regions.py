@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from graphlint.checks.edge_conditions import Edge, runs
 from graphlint.checks.facts import EntryFacts, RegionKind
 from graphlint.checks.link import Project
+from graphlint.checks.parameter_constants import live_entry_starts
 from graphlint.checks.value_graph import FunctionKey
 
 
@@ -81,7 +82,7 @@ def mark_regions(project: Project) -> Regions:
             if entry.targets:
                 starts = [
                     (key, copy, (ChainStep(key.qualname, project.files[key.file].display, project.function(key).line),), None)
-                    for key, copy in project.entry_starts(file_index, entry_index)
+                    for key, copy in live_entry_starts(project, file_index, entry_index)
                 ]
             else:  # a capture block: its sites, and the calls made in it
                 scope = FunctionKey(file_index, entry.scope)
