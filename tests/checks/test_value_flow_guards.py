@@ -109,6 +109,18 @@ GUARD_FORMS = {
         if not isinstance(layer, FusedMoE):
             return LinearMethod()
         return MoeMethod()""",
+    "local-in-branches": """
+        if isinstance(layer, (LinearBase, ParallelLMHead)):
+            quant_method = LinearMethod()
+            if getattr(quant_method, "backend", "") == "marlin":
+                quant_method.input_dtype = describe(prefix)
+            return quant_method
+        elif isinstance(layer, FusedMoE):
+            quant_method = MoeMethod()
+            if getattr(quant_method, "backend", "") == "marlin":
+                quant_method.input_dtype = describe(prefix)
+            return quant_method
+        return None""",
     "not-else": """
         if not isinstance(layer, (LinearBase, ParallelLMHead)):
             return MoeMethod()
@@ -293,6 +305,37 @@ def test_a_forwarding_method_that_rebinds_its_parameter_forwards_no_guard(tmp_pa
     _, fp4, marlin = regions(tmp_path, {"app.py": code})
     assert {"app.MoeMethod.apply", "app.LinearMethod.apply"} <= set(fp4["functions"])
     assert {"app.MoeMethod.apply", "app.LinearMethod.apply"} <= set(marlin["functions"])
+
+
+@pytest.mark.parametrize(
+    "between",
+    [
+        "reset()",
+        "quant_method = pick(quant_method)",
+        "for step in range(2):\n                quant_method.input_dtype = step\n                quant_method = MoeMethod()",
+    ],
+    ids=["closure-rebinds", "rebound", "rebound-in-a-loop"],
+)
+def test_a_local_that_may_be_rebound_before_its_return_holds_every_value(tmp_path: Path, between: str) -> None:
+    """``quant_method = LinearMethod()`` then ``return quant_method``: what the call made, unless
+    something in between may make the local hold another value (a closure the call runs,
+    another binding, a loop that binds it)."""
+    body = f"""
+        def reset():
+            nonlocal quant_method
+            quant_method = MoeMethod()
+
+        if isinstance(layer, (LinearBase, ParallelLMHead)):
+            quant_method = LinearMethod()
+            {between}
+            return quant_method
+        elif isinstance(layer, FusedMoE):
+            quant_method = MoeMethod()
+            return quant_method
+        return None"""
+    code = QUANT_CONFIG.format(body=body, called="lm_head") + "\n\ndef pick(method):\n    return MoeMethod() if method else method\n"
+    (entry,) = regions(tmp_path, {"app.py": code})
+    assert "app.MoeMethod.apply" in entry["functions"]
 
 
 LAYER_TYPE_DEFAULT = """
