@@ -200,17 +200,26 @@ class _FlowWalker(FlowDefinitions, ReturnGuards, ReturnedArgumentsWalk, CallCond
             self.scope.known.forget(changed_names(node))
 
     def _parts(self, node: ast.stmt) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.stmt):
-                self._statement(child)
-            elif isinstance(child, ast.expr):
-                self._expr(child)
-            elif isinstance(child, (ast.excepthandler, ast.match_case)):
-                for part in ast.iter_child_nodes(child):
-                    if isinstance(part, ast.stmt):
-                        self._statement(part)
-                    elif isinstance(part, ast.expr):
-                        self._expr(part)
+        """The parts of a compound statement in order; each block (a ``try``'s body, a handler,
+        the ``else``, a ``match`` case) starts from what holds before the statement, as any of
+        them may run without the ones before it."""
+        changed = changed_names(node)
+        for _, value in ast.iter_fields(node):
+            block = value if isinstance(value, list) else [value]
+            for child in block:
+                if isinstance(child, ast.stmt):
+                    self._statement(child)
+                elif isinstance(child, ast.expr):
+                    self._expr(child)
+                elif isinstance(child, (ast.excepthandler, ast.match_case)):
+                    self.scope.known.forget(changed)
+                    for part in ast.iter_child_nodes(child):
+                        if isinstance(part, ast.stmt):
+                            self._statement(part)
+                        elif isinstance(part, ast.expr):
+                            self._expr(part)
+            if any(isinstance(child, ast.stmt) for child in block):
+                self.scope.known.forget(changed)
 
     def _implicit(self, kind: str, value: Expr | None) -> Expr | None:
         if value is None:

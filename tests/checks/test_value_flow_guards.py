@@ -696,3 +696,17 @@ def test_a_false_flag_carried_through_parameters_keeps_the_compile_from_running(
     status, report = lint_project(tmp_path, {"app.py": code}, "--select", "GL101")
     assert status in (0, 1)
     assert (("GL101", COMPILE_LINE) in found(report)) is nested
+
+
+def test_a_handler_does_not_see_what_its_try_body_bound(tmp_path: Path) -> None:
+    """``quant_method = MoeMethod()`` before a ``try`` whose body binds ``LinearMethod()``: the
+    ``except`` may run before that binding, so its ``return quant_method`` returns either."""
+    body = """
+        quant_method = MoeMethod()
+        try:
+            quant_method = LinearMethod()
+        except ValueError:
+            return quant_method
+        return None"""
+    (entry,) = regions(tmp_path, {"app.py": QUANT_CONFIG.format(body=body, called="lm_head")})
+    assert {"app.MoeMethod.apply", "app.LinearMethod.apply"} <= set(entry["functions"])
