@@ -102,6 +102,11 @@ PASS_THROUGH_CALLS = frozenset(
 )
 # Calls that call their callable arguments (``map(f, xs)`` calls ``f``).
 CALLS_ITS_ARGUMENTS = frozenset({"builtins.map", "builtins.filter"})
+# Builtins that only read what they are handed: a local passed to one keeps what it holds
+# (``getattr(quant_method, "backend", "")``; ``known_values.py``).
+READS_ITS_ARGUMENTS = frozenset(
+    {"getattr", "hasattr", "isinstance", "issubclass", "len", "id", "type", "callable", "repr", "str", "bool"}
+)
 # ``functools.partial(f, *args)``: calling the result calls ``f`` with ``args`` first.
 PARTIAL_FUNCTIONS = frozenset({"functools.partial"})
 # Methods that put their arguments into the container they are called on

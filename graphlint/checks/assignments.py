@@ -25,6 +25,7 @@ from graphlint.checks.facts import MODULE_SCOPE, Expr, FlowFacts, ImplicitCall
 from graphlint.checks.flow_expressions import FlowExpressions, dotted, union
 from graphlint.checks.flow_definitions import FlowDefinitions
 from graphlint.checks.flow_scopes import FUNCTION_NODES, ScopeScan
+from graphlint.checks.known_values import changed_names
 from graphlint.checks.return_guards import ReturnGuards
 from graphlint.checks.returned_arguments import ReturnedArgumentsWalk
 
@@ -130,14 +131,14 @@ class _FlowWalker(FlowDefinitions, ReturnGuards, ReturnedArgumentsWalk, CallCond
             if node.value is not None:
                 self._assignment([node.target], node.value)
         elif isinstance(node, (ast.For, ast.AsyncFor)):
-            self.scope.known.forget()
+            self.scope.known.forget(changed_names(node))
             self._bind_loop(node.target, node.iter)
             self.loops[self.function_scope.qualname] += 1
             self._statements(node.body)
             self.loops[self.function_scope.qualname] -= 1
             self._statements(node.orelse)
         elif isinstance(node, (ast.With, ast.AsyncWith)):
-            self.scope.known.forget()
+            self.scope.known.forget(changed_names(node))
             for item in node.items:
                 value = self._expr(item.context_expr)
                 if item.optional_vars is not None:
@@ -171,7 +172,7 @@ class _FlowWalker(FlowDefinitions, ReturnGuards, ReturnedArgumentsWalk, CallCond
                 else:
                     self._return_branches(node.value)
         elif isinstance(node, ast.If):
-            self.scope.known.forget()
+            self.scope.known.forget(changed_names(node))
             self._expr(node.test)
             guard = self._isinstance_guard(node.test) or self._falsy_guard(node.test, negated=True)
             if guard is not None:
@@ -182,6 +183,7 @@ class _FlowWalker(FlowDefinitions, ReturnGuards, ReturnedArgumentsWalk, CallCond
                 self.conditions.pop()
             if guard is not None:
                 self.guards.pop()
+            self.scope.known.forget(changed_names(node))  # the else does not see the body's bindings
             otherwise = self._isinstance_guard(node.test, negated=True) if node.orelse else None  # type: ignore[attr-defined]
             if otherwise is not None:
                 self.guards.append(otherwise)
@@ -196,29 +198,38 @@ class _FlowWalker(FlowDefinitions, ReturnGuards, ReturnedArgumentsWalk, CallCond
         else:  # if / while / try / match / expressions / raise / assert / del: their parts
             compound = not isinstance(node, (ast.Expr, ast.Assert, ast.Raise, ast.Delete))
             if compound:
-                self.scope.known.forget()
+                self.scope.known.forget(changed_names(node))
             looping = isinstance(node, ast.While)
             self.loops[self.function_scope.qualname] += looping
             self._parts(node)
             self.loops[self.function_scope.qualname] -= looping
             if compound:
-                self.scope.known.forget()
+                self.scope.known.forget(changed_names(node))
             return
         if isinstance(node, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.AugAssign, ast.If)):
-            self.scope.known.forget()
+            self.scope.known.forget(changed_names(node))
 
     def _parts(self, node: ast.stmt) -> None:
-        for child in child_nodes(node):
-            if isinstance(child, ast.stmt):
-                self._statement(child)
-            elif isinstance(child, ast.expr):
-                self._expr(child)
-            elif isinstance(child, (ast.excepthandler, ast.match_case)):
-                for part in child_nodes(child):
-                    if isinstance(part, ast.stmt):
-                        self._statement(part)
-                    elif isinstance(part, ast.expr):
-                        self._expr(part)
+        """The parts of a compound statement in order; each block (a ``try``'s body, a handler,
+        the ``else``, a ``match`` case) starts from what holds before the statement, as any of
+        them may run without the ones before it."""
+        changed = changed_names(node)
+        for _, value in ast.iter_fields(node):
+            block = value if isinstance(value, list) else [value]
+            for child in block:
+                if isinstance(child, ast.stmt):
+                    self._statement(child)
+                elif isinstance(child, ast.expr):
+                    self._expr(child)
+                elif isinstance(child, (ast.excepthandler, ast.match_case)):
+                    self.scope.known.forget(changed)
+                    for part in child_nodes(child):
+                        if isinstance(part, ast.stmt):
+                            self._statement(part)
+                        elif isinstance(part, ast.expr):
+                            self._expr(part)
+            if any(isinstance(child, ast.stmt) for child in block):
+                self.scope.known.forget(changed)
 
     def _implicit(self, kind: str, value: Expr | None) -> Expr | None:
         if value is None:

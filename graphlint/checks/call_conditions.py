@@ -20,6 +20,7 @@ from collections import Counter
 from typing import Any
 
 from graphlint.checks import apis
+from graphlint.checks.condition_atoms import atoms
 from graphlint.checks.facts import CallSite, Expr, FlowFacts
 from graphlint.checks.flow_scopes import FlowScope
 from graphlint.checks.scopes import ScopeStack
@@ -42,7 +43,7 @@ class CallConditions(ScopeStack[FlowScope]):
         nothing; in a loop, one rebound anywhere in the function (``_keep_sound_conditions``)."""
         scope = self.function_scope
         tree = self._condition(test)
-        rebound = {p for p in _atoms([(tree, holds)]) if self._rebound(scope.qualname, p)}
+        rebound = {p for p in atoms([(tree, holds)]) if self._rebound(scope.qualname, p)}
         tree = _forget(tree, rebound)
         if scope.kind != "function" or not _names_a_parameter(tree):
             return False
@@ -121,7 +122,7 @@ class CallConditions(ScopeStack[FlowScope]):
         back to the test after it) is not what the call handed over."""
         for ordinal, around in list(self.facts.call_conditions.items()):
             site = self.facts.calls[ordinal]
-            rebound = {p for p in _atoms([c for c in around if c[2]]) if site is not None and self._rebound(site.scope, p)}
+            rebound = {p for p in atoms([c for c in around if c[2]]) if site is not None and self._rebound(site.scope, p)}
             kept = [[_forget(tree, rebound) if looped else tree, holds] for tree, holds, looped in around]
             kept = [c for c in kept if _names_a_parameter(c[0])]
             if kept:
@@ -146,23 +147,8 @@ def known_value(node: ast.expr) -> list[bool | None] | None:
     return None
 
 
-def _atoms(around: list[Any]) -> set[str]:
-    found: set[str] = set()
-
-    def visit(tree: Expr) -> None:
-        if tree[0] in ("none", "truth"):
-            found.add(tree[1])
-        elif tree[0] in ("not", "and", "or"):
-            for part in tree[1:]:
-                visit(part)
-
-    for tree, *_ in around:
-        visit(tree)
-    return found
-
-
 def _names_a_parameter(tree: Expr) -> bool:
-    return bool(_atoms([(tree, True)]))
+    return bool(atoms([(tree, True)]))
 
 
 def _forget(tree: Expr, names: set[str]) -> Expr:

@@ -11,7 +11,7 @@ iteration are calls without a call site; an entry point calls what it is handed.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from functools import cached_property
 from typing import Any
 
@@ -20,6 +20,7 @@ from graphlint.checks.class_hierarchy import ClassHierarchy
 from graphlint.checks.facts import FALSY, CallSite, Expr
 from graphlint.checks.implicit_calls import ImplicitCalls, is_decoration
 from graphlint.checks.parameter_defaults import ParameterDefaults
+from graphlint.checks.instance_guards import InstanceGuards
 from graphlint.checks.pass_through import PassThrough
 from graphlint.checks.call_site_copies import CallSiteCopies
 from graphlint.checks.receiver_copies import MethodCopy
@@ -40,7 +41,7 @@ from graphlint.checks.value_graph import (
 )
 
 
-class CallSemantics(ReturnedArguments, ImplicitCalls, CallSiteCopies, PassThrough, WrapOrder, ParameterDefaults):
+class CallSemantics(ReturnedArguments, ImplicitCalls, CallSiteCopies, InstanceGuards, WrapOrder, ParameterDefaults):
     """The call half of the solver (it provides ``compile``, ``member`` and the tables below)."""
 
     files: list[LinkedModule]
@@ -279,6 +280,7 @@ class CallSemantics(ReturnedArguments, ImplicitCalls, CallSiteCopies, PassThroug
         # a function that returns a parameter as given returns this call's argument (a
         # registering decorator hands back the class it decorates, not every class it saw)
         self.bind_passes(file, qualname, params, args, out, site, name)
+        self.forward_guards(qualname, (params, args, out, (site, name)), file)
         self.bind_rest_passes(file, qualname, params, args, out, name)
         positional = [p for p, kind in params if kind in ("o", "p")]
         varargs = next((p for p, kind in params if kind == "*"), None)
@@ -320,7 +322,7 @@ class CallSemantics(ReturnedArguments, ImplicitCalls, CallSiteCopies, PassThroug
             if falsy:
                 self.return_if_falsy(is_decoration(site), self.variable(file, key), out)
             else:
-                self.return_if_instance(file, self.argument(params, args, guarded), classes, self.variable(file, key), out)
+                self.return_if_instance(file, self.argument(params, args, guarded), classes, self.variable(file, key), out, site)
 
     def argument(self, params: list[tuple[str, str]], args: CallArgs, name: str) -> int | None:
         """The node a call hands to parameter ``name``, when only that node can fill it (None:
@@ -333,54 +335,6 @@ class CallSemantics(ReturnedArguments, ImplicitCalls, CallSiteCopies, PassThroug
         if given and not (args.star or args.forwarded_star):
             return given[0]
         return None
-
-    def return_if_instance(self, file: int, given: int | None, classes: Expr, returned: int, out: int) -> None:
-        """``if isinstance(p, C): return x``: the call gets ``x`` only if it hands ``p`` an
-        instance of ``C``, or a value graphlint does not know (what an outside call returned,
-        or an argument it cannot single out, ``f(*xs)``): unknown opens the guard. An instance
-        of a named outside class is no instance of a project class. An argument that never
-        holds a value opens nothing: the answer for what is not known is nothing, as for an
-        unresolved call. ``["not", C]`` (the ``else`` of the test, or what follows ``if not
-        isinstance(p, C): return``): a value that is no instance of ``C``; each is judged by the
-        classes known when it arrives (one learnt later can only have opened more)."""
-        negated = classes[0] == "not"
-        named = self.compile(file, classes[1] if negated else classes)
-        if given is None or named is None:
-            self.edge(returned, out)
-            return
-        opened: list[bool] = []
-
-        def open_if(condition: bool) -> None:
-            if condition and not opened:
-                opened.append(True)
-                self.edge(returned, out)
-
-        def fits(objs: Iterable[Obj], cls: Obj) -> None:
-            open_if(any(self.instance_of(obj, cls) is not False for obj in objs))
-
-        def fits_none(objs: Iterable[Obj]) -> None:
-            known = list(self.values[named])
-            open_if(any(all(self.instance_of(obj, cls) is not True for cls in known) for obj in objs))
-
-        if negated:  # the argument is judged once some class is known
-            watching: list[bool] = []
-
-            def start(found: Iterable[Obj]) -> None:
-                if not watching:
-                    watching.append(True)
-                    self.watch(given, fits_none)
-
-            self.watch(named, start)
-            return
-        self.watch(named, lambda found: [self.watch(given, lambda objs, cls=cls: fits(objs, cls)) for cls in found])
-
-    def instance_of(self, obj: Obj, cls: Obj) -> bool | None:
-        """Whether ``obj`` is an instance of class ``cls`` (None: not known)."""
-        if obj == EXTERNAL_VALUE or cls[0] not in ("C", "X"):
-            return None
-        if obj[0] == "I":
-            return cls in self.classes.mro(("C", obj[1], obj[2]))
-        return False if cls[0] == "C" else None
 
     def flow(self, file: int) -> Any:
         return self.files[file].facts.flow

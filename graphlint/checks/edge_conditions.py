@@ -14,6 +14,7 @@ run it from that edge.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from graphlint.checks.facts import CallSite, DefFacts, Expr
@@ -36,15 +37,23 @@ def runs(project: Project, edge: Edge | None, callee: FunctionKey, ordinal: int)
     return all(value(tree, given) is not (not holds) for tree, holds in conditions)
 
 
-def handed_over(project: Project, edge: Edge, callee: FunctionKey) -> dict[str, Known]:
-    """What the call at ``edge`` hands ``callee``'s parameters, where its form says."""
+def handed_over(
+    project: Project,
+    edge: Edge,
+    callee: FunctionKey,
+    resolve: Callable[[Expr], Known | None] | None = None,
+    copy: str = "",
+) -> dict[str, Known]:
+    """What the call at ``edge`` hands ``callee``'s parameters, where its form says (or, for an
+    argument of another form, where ``resolve`` knows it: ``parameter_constants.py``); ``copy``:
+    the callee's copy the call binds (for a constructor's, the class built)."""
     site = project.files[edge[0]].facts.flow.calls[edge[1]]
     flow = project.files[callee.file].facts.flow
     definition = flow.defs.get(callee.qualname)
     if site is None or definition is None or definition.kind != "function":
         return {}
     kind = project.graph.callees.get(edge, {}).get(callee)
-    if not _direct(site, callee, kind):
+    if not _direct(site, callee, kind, copy):
         return {}
     shifts = _receiver_shifts(site, definition, kind)
     defaults = flow.known_defaults.get(callee.qualname, {})
@@ -56,9 +65,11 @@ def handed_over(project: Project, edge: Edge, callee: FunctionKey) -> dict[str, 
             continue
         if any(keyword == name for keyword, _ in site.keywords):
             found = site.known.get(name)
+            if found is None and resolve is not None:
+                found = resolve(dict(site.keywords)[name])
         else:
             candidates = [
-                _positional(site, positional.index(name) - shift, defaults.get(name), unpacked) if name in positional
+                _positional(site, positional.index(name) - shift, defaults.get(name), unpacked, resolve) if name in positional
                 else (None if unpacked else defaults.get(name))
                 for shift in shifts
                 if name not in positional or positional.index(name) - shift >= 0
@@ -69,9 +80,10 @@ def handed_over(project: Project, edge: Edge, callee: FunctionKey) -> dict[str, 
     return known
 
 
-def _direct(site: CallSite, callee: FunctionKey, kind: str | None) -> bool:
+def _direct(site: CallSite, callee: FunctionKey, kind: str | None, copy: str = "") -> bool:
     """Whether the call names the callee (``f(...)``, ``obj.f(...)``, ``Foo(...)`` for
-    ``Foo.__init__``): its arguments are the callee's. Not a ``functools.partial`` (bound
+    ``Foo.__init__``, or for the copy of an inherited ``__init__`` that building ``Foo`` binds,
+    ``receiver_copies.py``): its arguments are the callee's. Not a ``functools.partial`` (bound
     arguments come first), ``map(f, xs)``, an alias or a wrapper: what they hand over is unknown."""
     written = site.callee
     if written is None:
@@ -79,13 +91,17 @@ def _direct(site: CallSite, callee: FunctionKey, kind: str | None) -> bool:
     name = written[2] if written[0] == "a" else str(written[1]).rsplit(".", 1)[-1] if written[0] in ("v", "g") else None
     owner, _, function = callee.qualname.rpartition(".")
     if kind == "init":
-        return name == owner.rsplit(".", 1)[-1]
+        built = copy.rpartition(":")[2].rsplit(".", 1)[-1] if copy.startswith("@") else None
+        return name in (owner.rsplit(".", 1)[-1], built)
     return name == function
 
 
-def _positional(site: CallSite, index: int, default: Known | None, unpacked: bool) -> Known | None:
+def _positional(
+    site: CallSite, index: int, default: Known | None, unpacked: bool, resolve: Callable[[Expr], Known | None] | None
+) -> Known | None:
     if index < len(site.args):
-        return site.known.get(str(index))
+        found = site.known.get(str(index))
+        return resolve(site.args[index]) if found is None and resolve is not None else found
     return None if unpacked else default
 
 

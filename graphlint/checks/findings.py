@@ -12,6 +12,7 @@ from graphlint.checks import apis
 from graphlint.checks.catalog import Catalog, RuleInfo
 from graphlint.checks.facts import Candidate
 from graphlint.checks.link import LinkedFile, Project
+from graphlint.checks.parameter_constants import live_entry_functions
 from graphlint.checks.regions import EntryId, RegionHit, Regions
 from graphlint.checks.value_graph import FunctionKey
 
@@ -133,7 +134,7 @@ def _region(project: Project, regions: Regions, file: int, candidate: Candidate,
         # (rules/nested_compile.py says how that was measured).
         # A compiled model (its ``forward``) run by a capture is compile-then-capture, not this.
         own = EntryId(file, candidate.own_entry)
-        targets = project.entry_functions(file, candidate.own_entry)
+        targets = live_entry_functions(project, file, candidate.own_entry)
         if all(function.qualname.rsplit(".", 1)[-1] in apis.INSTANCE_CALL_METHODS for function in targets):
             return None
         hits = [

@@ -182,8 +182,9 @@ class FlowExpressions(ScopeStack[FlowScope]):
         self.facts.calls[ordinal] = site
         self._note_call(ordinal, node, site)
         known = self.scope.known
+        reads_only = isinstance(func, ast.Name) and func.id in apis.READS_ITS_ARGUMENTS and callee == ["x", func.id]
         for arg in (*node.args, *(k.value for k in node.keywords)):  # a callee may change what it is given
-            if isinstance(arg, ast.Name):
+            if isinstance(arg, ast.Name) and not reads_only:
                 known.touched(arg.id)
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
             known.touched(func.value.id, func.attr, node.args[0] if node.args else None)

@@ -103,6 +103,7 @@ def graph_to_json(graph: CallGraph) -> dict[str, Any]:
         "stopped": graph.stopped,
         "host_receivers": [list(key) for key in sorted(graph.host_receivers)],
         "saturated": graph.saturated,
+        "unseen": [list(key) for key in sorted(graph.unseen)],
     }
 
 
@@ -129,4 +130,5 @@ def graph_from_json(data: dict[str, Any]) -> CallGraph:
         stopped=data["stopped"],
         host_receivers={(f, o) for f, o in data["host_receivers"]},
         saturated=int(data["saturated"]),
+        unseen={(int(f), str(q), str(c)) for f, q, c in data["unseen"]},
     )

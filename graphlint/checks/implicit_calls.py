@@ -128,7 +128,10 @@ class ImplicitCalls(ValueGraph):
                 node = self.compile(file, _reads(copy)(["d", target[1]]))
             if node is None:
                 continue
-            site, out = ("entry", file, index), self.node()
+            # in a method's copy the entry's site names the copy: whether its compile call runs
+            # is decided per copy (``parameter_constants.py``)
+            site = ("entry", file, index) if copy is None else ("entry", file, index, copy.context)
+            out = self.node()
             # dynamo and capture call it with what the framework passes: values graphlint
             # cannot see, so every parameter holds an unknown value (not nothing)
             unknown = self.constant(EXTERNAL_VALUE)

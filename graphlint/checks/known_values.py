@@ -11,10 +11,17 @@ literal is followed). A name keeps its last value only when that value is itself
 attribute or a definition: what a call returns may be a container that something else fills.
 Reads from other scopes (a function defined here runs later) see the whole graph.
 
-One exception, where no filling can come between: ``x = f(...)`` then ``return x`` with no call,
-store into ``x`` or compound statement in between returns what that call made, not every value
-``x`` ever held (``cu = torch.arange(..., device="cpu"); return cu`` in a branch of a function
-whose parameter is also ``cu`` returns a host tensor only).
+One exception, where no filling can come between: ``x = f(...)`` then ``return x`` returns what
+that call made, not every value ``x`` ever held (``cu = torch.arange(..., device="cpu"); return
+cu`` in a branch of a function whose parameter is also ``cu`` returns a host tensor only; vLLM's
+ModelOpt config binds ``quant_method`` to a linear method in one ``isinstance`` branch and to a
+MoE method in the other, and returns it from each). That holds until ``x`` may hold something
+else: a statement binds it, stores into it (``x[k] = v``), calls a method on it, or hands it to a
+call that is not a builtin that only reads it; a compound statement that may do any of these (or
+whose branch bound it: the ``else`` does not see the body's binding); any call, where ``x`` is
+global, nonlocal, or read by a function or lambda defined in the function (a closure the call may
+run, which fills or rebinds it). An attribute store (``x.backend = ...``) changes what ``x``'s
+object holds, not what ``x`` is.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from graphlint.checks import apis
 from graphlint.checks.facts import Expr
 
 Key = object  # a constant: an int index or a dict key
@@ -40,9 +48,20 @@ class KnownValues:
     def __init__(self) -> None:
         self.names: dict[str, Element] = {}
         self.literals: dict[int, dict[Key, Element]] = {}  # id(literal node) → its elements
+        # names any call may fill or rebind: global, nonlocal, or read by a nested function
+        self.shared: set[str] = set()
 
-    def forget(self) -> None:
-        self.names.clear()
+    def forget(self, changed: set[str] | None = None) -> None:
+        """Everything, but for what a call made (``returned``) of a name not in ``changed``
+        (what a compound statement may bind or fill) when that is given."""
+        if changed is None:
+            self.names.clear()
+            return
+        self.names = {
+            name: Element(None, made=known.made)
+            for name, known in self.names.items()
+            if known.made is not None and name not in changed and name not in self.shared
+        }
 
     def literal(self, node: ast.expr, elements: list[Expr | None], keys: list[ast.expr | None] | None = None) -> None:
         """A list, tuple or dict literal was evaluated: remember its elements by key."""
@@ -74,8 +93,8 @@ class KnownValues:
             self.names.pop(name, None)
 
     def called(self) -> None:
-        """A call is evaluated: it may fill what a name made by an earlier call holds."""
-        for name in [n for n, known in self.names.items() if known.made is not None]:
+        """A call is evaluated: it may fill or rebind a name it can reach (``shared``)."""
+        for name in [n for n, known in self.names.items() if known.made is not None and n in self.shared]:
             del self.names[name]
 
     def returned(self, name: str) -> Expr | None:
@@ -133,3 +152,45 @@ class KnownValues:
         if method in ("get", "keys", "values", "items", "copy", "index", "count"):
             return
         self.names.pop(name, None)
+
+
+def changed_names(node: ast.AST) -> set[str]:
+    """The names a statement may bind or fill: bound or deleted, stored into (``x[k] = v``), a
+    method called on, handed to a call other than a builtin that only reads it, or read in a
+    function or lambda defined in it."""
+    found: set[str] = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, (ast.Store, ast.Del)):
+            found.add(sub.id)
+        elif isinstance(sub, ast.Subscript) and isinstance(sub.ctx, (ast.Store, ast.Del)) and isinstance(sub.value, ast.Name):
+            found.add(sub.value.id)
+        elif isinstance(sub, ast.Call):
+            if isinstance(sub.func, ast.Attribute) and isinstance(sub.func.value, ast.Name):
+                found.add(sub.func.value.id)
+            if not (isinstance(sub.func, ast.Name) and sub.func.id in apis.READS_ITS_ARGUMENTS):
+                for arg in (*sub.args, *(k.value for k in sub.keywords)):
+                    inner = arg.value if isinstance(arg, ast.Starred) else arg
+                    if isinstance(inner, ast.Name):
+                        found.add(inner.id)
+        elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            found.update(n.id for n in ast.walk(sub) if isinstance(n, ast.Name))
+        elif isinstance(sub, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and sub.name:
+            found.add(sub.name)
+        elif isinstance(sub, (ast.Import, ast.ImportFrom)):
+            found.update(a.asname or a.name.split(".", 1)[0] for a in sub.names)
+        elif isinstance(sub, (ast.Global, ast.Nonlocal)):
+            found.update(sub.names)
+    return found
+
+
+def closure_names(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> set[str]:
+    """The names read or bound in the functions, lambdas and classes defined in ``node``'s body."""
+    body = node.body if isinstance(node.body, list) else [node.body]
+    return {
+        n.id
+        for statement in body
+        for sub in ast.walk(statement)
+        if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef))
+        for n in ast.walk(sub)
+        if isinstance(n, ast.Name)
+    }

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from graphlint.checks.class_hierarchy import ClassHierarchy
 from graphlint.checks.facts import MODULE_SCOPE, CallSite, FileFacts, FunctionFacts
@@ -41,6 +42,7 @@ class Project:
     graphs: SolvedGraphs = field(default_factory=SolvedGraphs)
     preview: bool = False  # the value flow's preview contexts (docs/callgraph.md "Preview")
     _sites: dict[int, dict[str, list[int]]] = field(default_factory=dict)  # file → scope → call ordinals
+    constants: Any = None  # what parameters hold on every call, once asked (``parameter_constants.py``)
 
     @cached_property
     def _linked_modules(self) -> list[LinkedModule]:

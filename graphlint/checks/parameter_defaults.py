@@ -28,7 +28,7 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import Any
 
-from graphlint.checks.receiver_copies import MethodCopy
+from graphlint.checks.receiver_copies import MAX_RECEIVER_CLASSES, MethodCopy, receiver_context
 from graphlint.checks.value_graph import CallArgs, Obj, ValueGraph
 
 Params = list[tuple[str, str]]
@@ -95,6 +95,78 @@ class ParameterDefaults(ValueGraph):
             return init is not None and self._escaped(("B", ("F", init[1], f"{init[2]}.__init__"), ("I", obj[1], obj[2])))
         return False
 
+    def called_unseen(self) -> set[tuple[int, str, str]]:
+        """At the end of the solve: (file, qualname, copy; ``"*"`` every copy) of the functions
+        something out of graphlint's sight may call, with arguments it does not see: an entry
+        point's targets (the framework calls them), decorators, ``raise`` and iteration, a
+        function, bound method or class handed to a call outside the project, the ``__init__``
+        of a class no call of the project constructs (and its methods), and what a saturated
+        value set refused (the calls through it are not all seen)."""
+        unseen: set[tuple[int, str, str]] = set()
+        for key, targets in self.graph.copies.items():
+            if key[0] == "entry":
+                unseen.update((t.file, t.qualname, copy) for (t, copy) in targets if not isinstance(t, str))
+        for targets in (*self.graph.entry_targets.values(), *self.graph.implicit_calls.values()):
+            unseen.update((t.file, t.qualname, "*") for t in targets if not isinstance(t, str))
+        handed_out = [obj for args in self.outside_arguments for node in _nodes(args) for obj in self.values[node]]
+        for file, linked in enumerate(self.files):
+            for qualname, definition in linked.facts.flow.defs.items():
+                if definition.kind == "class" and (file, qualname) not in self.constructed:
+                    handed_out.append(("C", file, qualname))
+        for obj in handed_out:
+            unseen.update(self._callable_unseen(obj, protocols_only=True))
+        for obj in self.refused:
+            unseen.update(self._callable_unseen(obj, protocols_only=False))
+        return unseen
+
+    def _callable_unseen(self, obj: Obj, protocols_only: bool) -> list[tuple[int, str, str]]:
+        """The functions (and copies) calling ``obj`` may run: a function, a bound method; for a
+        class or an instance, per method name the first definition in its MRO (a later one runs
+        only through a ``super()`` call in sight). Outside code (``protocols_only``) knows a
+        project object's methods only by the protocols it calls, the dunder methods: a class's
+        ``__init__``, an instance's ``__call__`` or ``__iter__``; a library does not call
+        ``dispatch_forward`` by name. The project's own code, where a saturated set refused the
+        object, may call any of them."""
+        if obj[0] == "F":
+            return [(obj[1], obj[2], "*")]
+        if obj[0] == "B" and obj[1][0] == "F":
+            file, qualname = obj[1][1], obj[1][2]
+            if len(obj[1]) > 3 or obj[2][0] not in ("I", "C") or qualname not in self.copied_methods[file]:  # type: ignore[attr-defined]
+                return [(file, qualname, "*" if len(obj[1]) > 3 else "")]
+            # that class's copy; none is made now: past the copies' bound, the method's own body
+            context = receiver_context(obj[2])
+            made = (file, f"{qualname}{context}") in self.copies  # type: ignore[attr-defined]
+            full = self.copy_counts.get((file, qualname), 0) >= MAX_RECEIVER_CLASSES  # type: ignore[attr-defined]
+            return [(file, qualname, "" if full and not made else context)]
+        if obj[0] not in ("C", "I"):
+            return []
+        receiver = ("I", obj[1], obj[2])
+        first: dict[str, tuple[int, str]] = {}
+        for k in self.classes.mro(("C", obj[1], obj[2])):
+            for qualname in self.methods[k[1]].get(k[2], ()) if k[0] == "C" else ():
+                name = qualname.rpartition(".")[2]
+                dunder = name.startswith("__") and name.endswith("__")
+                if protocols_only and not (dunder and (obj[0] == "C" or name not in ("__init__", "__new__"))):
+                    continue
+                first.setdefault(name, (k[1], qualname))
+        return [found for file, qualname in first.values() for found in self._callable_unseen(("B", ("F", file, qualname), receiver), protocols_only)]
+
+    @cached_property
+    def methods(self) -> list[dict[str, list[str]]]:
+        """Per file, class → the functions defined in its body (and nested in them)."""
+        found: list[dict[str, list[str]]] = []
+        for linked in self.files:
+            defs = linked.facts.flow.defs
+            classes: dict[str, list[str]] = {}
+            for qualname, definition in defs.items():
+                owner = qualname.rpartition(".")[0]
+                while owner and owner not in defs:
+                    owner = owner.rpartition(".")[0]
+                if definition.kind == "function" and owner and defs[owner].kind == "class":
+                    classes.setdefault(owner, []).append(qualname)
+            found.append(classes)
+        return found
+
     @cached_property
     def defaulted_parameters(self) -> list[set[str]]:
         """Per file, the parameters a default binds (they are not returned as given)."""
@@ -102,6 +174,10 @@ class ParameterDefaults(ValueGraph):
             {f"{qualname}.{param}" for qualname, defaults in linked.facts.flow.defaults.items() for param, _ in defaults}
             for linked in self.files
         ]
+
+
+def _nodes(args: CallArgs) -> list[int]:
+    return [n for n in (*args.positional, *args.star, *(n for _, n in args.keywords), *args.double_star) if n is not None]
 
 
 def may_leave_out(params: Params, args: CallArgs, name: str) -> bool:

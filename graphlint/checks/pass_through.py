@@ -63,21 +63,33 @@ class PassThrough(ValueGraph):
         """Whether ``node``, handed to a parameter the callee returns at call ``site``, is a
         parameter of the function that returns that call's result as it is (``return g(p)``):
         then that function passes ``p`` on, and the call's result does not take it."""
-        if node is None or not (isinstance(site, tuple) and len(site) == 2 and isinstance(site[0], int)):
+        found = self.returned_parameter(site, node)
+        if found is None or found[1] != found[2]:  # in a method's copy: not here
             return False
-        file, ordinal = site
-        if ordinal not in self.returned_calls[file]:
-            return False
+        self._found(found[0], found[1], found[3])
+        return True
+
+    def returned_parameter(self, site: Any, node: int | None, guarded: bool = False) -> tuple[int, str, str, str] | None:
+        """(file, function, the prefix of its variables, parameter) when call ``site`` is
+        returned as it is by its function (``return g(...)``; ``guarded``: also under an
+        ``isinstance`` test, ``instance_guards.py``) and ``node`` is that function's own
+        parameter, which nothing rebinds; in a method's copy (a site ``(file, ordinal,
+        context)``), the copy's parameter."""
+        if node is None or not (isinstance(site, tuple) and len(site) in (2, 3) and isinstance(site[0], int)):
+            return None
+        file, ordinal = site[:2]
+        if ordinal not in self.returned_calls[file] and not (guarded and ordinal in self.guarded_calls[file]):  # type: ignore[attr-defined]
+            return None
         call = self.flow(file).calls[ordinal]  # type: ignore[attr-defined]
         definition = self.flow(file).defs.get(call.scope) if call is not None else None  # type: ignore[attr-defined]
         if definition is None or definition.kind != "function":
-            return False
+            return None
+        prefix = call.scope if len(site) == 2 else f"{call.scope}{site[2]}"
         for name, kind in definition.params:
             key = f"{call.scope}.{name}"
-            if kind in ("o", "p", "k") and self.variables.get((file, key)) == node and key not in self.rebound_variables[file]:
-                self._found(file, call.scope, name)
-                return True
-        return False
+            if kind in ("o", "p", "k") and self.variables.get((file, f"{prefix}.{name}")) == node and key not in self.rebound_variables[file]:
+                return file, call.scope, prefix, name
+        return None
 
     def _found(self, file: int, qualname: str, name: str) -> None:
         found = self.passes_found.setdefault((file, qualname), set())

@@ -18,6 +18,7 @@ from graphlint.checks.edge_conditions import Edge, runs
 from graphlint.checks.facts import EntryFacts, RegionKind
 from graphlint.checks.link import Project
 from graphlint.checks.presets import glob_pattern
+from graphlint.checks.parameter_constants import live_entry_functions, live_entry_starts
 from graphlint.checks.value_graph import FunctionKey
 
 
@@ -80,7 +81,7 @@ def mark_regions(project: Project, other_platform_modules: tuple[str, ...] = ())
         for file_index, linked in enumerate(project.files)
         for entry_index, entry in enumerate(linked.facts.entries)
         if entry.traced and not entry.replaced
-        for key in project.entry_functions(file_index, entry_index)
+        for key in live_entry_functions(project, file_index, entry_index)
     }
     for file_index, linked in enumerate(project.files):
         for entry_index, entry in enumerate(linked.facts.entries):
@@ -99,7 +100,7 @@ def mark_regions(project: Project, other_platform_modules: tuple[str, ...] = ())
             if entry.targets:
                 starts = [
                     (key, copy, (ChainStep(key.qualname, project.files[key.file].display, project.function(key).line),), None)
-                    for key, copy in project.entry_starts(file_index, entry_index)
+                    for key, copy in live_entry_starts(project, file_index, entry_index)
                 ]
             else:  # a capture block: its sites, and the calls made in it
                 scope = FunctionKey(file_index, entry.scope)

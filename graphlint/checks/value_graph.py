@@ -90,6 +90,9 @@ class CallGraph:
     # (file, call ordinal) of ``x.m()`` calls whose receiver ``x`` holds host tensors only
     host_receivers: set[tuple[int, int]] = field(default_factory=set)
     saturated: int = 0  # nodes that reached VALUE_CAP values and took no more
+    # (file, qualname, copy; "*": every copy) of the functions something out of sight may call,
+    # with arguments graphlint does not see (``parameter_constants.py``)
+    unseen: set[tuple[int, str, str]] = field(default_factory=set)
     # Where methods' copies per receiver class (``receiver_copies.py``) take part: per site and
     # copy (``(file, ordinal, copy)``, ``""`` the method's own body; ``("entry", file, index)``)
     # the (target, the target's copy) it runs. Sites not here run ``callees`` in every copy.
@@ -123,6 +126,7 @@ class ValueGraph:
         self.decorated: dict[tuple[int, int], int] = {}
         self.iterated: dict[tuple[int, int], int] = {}
         self.saturated: set[int] = set()
+        self.refused: set[Obj] = set()  # what saturated sets refused: calls through them are not all seen
         self.steps = 0
         self.stopped = False
 
@@ -136,6 +140,7 @@ class ValueGraph:
         if self.stopped:
             return
         if node in self.saturated:  # refused, but a delivery all the same: it counts
+            self.refused.update(objects)
             self.spend(1)
             return
         held = self.values[node]
@@ -150,6 +155,7 @@ class ValueGraph:
                     return
         if len(held) + len(new) > VALUE_CAP:
             self.saturated.add(node)
+            self.refused.update(new)
             self.spend(1)
             return
         if self.spend(len(new)):

@@ -85,6 +85,23 @@ def calls_by_site(
     return callees, copies
 
 
+def entries_per_copy(edges: dict[tuple[Any, ...], dict[tuple[Target, str], str]]) -> dict[tuple[Any, ...], dict[tuple[Target, str], str]]:
+    """An entry point in a method's copy (``("entry", file, index, copy)``) is merged into the
+    entry's own site; for such entries each copy's targets are kept apart too (the method's own
+    body as copy ``""``), so that a copy whose compile call cannot run is left out
+    (``parameter_constants.py``)."""
+    copied = [key for key in edges if key[0] == "entry" and len(key) == 4]
+    per_copy: dict[tuple[Any, ...], dict[tuple[Target, str], str]] = {}
+    for key in copied:
+        per_copy.setdefault((*key[:3], ""), dict(edges.get(key[:3], {})))
+        per_copy[key] = edges[key]
+    for key in copied:
+        merged = edges.setdefault(key[:3], {})
+        for target, kind in edges.pop(key).items():
+            merged.setdefault(target, kind)
+    return per_copy
+
+
 class _Solver(CallSemantics):
     def __init__(
         self,
@@ -112,6 +129,10 @@ class _Solver(CallSemantics):
         self.callee_nodes = {}
         self.pass_sites = {}
         self.passes_found = {}
+        self.forwarded_guards = {}
+        self.forward_queue = []
+        self.forwarding = False
+        self.guard_classes = {}
         self.site_edges = {}
         self.decorations_made = []
         self.bound_functions = set()
@@ -142,7 +163,9 @@ class _Solver(CallSemantics):
         while self.unseen_defaults() and not self.stopped:  # called where graphlint cannot see
             self.propagate()
         self.propagate()
+        per_copy = entries_per_copy(self.site_edges)
         self.graph.callees, self.graph.copies = calls_by_site(self.site_edges)
+        self.graph.copies.update(per_copy)
         self.graph.resolved = {
             key[:2] for key, node in self.callee_nodes.items() if self.values[node] and node not in self.saturated
         }
@@ -164,6 +187,7 @@ class _Solver(CallSemantics):
                     t for t, kind in targets.items() if isinstance(t, FunctionKey) and kind == "call"
                 ]
                 self.graph.entry_outside[file, index] = [t for t in targets if isinstance(t, str)]
+        self.graph.unseen = self.called_unseen()
         return self.graph
 
     def assign(self, file: int, target: Expr, value: int | None) -> None:

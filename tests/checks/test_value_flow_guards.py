@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.checks.conftest import found, lint_project
 from tests.checks.test_value_flow import regions
 
 QUANT_CONFIG = """
@@ -108,6 +109,18 @@ GUARD_FORMS = {
         if not isinstance(layer, FusedMoE):
             return LinearMethod()
         return MoeMethod()""",
+    "local-in-branches": """
+        if isinstance(layer, (LinearBase, ParallelLMHead)):
+            quant_method = LinearMethod()
+            if getattr(quant_method, "backend", "") == "marlin":
+                quant_method.input_dtype = describe(prefix)
+            return quant_method
+        elif isinstance(layer, FusedMoE):
+            quant_method = MoeMethod()
+            if getattr(quant_method, "backend", "") == "marlin":
+                quant_method.input_dtype = describe(prefix)
+            return quant_method
+        return None""",
     "not-else": """
         if not isinstance(layer, (LinearBase, ParallelLMHead)):
             return MoeMethod()
@@ -168,6 +181,161 @@ def test_a_guard_on_a_rebound_parameter_guards_nothing(tmp_path: Path) -> None:
     code = QUANT_CONFIG.format(body=body, called="proj") + "\n\ndef unwrap(layer):\n    return layer\n"
     (entry,) = regions(tmp_path, {"app.py": code})
     assert {"app.MoeMethod.apply", "app.LinearMethod.apply"} <= set(entry["functions"])
+
+
+FORWARDING_CONFIG = """
+
+class Fp4Config(QuantConfig):
+    def get_quant_method(self, layer, prefix):
+        if isinstance(layer, FusedMoE) and prefix == "fp4":
+            return MoeMethod()
+        return super().get_quant_method(layer, prefix)
+
+
+class MarlinConfig(Fp4Config):
+    def get_quant_method(self, layer, prefix):
+        return super().get_quant_method(layer, prefix)
+
+
+def unwrap(layer):
+    return layer
+
+
+fp4 = torch.compile(Model(Fp4Config()))
+marlin = torch.compile(Model(MarlinConfig()))
+"""
+
+
+@pytest.mark.parametrize(
+    ("called", "method"),
+    [("lm_head", "app.LinearMethod.apply"), ("experts", "app.MoeMethod.apply")],
+    ids=["lm-head", "moe"],
+)
+def test_a_guard_reached_through_a_forwarding_method_is_judged_per_call_of_it(
+    tmp_path: Path, called: str, method: str
+) -> None:
+    """vLLM's ``DeepseekV4Fp8Config.get_quant_method(layer, prefix)`` ends in ``return
+    super().get_quant_method(layer, prefix)``: the base's ``isinstance(layer, ...)`` guard reads
+    the forwarding method's own parameter, which holds every layer, and it opened the MoE
+    method for the LM head. The guard now judges each call of the forwarding method (and of a
+    method forwarding to that one) by what it hands over."""
+    code = QUANT_CONFIG.format(body=GUARD_FORMS["tuple"], called=called) + FORWARDING_CONFIG
+    entries = regions(tmp_path, {"app.py": code})
+    assert len(entries) == 3
+    layer = {"lm_head": "app.ParallelLMHead.forward", "experts": "app.FusedMoE.forward"}[called]
+    for entry in entries:
+        assert entry["functions"] == sorted([method, layer, "app.Model.forward"])
+
+
+@pytest.mark.parametrize(
+    ("called", "method"),
+    [("proj", "app.LinearMethod.apply"), ("experts", "app.MoeMethod.apply")],
+    ids=["linear", "moe"],
+)
+def test_a_forwarding_return_under_its_own_guard_passes_both_guards(tmp_path: Path, called: str, method: str) -> None:
+    """vLLM's ``MoeWNA16Config.get_quant_method``: ``elif isinstance(layer, LinearBase): return
+    AutoGPTQConfig.from_config(...).get_quant_method(layer, prefix)``, whose ``isinstance(layer,
+    RoutedExperts)`` branch returns the MoE method. A linear layer never gets it (it passes the
+    outer test, not the inner one); the MoE layer gets only its own branch's method."""
+    code = QUANT_CONFIG.format(body=GUARD_FORMS["tuple"], called=called) + """
+
+class WNA16Config(QuantConfig):
+    def get_quant_method(self, layer, prefix):
+        if isinstance(layer, LinearBase):
+            return QuantConfig.from_config().get_quant_method(layer, prefix)
+        elif isinstance(layer, FusedMoE):
+            return MoeMethod()
+        return None
+
+    @classmethod
+    def from_config(cls):
+        return QuantConfig()
+
+
+wna16 = torch.compile(Model(WNA16Config()))
+"""
+    code = code.replace("class QuantConfig:\n", "class QuantConfig:\n    @staticmethod\n    def from_config():\n        return QuantConfig()\n\n")
+    _, wna16 = regions(tmp_path, {"app.py": code})
+    layer = {"proj": "app.LinearBase.forward", "experts": "app.FusedMoE.forward"}[called]
+    assert wna16["functions"] == sorted([method, layer, "app.Model.forward"])
+
+
+@pytest.mark.parametrize(
+    ("called", "method"),
+    [("lm_head", "app.LinearMethod.apply"), ("experts", "app.MoeMethod.apply")],
+    ids=["lm-head", "moe"],
+)
+def test_configs_that_forward_to_each_other_end(tmp_path: Path, called: str, method: str) -> None:
+    """vLLM's ``AWQConfig.get_quant_method`` returns ``AWQMarlinConfig``'s for some linear
+    layers and ``AWQMarlinConfig``'s returns ``AWQConfig``'s for others: a guard carried round
+    that cycle comes back to where it started and is kept once (it recursed until Python's
+    limit), and each layer still gets only its own method."""
+    code = QUANT_CONFIG.format(body=GUARD_FORMS["tuple"], called=called) + """
+
+class AWQConfig(QuantConfig):
+    def get_quant_method(self, layer, prefix):
+        if isinstance(layer, LinearBase) and prefix == "marlin":
+            return AWQMarlinConfig().get_quant_method(layer, prefix)
+        return super().get_quant_method(layer, prefix)
+
+
+class AWQMarlinConfig(QuantConfig):
+    def get_quant_method(self, layer, prefix):
+        if isinstance(layer, LinearBase) and prefix != "marlin":
+            return AWQConfig().get_quant_method(layer, prefix)
+        return super().get_quant_method(layer, prefix)
+
+
+awq = torch.compile(Model(AWQConfig()))
+"""
+    _, awq = regions(tmp_path, {"app.py": code})
+    layer = {"lm_head": "app.ParallelLMHead.forward", "experts": "app.FusedMoE.forward"}[called]
+    assert awq["functions"] == sorted([method, layer, "app.Model.forward"])
+
+
+def test_a_forwarding_method_that_rebinds_its_parameter_forwards_no_guard(tmp_path: Path) -> None:
+    """``layer = unwrap(layer)`` in the forwarding method: what it hands on is not what its
+    callers handed it, so every return of the base reaches every caller."""
+    forwarding = FORWARDING_CONFIG.replace(
+        "        return super().get_quant_method(layer, prefix)\n\n\nclass Marlin",
+        "        layer = unwrap(layer)\n        return super().get_quant_method(layer, prefix)\n\n\nclass Marlin",
+    )
+    assert "unwrap(layer)\n" in forwarding
+    code = QUANT_CONFIG.format(body=GUARD_FORMS["tuple"], called="lm_head") + forwarding
+    _, fp4, marlin = regions(tmp_path, {"app.py": code})
+    assert {"app.MoeMethod.apply", "app.LinearMethod.apply"} <= set(fp4["functions"])
+    assert {"app.MoeMethod.apply", "app.LinearMethod.apply"} <= set(marlin["functions"])
+
+
+@pytest.mark.parametrize(
+    "between",
+    [
+        "reset()",
+        "quant_method = pick(quant_method)",
+        "for step in range(2):\n                quant_method.input_dtype = step\n                quant_method = MoeMethod()",
+    ],
+    ids=["closure-rebinds", "rebound", "rebound-in-a-loop"],
+)
+def test_a_local_that_may_be_rebound_before_its_return_holds_every_value(tmp_path: Path, between: str) -> None:
+    """``quant_method = LinearMethod()`` then ``return quant_method``: what the call made, unless
+    something in between may make the local hold another value (a closure the call runs,
+    another binding, a loop that binds it)."""
+    body = f"""
+        def reset():
+            nonlocal quant_method
+            quant_method = MoeMethod()
+
+        if isinstance(layer, (LinearBase, ParallelLMHead)):
+            quant_method = LinearMethod()
+            {between}
+            return quant_method
+        elif isinstance(layer, FusedMoE):
+            quant_method = MoeMethod()
+            return quant_method
+        return None"""
+    code = QUANT_CONFIG.format(body=body, called="lm_head") + "\n\ndef pick(method):\n    return MoeMethod() if method else method\n"
+    (entry,) = regions(tmp_path, {"app.py": code})
+    assert "app.MoeMethod.apply" in entry["functions"]
 
 
 LAYER_TYPE_DEFAULT = """
@@ -421,3 +589,127 @@ def test_a_variable_bound_to_an_attribute_of_itself_decides_nothing(tmp_path: Pa
     on the file. The argument is unknown, so ``pick``'s ``if x is None:`` call may run."""
     entries = regions(tmp_path, {"app.py": SELF_ATTRIBUTE})
     assert entries and sorted(entries[0]["functions"]) == ["app.pick", "app.unwrap"]
+
+
+CUSTOM_OPS = """
+import torch
+from torch import nn
+
+
+def op_enabled(op):
+    return op.name in ENABLED
+
+
+ENABLED = set()
+
+
+class CustomOp(nn.Module):
+    name = ""
+
+    def __init__(self, *, enforce_enable=False, compile_native=False):
+        super().__init__()
+        self._forward_method = self.dispatch_forward(compile_native=compile_native)
+
+    def forward(self, *args, **kwargs):
+        return self._forward_method(*args, **kwargs)
+
+    def forward_native(self, *args, **kwargs):
+        raise NotImplementedError
+
+    def forward_cuda(self, *args, **kwargs):
+        return self.forward_native(*args, **kwargs)
+
+    def dispatch_forward(self, compile_native):
+        if not op_enabled(self):
+            return self.maybe_compile(self.forward_native, enable=compile_native)
+        return self.forward_cuda
+
+    def maybe_compile(self, fn, *, enable=True):
+        if not enable:
+            return fn
+        return torch.compile(fn, dynamic=True)  # the nested compile, where it runs
+
+
+class RMSNorm(CustomOp):
+    name = "rms_norm"
+
+    def __init__(self, hidden):
+        super().__init__()
+        self.hidden = hidden
+
+    def forward_native(self, x):
+        return x * x.pow(2).mean(-1, keepdim=True).rsqrt()
+
+
+class SiluAndMul(CustomOp):
+    name = "silu_and_mul"
+
+    def __init__(self, *, compile_native=True):
+        super().__init__(compile_native=compile_native)
+
+    def forward_native(self, x):
+        return x.sigmoid() * x
+
+
+class HCHeadOp(CustomOp):
+    name = "hc_head"
+
+    def forward_native(self, x):
+        return x.sum(0)
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.op = {op}
+
+    def forward(self, x):
+        return self.op(x)
+
+
+def capture(graph, x):
+    model = Model()
+    with torch.cuda.graph(graph):  # an eager capture: the op's own compile runs its own graph here
+        return model(x)
+"""
+COMPILE_LINE = CUSTOM_OPS.splitlines().index("        return torch.compile(fn, dynamic=True)  # the nested compile, where it runs") + 2
+
+
+@pytest.mark.parametrize(
+    ("op", "nested"),
+    [
+        ("RMSNorm(8)", False),
+        ("HCHeadOp()", False),
+        ("SiluAndMul(compile_native=False)", False),
+        ("SiluAndMul()", True),
+        ("SiluAndMul(compile_native=FLAGS[0])", True),
+        ("RMSNorm(8)\n        atexit.register(self.op.maybe_compile, self.op.forward_native)", True),
+    ],
+    ids=["default-two-calls-up", "inherited-init", "keyword-three-calls-up", "true-default", "unknown", "handed-to-outside-code"],
+)
+def test_a_false_flag_carried_through_parameters_keeps_the_compile_from_running(tmp_path: Path, op: str, nested: bool) -> None:
+    """vLLM's custom ops: ``CustomOp.__init__(compile_native=False)`` hands the flag to
+    ``dispatch_forward(compile_native=...)``, which hands it to ``maybe_compile(fn,
+    enable=...)``, which returns before ``torch.compile(fn)`` when it is false. ``RMSNorm``
+    leaves the default (and ``HCHeadOp``, with no ``__init__`` of its own, is built with it), so
+    its ``forward_native`` is never compiled there and is no nested compile under the capture; ``SiluAndMul()``'s own default is true, and a flag graphlint
+    does not know compiles as far as it can tell, and so does a method handed to code outside
+    the project (which may call it with anything)."""
+    code = "import atexit\n" + CUSTOM_OPS.replace("{op}", op) + "\nFLAGS = [True]\n"
+    status, report = lint_project(tmp_path, {"app.py": code}, "--select", "GL101")
+    assert status in (0, 1)
+    assert (("GL101", COMPILE_LINE) in found(report)) is nested
+
+
+def test_a_handler_does_not_see_what_its_try_body_bound(tmp_path: Path) -> None:
+    """``quant_method = MoeMethod()`` before a ``try`` whose body binds ``LinearMethod()``: the
+    ``except`` may run before that binding, so its ``return quant_method`` returns either."""
+    body = """
+        quant_method = MoeMethod()
+        try:
+            quant_method = LinearMethod()
+        except ValueError:
+            return quant_method
+        return None"""
+    (entry,) = regions(tmp_path, {"app.py": QUANT_CONFIG.format(body=body, called="lm_head")})
+    assert {"app.MoeMethod.apply", "app.LinearMethod.apply"} <= set(entry["functions"])
