@@ -20,7 +20,6 @@ import re
 import tokenize
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -29,7 +28,6 @@ import libcst as cst
 from graphlint.checks import apis
 from graphlint.checks.facts import (
     MODULE_SCOPE,
-    Candidate,
     ExtractOptions,
     FileFacts,
     FlowFacts,
@@ -37,6 +35,7 @@ from graphlint.checks.facts import (
 )
 from graphlint.checks.assignments import flow_facts
 from graphlint.checks.ast_children import child_nodes
+from graphlint.checks.candidate_reports import CandidateReports, Report
 from graphlint.checks.compile_branches import CompileBranches, WalkItem
 from graphlint.checks.entry_points import EntryPoints, decorated_callee, flag_option
 from graphlint.checks.local_bindings import LocalBindings, module_state_names
@@ -45,9 +44,9 @@ from graphlint.checks.positions import ANCHOR_KINDS, locate
 from graphlint.checks.presets import glob_pattern
 from graphlint.checks.scopes import ScopeStack
 from graphlint.checks.site_values import SiteValues, WalkScope
-from graphlint.checks.rules import all_rules
-from graphlint.checks.rules.base import Rule, SiteContext
-from graphlint.checks.syntax import child_fields, children, dotted_name, is_node_type, preorder
+from graphlint.checks.syntax import children, dotted_name, is_node_type, preorder
+from graphlint.checks.unvalidated_parse import parse_unvalidated
+from graphlint.checks.walk_dispatch import STEP, PlainFields, asks_of, rule_hooks
 
 
 LIBCST_CANNOT_PARSE = "valid Python that libcst cannot parse (not analysed):"
@@ -99,43 +98,7 @@ def extract_facts(
     return _Extractor(text, tree, options).run(module)
 
 
-def parse_unvalidated(text: str) -> cst.Module:
-    """``cst.parse_module`` without the check every node's constructor runs on its fields
-    (``CSTNode.__post_init__`` → ``_validate``): the parser makes only nodes that pass it, and
-    checking them again is a tenth to a fifth of the parse. libcst says as much where it
-    validates ("It might make more sense to move validation work into the visitor, which would
-    allow us to avoid validating the tree when parsing a file"). The checker only reads the
-    tree; a fix builds its nodes with validation as always (``fix.py`` parses for itself)."""
-    validate = cst.CSTNode.__post_init__
-    cst.CSTNode.__post_init__ = _trusted  # type: ignore[method-assign]
-    try:
-        return cst.parse_module(text)
-    finally:
-        cst.CSTNode.__post_init__ = validate  # type: ignore[method-assign]
-
-
-def _trusted(self: cst.CSTNode) -> None:
-    """A parsed node's ``__post_init__``: nothing to check."""
-
-
-@dataclass
-class _Report:
-    rule: Rule
-    node: cst.CSTNode
-    message: str
-    scope: str
-    fix: bool
-    eager: bool
-    block: int | None
-    anywhere: bool
-    entry_scope_only: bool
-    own_entry: int | None
-    predicts: tuple[str, ...] = ()
-    host_receiver: bool = False
-    inherited_state: list[str] | None = None
-
-
-class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, ScopeStack[WalkScope]):
+class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, CandidateReports, ScopeStack[WalkScope]):
     def __init__(self, text: str, tree: ast.Module, options: ExtractOptions) -> None:
         self.text = text
         self.tree = tree
@@ -159,7 +122,7 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, ScopeS
         self.entry_sites: list[cst.CSTNode] = []  # the node of each entry, for its line
         self.made_attributes: dict[tuple[str, str], str] = {}  # (class, attr) → what made self.attr
         self.module_state_names = module_state_names(tree, text)
-        self.reports: list[_Report] = []
+        self.reports: list[Report] = []
         self.qualified = {}
 
     # ---- the walk ---------------------------------------------------------------------------
@@ -188,8 +151,8 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, ScopeS
             cst.Assert: self._on_assert,
             cst.Lambda: self._on_lambda,
         }
-        hooks = _rule_hooks()
-        # node type → a step of a handler's plan (_STEP), what a node asks (anchor kind,
+        hooks = rule_hooks()
+        # node type → a step of a handler's plan (STEP), what a node asks (anchor kind,
         # handler, hooks), or, for a node nothing asks about (most: names, attributes,
         # arguments), its child fields last first, which the walk pushes itself (``children``)
         dispatch: dict[type, Any] = {}
@@ -199,8 +162,8 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, ScopeS
             node_type = type(item)
             asks = dispatch.get(node_type)
             if asks is None:
-                asks = dispatch[node_type] = _asks(node_type, handlers, hooks)
-            if type(asks) is _PlainFields:
+                asks = dispatch[node_type] = asks_of(node_type, handlers, hooks)
+            if type(asks) is PlainFields:
                 for name in asks:
                     value = getattr(item, name)
                     value_type = type(value)
@@ -209,7 +172,7 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, ScopeS
                     elif value is not None and is_node_type(value_type):
                         stack.append(value)
                 continue
-            if asks is _STEP:
+            if asks is STEP:
                 item()  # type: ignore[operator]
                 continue
             kind, handler, node_hooks = asks  # type: ignore[misc]
@@ -242,29 +205,7 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, ScopeS
         spans = locate(self.text, module, self.counts, anchors + sites, tree=self.tree)
         for entry, (kind, ordinal, _) in zip(self.facts.entries, sites):
             entry.line = spans[kind, ordinal].line
-        for report, (kind, ordinal, _) in zip(self.reports, anchors):
-            span = spans[kind, ordinal]
-            self.facts.candidates.append(
-                Candidate(
-                    code=report.rule.code,
-                    scope=report.scope,
-                    line=span.line,
-                    column=span.column,
-                    end_line=span.end_line,
-                    end_column=span.end_column,
-                    message=report.message,
-                    anchor=(kind, ordinal),
-                    fix=report.rule.fix_safety if report.fix else None,
-                    eager=report.eager or id(report.node) in self.eager_nodes,
-                    block=report.block,
-                    anywhere=report.anywhere,
-                    entry_scope_only=report.entry_scope_only,
-                    own_entry=report.own_entry,
-                    predicts=list(report.predicts),
-                    host_receiver=report.host_receiver,
-                    inherited_state=report.inherited_state,
-                )
-            )
+        self.facts.candidates.extend(self.candidates(anchors, spans))
         for (class_name, attribute), maker in self.made_attributes.items():
             if maker not in apis.TENSOR_FACTORIES:  # what model.to() moves: see SiteValues._moves_with_model
                 self.facts.module_state.setdefault(class_name, []).append(attribute)
@@ -273,41 +214,6 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, ScopeS
             definition = self.facts.functions.get(qualname)
             if definition is not None:
                 definition.line = line
-
-    def report(
-        self,
-        rule: Rule,
-        node: cst.CSTNode,
-        message: str | None = None,
-        *,
-        fix: bool = False,
-        anywhere: bool = False,
-        entry_scope_only: bool = False,
-        own_entry: int | None = None,
-        predicts: tuple[str, ...] = (),
-        host_receiver: bool = False,
-        inherited_state: list[str] | None = None,
-    ) -> None:
-        if type(node) not in ANCHOR_KINDS:
-            raise TypeError(f"{rule.code} reports a {type(node).__name__}; report one of {list(ANCHOR_KINDS)}")
-        self.reports.append(
-            _Report(
-                rule=rule,
-                node=node,
-                message=message or rule.message,
-                scope=self.function_scope.qualname,
-                fix=fix,
-                eager=self.eager,
-                block=self.block,
-                anywhere=anywhere,
-                entry_scope_only=entry_scope_only,
-                own_entry=own_entry,
-                predicts=predicts,
-                host_receiver=host_receiver,
-                inherited_state=inherited_state,
-            )
-        )
-
 
     # ---- handlers ---------------------------------------------------------------------------
     def _on_import(self, node: cst.CSTNode) -> list[WalkItem]:
@@ -471,36 +377,6 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, ScopeS
         assert isinstance(node, cst.Assert)
         message = [self._set_error_message(True), node.msg, self._set_error_message(self.in_error_message)]
         return [node.test, *(message if node.msg is not None else [])]
-
-
-_STEP = object()
-
-
-class _PlainFields(tuple):  # type: ignore[type-arg]
-    """The child fields of a node type nothing asks about, last first (``children``' order
-    reversed, as the walk's stack wants it)."""
-
-
-def _asks(node_type: type, handlers: dict[type, Callable[..., Any]], hooks: dict[type, list[Callable[..., None]]]) -> Any:
-    """What the walk does with an item of ``node_type`` (``run``'s ``dispatch``)."""
-    if not is_node_type(node_type):
-        return _STEP
-    kind, handler, node_hooks = ANCHOR_KINDS.get(node_type), handlers.get(node_type), hooks.get(node_type, [])
-    if kind is None and handler is None and not node_hooks:
-        return _PlainFields(reversed(child_fields(node_type)))
-    return kind, handler, tuple(node_hooks)
-
-
-@cache
-def _rule_hooks() -> dict[type, list[Callable[[cst.CSTNode, SiteContext], None]]]:
-    """Every rule's ``visit_<NodeType>`` methods, by node type."""
-    hooks: dict[type, list[Callable[[cst.CSTNode, SiteContext], None]]] = {}
-    for rule in all_rules():
-        for name in dir(rule):
-            if name.startswith("visit_"):
-                node_type = getattr(cst, name[len("visit_") :])
-                hooks.setdefault(node_type, []).append(getattr(rule, name))
-    return hooks
 
 
 def _tensor_annotation(qualify: Callable[[cst.BaseExpression], str | None], annotation: cst.Annotation | None) -> bool:

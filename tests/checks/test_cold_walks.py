@@ -16,7 +16,8 @@ import pytest
 
 from graphlint.checks.ast_children import child_nodes
 from graphlint.checks.collect import SERIAL_BELOW, collect_facts
-from graphlint.checks.extract import extract_facts, parse_unvalidated
+from graphlint.checks.extract import extract_facts
+from graphlint.checks.unvalidated_parse import parse_unvalidated
 from graphlint.checks.facts import ExtractOptions, FileFacts
 from graphlint.checks.syntax import children, preorder
 

@@ -1,0 +1,103 @@
+"""What rules report during the walk (``SiteContext.report``), made ``Candidate`` facts once
+the file's positions are known (``positions.locate``, by anchor kind and ordinal)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import libcst as cst
+
+from graphlint.checks.facts import Candidate
+from graphlint.checks.positions import ANCHOR_KINDS
+from graphlint.checks.rules.base import Rule
+
+
+@dataclass
+class Report:
+    rule: Rule
+    node: cst.CSTNode
+    message: str
+    scope: str
+    fix: bool
+    eager: bool
+    block: int | None
+    anywhere: bool
+    entry_scope_only: bool
+    own_entry: int | None
+    predicts: tuple[str, ...] = ()
+    host_receiver: bool = False
+    inherited_state: list[str] | None = None
+
+
+class CandidateReports:
+    """The extractor's part that takes the rules' reports (a mixin: the walk keeps the scope,
+    the eager branches and the capture block each report is made in)."""
+
+    reports: list[Report]
+    eager_nodes: set[int]
+    function_scope: Any
+    eager: bool
+    block: int | None
+
+    def report(
+        self,
+        rule: Rule,
+        node: cst.CSTNode,
+        message: str | None = None,
+        *,
+        fix: bool = False,
+        anywhere: bool = False,
+        entry_scope_only: bool = False,
+        own_entry: int | None = None,
+        predicts: tuple[str, ...] = (),
+        host_receiver: bool = False,
+        inherited_state: list[str] | None = None,
+    ) -> None:
+        if type(node) not in ANCHOR_KINDS:
+            raise TypeError(f"{rule.code} reports a {type(node).__name__}; report one of {list(ANCHOR_KINDS)}")
+        self.reports.append(
+            Report(
+                rule=rule,
+                node=node,
+                message=message or rule.message,
+                scope=self.function_scope.qualname,
+                fix=fix,
+                eager=self.eager,
+                block=self.block,
+                anywhere=anywhere,
+                entry_scope_only=entry_scope_only,
+                own_entry=own_entry,
+                predicts=predicts,
+                host_receiver=host_receiver,
+                inherited_state=inherited_state,
+            )
+        )
+
+    def candidates(self, anchors: list[tuple[str, int, cst.CSTNode]], spans: dict[tuple[str, int], Any]) -> list[Candidate]:
+        """The reports as candidates, ``anchors`` being each report's (kind, ordinal, node)."""
+        found: list[Candidate] = []
+        for report, (kind, ordinal, _) in zip(self.reports, anchors):
+            span = spans[kind, ordinal]
+            found.append(
+                Candidate(
+                    code=report.rule.code,
+                    scope=report.scope,
+                    line=span.line,
+                    column=span.column,
+                    end_line=span.end_line,
+                    end_column=span.end_column,
+                    message=report.message,
+                    anchor=(kind, ordinal),
+                    fix=report.rule.fix_safety if report.fix else None,
+                    eager=report.eager or id(report.node) in self.eager_nodes,
+                    block=report.block,
+                    anywhere=report.anywhere,
+                    entry_scope_only=report.entry_scope_only,
+                    own_entry=report.own_entry,
+                    predicts=list(report.predicts),
+                    host_receiver=report.host_receiver,
+                    inherited_state=report.inherited_state,
+                )
+            )
+        return found
