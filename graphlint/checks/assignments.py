@@ -25,7 +25,7 @@ from graphlint.checks.facts import MODULE_SCOPE, Expr, FlowFacts, ImplicitCall
 from graphlint.checks.flow_expressions import FlowExpressions, dotted, union
 from graphlint.checks.flow_definitions import FlowDefinitions
 from graphlint.checks.flow_scopes import FUNCTION_NODES, ScopeScan
-from graphlint.checks.known_values import changed_names
+from graphlint.checks.known_values import ChangedNames
 from graphlint.checks.return_guards import ReturnGuards
 from graphlint.checks.returned_arguments import ReturnedArgumentsWalk
 
@@ -38,6 +38,7 @@ def flow_facts(tree: ast.Module, never_selected: Callable[[str], bool] | None = 
 
 class _FlowWalker(FlowDefinitions, ReturnGuards, ReturnedArgumentsWalk, CallConditions, FlowExpressions):
     def __init__(self, tree: ast.Module, never_selected: Callable[[str], bool] | None = None) -> None:
+        self.changed_names = ChangedNames()  # what each compound statement may bind or fill
         self.tree = tree
         self.never_selected = never_selected or (lambda key: False)
         self.facts = FlowFacts()
@@ -131,14 +132,14 @@ class _FlowWalker(FlowDefinitions, ReturnGuards, ReturnedArgumentsWalk, CallCond
             if node.value is not None:
                 self._assignment([node.target], node.value)
         elif isinstance(node, (ast.For, ast.AsyncFor)):
-            self.scope.known.forget(changed_names(node))
+            self.scope.known.forget(self.changed_names(node))
             self._bind_loop(node.target, node.iter)
             self.loops[self.function_scope.qualname] += 1
             self._statements(node.body)
             self.loops[self.function_scope.qualname] -= 1
             self._statements(node.orelse)
         elif isinstance(node, (ast.With, ast.AsyncWith)):
-            self.scope.known.forget(changed_names(node))
+            self.scope.known.forget(self.changed_names(node))
             for item in node.items:
                 value = self._expr(item.context_expr)
                 if item.optional_vars is not None:
@@ -172,7 +173,7 @@ class _FlowWalker(FlowDefinitions, ReturnGuards, ReturnedArgumentsWalk, CallCond
                 else:
                     self._return_branches(node.value)
         elif isinstance(node, ast.If):
-            self.scope.known.forget(changed_names(node))
+            self.scope.known.forget(self.changed_names(node))
             self._expr(node.test)
             guard = self._isinstance_guard(node.test) or self._falsy_guard(node.test, negated=True)
             if guard is not None:
@@ -183,7 +184,7 @@ class _FlowWalker(FlowDefinitions, ReturnGuards, ReturnedArgumentsWalk, CallCond
                 self.conditions.pop()
             if guard is not None:
                 self.guards.pop()
-            self.scope.known.forget(changed_names(node))  # the else does not see the body's bindings
+            self.scope.known.forget(self.changed_names(node))  # the else does not see the body's bindings
             otherwise = self._isinstance_guard(node.test, negated=True) if node.orelse else None  # type: ignore[attr-defined]
             if otherwise is not None:
                 self.guards.append(otherwise)
@@ -198,22 +199,22 @@ class _FlowWalker(FlowDefinitions, ReturnGuards, ReturnedArgumentsWalk, CallCond
         else:  # if / while / try / match / expressions / raise / assert / del: their parts
             compound = not isinstance(node, (ast.Expr, ast.Assert, ast.Raise, ast.Delete))
             if compound:
-                self.scope.known.forget(changed_names(node))
+                self.scope.known.forget(self.changed_names(node))
             looping = isinstance(node, ast.While)
             self.loops[self.function_scope.qualname] += looping
             self._parts(node)
             self.loops[self.function_scope.qualname] -= looping
             if compound:
-                self.scope.known.forget(changed_names(node))
+                self.scope.known.forget(self.changed_names(node))
             return
         if isinstance(node, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.AugAssign, ast.If)):
-            self.scope.known.forget(changed_names(node))
+            self.scope.known.forget(self.changed_names(node))
 
     def _parts(self, node: ast.stmt) -> None:
         """The parts of a compound statement in order; each block (a ``try``'s body, a handler,
         the ``else``, a ``match`` case) starts from what holds before the statement, as any of
         them may run without the ones before it."""
-        changed = changed_names(node)
+        changed = self.changed_names(node)
         for _, value in ast.iter_fields(node):
             block = value if isinstance(value, list) else [value]
             for child in block:

@@ -27,6 +27,7 @@ object holds, not what ``x`` is.
 from __future__ import annotations
 
 import ast
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from graphlint.checks import apis
@@ -51,7 +52,7 @@ class KnownValues:
         # names any call may fill or rebind: global, nonlocal, or read by a nested function
         self.shared: set[str] = set()
 
-    def forget(self, changed: set[str] | None = None) -> None:
+    def forget(self, changed: AbstractSet[str] | None = None) -> None:
         """Everything, but for what a call made (``returned``) of a name not in ``changed``
         (what a compound statement may bind or fill) when that is given."""
         if changed is None:
@@ -160,27 +161,67 @@ def changed_names(node: ast.AST) -> set[str]:
     function or lambda defined in it."""
     found: set[str] = set()
     for sub in ast.walk(node):
-        if isinstance(sub, ast.Name) and isinstance(sub.ctx, (ast.Store, ast.Del)):
-            found.add(sub.id)
-        elif isinstance(sub, ast.Subscript) and isinstance(sub.ctx, (ast.Store, ast.Del)) and isinstance(sub.value, ast.Name):
-            found.add(sub.value.id)
-        elif isinstance(sub, ast.Call):
-            if isinstance(sub.func, ast.Attribute) and isinstance(sub.func.value, ast.Name):
-                found.add(sub.func.value.id)
-            if not (isinstance(sub.func, ast.Name) and sub.func.id in apis.READS_ITS_ARGUMENTS):
-                for arg in (*sub.args, *(k.value for k in sub.keywords)):
-                    inner = arg.value if isinstance(arg, ast.Starred) else arg
-                    if isinstance(inner, ast.Name):
-                        found.add(inner.id)
-        elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            found.update(n.id for n in ast.walk(sub) if isinstance(n, ast.Name))
-        elif isinstance(sub, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and sub.name:
-            found.add(sub.name)
-        elif isinstance(sub, (ast.Import, ast.ImportFrom)):
-            found.update(a.asname or a.name.split(".", 1)[0] for a in sub.names)
-        elif isinstance(sub, (ast.Global, ast.Nonlocal)):
-            found.update(sub.names)
+        _note_changed(sub, found)
     return found
+
+
+class ChangedNames:
+    """``changed_names`` for the statements of one file, each nested statement's names found
+    once: the walk asks for a compound statement, then for each compound statement inside it,
+    which walking every subtree again made quadratic in the nesting (a tenth of a cold check's
+    CPU). The union over a subtree is the union over its statements' subtrees and the rest, so
+    a nested statement's memoized answer stands for its subtree. Keyed by node identity: the
+    file's tree outlives this object."""
+
+    def __init__(self) -> None:
+        self.memo: dict[int, frozenset[str]] = {}
+
+    def __call__(self, node: ast.AST) -> frozenset[str]:
+        known = self.memo.get(id(node))
+        if known is None:
+            known = self.memo[id(node)] = frozenset(self._find(node))
+        return known
+
+    def _find(self, root: ast.AST) -> set[str]:
+        if isinstance(root, _DEFINING):
+            return changed_names(root)  # every name in it counts: nothing to share
+        found: set[str] = set()
+        stack = [root]
+        while stack:
+            sub = stack.pop()
+            if sub is not root and isinstance(sub, (ast.stmt, ast.Lambda)):
+                found |= self(sub)
+                continue
+            _note_changed(sub, found)
+            stack.extend(ast.iter_child_nodes(sub))
+        return found
+
+
+_DEFINING = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def _note_changed(sub: ast.AST, found: set[str]) -> None:
+    """What ``sub`` itself adds to ``changed_names`` (a definition: every name in it)."""
+    if isinstance(sub, ast.Name) and isinstance(sub.ctx, (ast.Store, ast.Del)):
+        found.add(sub.id)
+    elif isinstance(sub, ast.Subscript) and isinstance(sub.ctx, (ast.Store, ast.Del)) and isinstance(sub.value, ast.Name):
+        found.add(sub.value.id)
+    elif isinstance(sub, ast.Call):
+        if isinstance(sub.func, ast.Attribute) and isinstance(sub.func.value, ast.Name):
+            found.add(sub.func.value.id)
+        if not (isinstance(sub.func, ast.Name) and sub.func.id in apis.READS_ITS_ARGUMENTS):
+            for arg in (*sub.args, *(k.value for k in sub.keywords)):
+                inner = arg.value if isinstance(arg, ast.Starred) else arg
+                if isinstance(inner, ast.Name):
+                    found.add(inner.id)
+    elif isinstance(sub, _DEFINING):
+        found.update(n.id for n in ast.walk(sub) if isinstance(n, ast.Name))
+    elif isinstance(sub, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and sub.name:
+        found.add(sub.name)
+    elif isinstance(sub, (ast.Import, ast.ImportFrom)):
+        found.update(a.asname or a.name.split(".", 1)[0] for a in sub.names)
+    elif isinstance(sub, (ast.Global, ast.Nonlocal)):
+        found.update(sub.names)
 
 
 def closure_names(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> set[str]:

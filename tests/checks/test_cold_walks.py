@@ -19,6 +19,7 @@ from graphlint.checks.collect import SERIAL_BELOW, collect_facts
 from graphlint.checks.extract import extract_facts
 from graphlint.checks.unvalidated_parse import parse_unvalidated
 from graphlint.checks.facts import ExtractOptions, FileFacts
+from graphlint.checks.known_values import ChangedNames, changed_names
 from graphlint.checks.syntax import children, preorder
 
 TORCH = Path(importlib.util.find_spec("torch").origin).parent  # read, never imported
@@ -107,3 +108,23 @@ def test_a_pool_leaves_the_garbage_collector_as_it_found_it(tmp_path: Path) -> N
     facts = collect_facts(files, ExtractOptions(), None, jobs=2)
     assert gc.isenabled() and gc.get_freeze_count() == 0
     assert all(f.error is None and f.entries for f in facts.values())
+
+
+@pytest.mark.parametrize("path", REAL_FILES, ids=lambda p: p.name)
+def test_the_changed_names_of_nested_statements_are_the_plain_walks(path: Path) -> None:
+    """``ChangedNames`` answers each statement from its nested statements' memoized answers;
+    asked outermost first, as the flow walk asks, every answer is the whole-subtree walk's."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    memoized = ChangedNames()
+    statements = [node for node in ast.walk(tree) if isinstance(node, (ast.stmt, ast.Lambda))]
+    assert len(statements) > 500  # a real file: hundreds of statements, many nested
+    for node in statements:  # breadth first: an outer statement before the ones inside it
+        assert memoized(node) == changed_names(node), ast.unparse(node)[:200]
+
+
+def test_the_changed_names_of_every_form_are_the_plain_walks() -> None:
+    tree = ast.parse(MATCH_AND_FRIENDS)
+    memoized = ChangedNames()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.stmt, ast.Lambda)):
+            assert memoized(node) == changed_names(node), ast.unparse(node)
