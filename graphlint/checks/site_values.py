@@ -245,14 +245,13 @@ class SiteValues:
         elif name is None or not name.startswith("torch.") or name.startswith(apis.NOT_INPUT_DEVICE_NAMESPACES):
             return None
         factories: list[cst.Call] = []
-        for value in tensors:
-            if _is_constant(value):
-                continue
+        tensor_inputs = [value for value in tensors if not _is_constant(value)]
+        for value in tensor_inputs:
             inputs = self.host_work(value)
             if inputs is None:
                 return None
             factories += inputs
-        return factories if tensors and not all(_is_constant(v) for v in tensors) else None
+        return factories if tensor_inputs else None
 
     def device_text(self, expr: cst.BaseExpression) -> str:
         text = string_value(expr)
