@@ -25,10 +25,10 @@ def callgraph_edges(project: Project, targets: int) -> list[dict[str, Any]]:
             if site is None:
                 continue
             caller = project.dotted(FunctionKey(file, site.scope))
-            for target, kind in project.targets(file, ordinal).items():
-                name = _name(project, target)
-                if name is not None:
-                    edges.append({"caller": caller, "callee": name, "path": linked.display, "line": site.line, "kind": kind})
+            # the targets are a set's iteration (string hashes): sorted, so two runs print alike
+            named = ((_name(project, target), kind) for target, kind in project.targets(file, ordinal).items())
+            for name, kind in sorted((name, kind) for name, kind in named if name is not None):
+                edges.append({"caller": caller, "callee": name, "path": linked.display, "line": site.line, "kind": kind})
         for (implicit_file, scope), implicit in project.graph.implicit_calls.items():
             if implicit_file != file:
                 continue
