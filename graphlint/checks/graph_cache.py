@@ -15,13 +15,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import time
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from graphlint.checks.cache import FactsCache
 from graphlint.checks.value_graph import CallGraph, FunctionKey, LinkedModule, Target
+from graphlint.checks.incremental_solve import LiveSolve
 from graphlint.checks.valueflow import solve
+
+log = logging.getLogger(__name__)
 
 _KEPT_IN_MEMORY = 2  # the graph before an edit and after it: an undo solves nothing
 
@@ -43,8 +48,12 @@ def solve_key(
 class SolvedGraphs:
     """Where ``Project`` gets its call graph: solved, or kept from a solve of the same inputs."""
 
-    def __init__(self, cache: FactsCache | None = None) -> None:
+    def __init__(self, cache: FactsCache | None = None, incremental: bool = False) -> None:
+        """``incremental``: keep the last solver, and extend it where an edit only adds
+        (``incremental_solve.py``): for a long-lived caller, at the cost of its memory."""
         self.cache = cache
+        self.incremental = incremental
+        self._live: LiveSolve | None = None
         # Whether a graph solved now is written to the cache: not for unsaved editor text, which
         # need not outlive the session (``session.py``).
         self.write = True
@@ -66,7 +75,7 @@ class SolvedGraphs:
             table = "graph-" + hashlib.sha256("\n".join(f.module for f in files).encode()).hexdigest()[:16]
             graph = self._read(table, key)
             if graph is None:
-                graph = solve(list(files), dict(dispatch), dict(not_dispatched), preview)
+                graph = self._solve(list(files), dict(dispatch), dict(not_dispatched), preview)
                 if self.cache is not None and self.write:
                     self.cache.put_table(table, {"key": key, "graph": graph_to_json(graph)})
                     self.cache.put_table(f"{table}-key", {"key": key})
@@ -75,6 +84,28 @@ class SolvedGraphs:
         while len(self._memory) > _KEPT_IN_MEMORY:
             self._memory.popitem(last=False)
         return graph
+
+    def _solve(
+        self,
+        files: list[LinkedModule],
+        dispatch: dict[str, tuple[str, ...]],
+        not_dispatched: dict[str, tuple[str, ...]],
+        preview: bool,
+    ) -> CallGraph:
+        if not self.incremental:
+            return solve(files, dispatch, not_dispatched, preview)
+        if self._live is not None:
+            started = time.process_time()
+            answer = self._live.extend(files, dispatch, not_dispatched, preview)
+            if not isinstance(answer, str):
+                log.info("value flow extended in place (%.2f CPU-s)", time.process_time() - started)
+                return answer
+            log.info("value flow solved in full: %s", answer)
+            self._live.release()
+        started = time.process_time()
+        self._live = LiveSolve(files, dispatch, not_dispatched, preview)
+        log.info("value flow solved in full (%.2f CPU-s)", time.process_time() - started)
+        return self._live.graph
 
     def _read(self, table: str, key: str) -> CallGraph | None:
         if self.cache is None or self.cache.get_table(f"{table}-key") != {"key": key}:

@@ -2,7 +2,7 @@
 (``graph_cache.py``): a warm ``graphlint check`` and an editor edit that changes no assignment
 fact do not solve again, and what they report is what a fresh solve reports.
 
-Solves are counted where the work is done (``valueflow._Solver.run``), so a test fails if any
+Solves are counted where the work is done (``valueflow.Solver.run``), so a test fails if any
 path solves when it should not, or reads a graph when it must solve."""
 
 from __future__ import annotations
@@ -54,13 +54,13 @@ def build(width):
 def solves(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
     """How many times the value-flow graph was solved (one entry per solve: its file count)."""
     counted: list[int] = []
-    real = valueflow._Solver.run
+    real = valueflow.Solver.run
 
-    def run(self: valueflow._Solver) -> valueflow.CallGraph:
+    def run(self: valueflow.Solver) -> valueflow.CallGraph:
         counted.append(len(self.files))
         return real(self)
 
-    monkeypatch.setattr(valueflow._Solver, "run", run)
+    monkeypatch.setattr(valueflow.Solver, "run", run)
     yield counted
 
 
