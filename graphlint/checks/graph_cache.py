@@ -104,7 +104,11 @@ class SolvedGraphs:
             self._live.release()
         started = time.process_time()
         self._live = LiveSolve(files, dispatch, not_dispatched, preview)
-        log.info("value flow solved in full (%.2f CPU-s)", time.process_time() - started)
+        graph = self._live.graph
+        bounds = f"; stopped after {graph.stopped:,} steps" if graph.stopped is not None else ""
+        bounds += f"; {graph.saturated:,} set(s) saturated" if graph.saturated else ""
+        bounds += f"; outside names collapsed {graph.collapsed:,} time(s)" if graph.collapsed else ""
+        log.info("value flow solved in full (%.2f CPU-s%s)", time.process_time() - started, bounds)
         return self._live.graph
 
     def _read(self, table: str, key: str) -> CallGraph | None:
@@ -134,6 +138,7 @@ def graph_to_json(graph: CallGraph) -> dict[str, Any]:
         "stopped": graph.stopped,
         "host_receivers": [list(key) for key in sorted(graph.host_receivers)],
         "saturated": graph.saturated,
+        "collapsed": graph.collapsed,
         "unseen": [list(key) for key in sorted(graph.unseen)],
     }
 
@@ -161,5 +166,6 @@ def graph_from_json(data: dict[str, Any]) -> CallGraph:
         stopped=data["stopped"],
         host_receivers={(f, o) for f, o in data["host_receivers"]},
         saturated=int(data["saturated"]),
+        collapsed=int(data["collapsed"]),
         unseen={(int(f), str(q), str(c)) for f, q, c in data["unseen"]},
     )

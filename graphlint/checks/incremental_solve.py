@@ -74,10 +74,15 @@ class LiveSolve:
         preview: bool,
     ) -> None:
         self.settings = (dispatch, not_dispatched, preview)
-        self.solver: Solver | None = solve_kept(list(files), dispatch, not_dispatched, preview)
-        assert self.solver.answer is not None
-        self.graph: CallGraph = self.solver.answer
-        self.work = _work_bound(self.solver, 0)
+        solver = solve_kept(list(files), dispatch, not_dispatched, preview)
+        assert solver.answer is not None
+        self.graph: CallGraph = solver.answer
+        self.work = _work_bound(solver, 0)
+        # A solve that hit its bounds is never extended: not kept (its millions of objects would
+        # only slow every pass of the cyclic collector).
+        self.solver: Solver | None = solver
+        if _bounded(solver):
+            self.release()
 
     def release(self) -> None:
         if self.solver is not None:
@@ -96,11 +101,9 @@ class LiveSolve:
         half extended): the caller solves in full."""
         solver = self.solver
         if solver is None:
-            return "no kept solve"
+            return "the last solve hit its bounds" if _bounded(self.graph) else "no kept solve"
         if (dispatch, not_dispatched, preview) != self.settings:
             return "the framework dispatch or preview changed"
-        if solver.stopped or solver.saturated or solver.collapsed:
-            return "the last solve hit its bounds"
         edit = _edited_file(solver.files, files)
         if isinstance(edit, str):
             return edit
@@ -156,7 +159,7 @@ class LiveSolve:
             solver.solved(lambda: _extend(solver, file, old, new))
         finally:
             del solver.add, solver.watch
-        if solver.stopped or solver.saturated or solver.collapsed:
+        if _bounded(solver):
             return "the extended solve hit its bounds"
         grown = [name for name in _NOT_GROWING if _mass(getattr(solver, name)) != sizes[name]]
         if grown or _mass(solver.graph.implicit_calls) != implicit:
@@ -196,6 +199,14 @@ def _recording_watch(solver: Solver, watched: list[int]) -> Callable[..., None]:
         ValueGraph.watch(solver, node, react)
 
     return watch
+
+
+def _bounded(solved: Solver | CallGraph) -> bool:
+    """Whether the solve hit a bound: stopped, a set saturated, outside names collapsed (each
+    makes its answer hang on the order the values came in)."""
+    if isinstance(solved, CallGraph):
+        return solved.stopped is not None or solved.saturated > 0 or solved.collapsed > 0
+    return solved.stopped or bool(solved.saturated) or solved.collapsed > 0
 
 
 def _work_bound(solver: Solver, start: int) -> int:

@@ -90,6 +90,7 @@ class CallGraph:
     # (file, call ordinal) of ``x.m()`` calls whose receiver ``x`` holds host tensors only
     host_receivers: set[tuple[int, int]] = field(default_factory=set)
     saturated: int = 0  # nodes that reached VALUE_CAP values and took no more
+    collapsed: int = 0  # times a node's outside names were collapsed into one outside value
     # (file, qualname, copy; "*": every copy) of the functions something out of sight may call,
     # with arguments graphlint does not see (``parameter_constants.py``)
     unseen: set[tuple[int, str, str]] = field(default_factory=set)

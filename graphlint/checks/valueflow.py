@@ -224,6 +224,7 @@ class Solver(CallSemantics):
         }
         graph.stopped = self.steps if self.stopped else None
         graph.saturated = len(self.saturated)
+        graph.collapsed = self.collapsed
         graph.entry_targets, graph.entry_outside = {}, {}
         for file, linked in enumerate(self.files):
             for index in range(len(linked.facts.entries)):
