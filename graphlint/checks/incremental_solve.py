@@ -77,12 +77,14 @@ class LiveSolve:
         solver = solve_kept(list(files), dispatch, not_dispatched, preview)
         assert solver.answer is not None
         self.graph: CallGraph = solver.answer
-        self.work = _work_bound(solver, 0)
+        self.work = 0
         # A solve that hit its bounds is never extended: not kept (its millions of objects would
         # only slow every pass of the cyclic collector).
         self.solver: Solver | None = solver
         if _bounded(solver):
             self.release()
+        else:
+            self.work = _work_bound(solver, 0)
 
     def release(self) -> None:
         if self.solver is not None:
