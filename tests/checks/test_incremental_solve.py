@@ -201,8 +201,9 @@ def edit(sources: dict[str, str], rng: random.Random, n: int) -> dict[str, str]:
     return {**sources, path: text}
 
 
-@pytest.mark.parametrize("seed", range(8))
-def test_the_extended_graph_is_the_full_solve_of_the_edited_project(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("seed", "preview"), [*((seed, False) for seed in range(8)), *((seed, True) for seed in range(8, 12))])
+def test_the_extended_graph_is_the_full_solve_of_the_edited_project(seed: int, preview: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``preview``: with the per-call-site copies and their bounds (docs/callgraph.md "Preview")."""
     extended: list[bool] = []
     real = LiveSolve.extend
 
@@ -218,18 +219,17 @@ def test_the_extended_graph_is_the_full_solve_of_the_edited_project(seed: int, m
     for n in range(1, 31):
         sources = edit(sources, rng, n)
         files = linked(sources)
-        got = graphs.graph(files, {}, {})
-        full = solve(files)
+        got = graphs.graph(files, {}, {}, preview)
+        full = solve(files, preview=preview)
         assert canonical(got) == canonical(full), (seed, n, sources)
         live = graphs._live
         assert live is not None and live.solver is not None
         # (the kept solver is of the project it last solved or extended: an undo answered from
         # the graphs kept in memory leaves it as it is)
-        fresh = solve_kept(list(live.solver.files), {}, {})
+        fresh = solve_kept(list(live.solver.files), {}, {}, preview)
         assert node_values(live.solver) == node_values(fresh), (seed, n, sources)
         fresh.release()
     # the walk both extended and solved in full (else this test checks only one path)
-    print(seed, "".join("x" if e else "." for e in extended))
     assert any(extended) and not all(extended), extended
 
 
