@@ -3,8 +3,8 @@ assignment facts did not change does not solve again.
 
 The solve (``valueflow.py``) reads, per file, its module name, whether it is a package, its flow
 facts (``FlowFacts.solver_digest``: lines and callee texts left out, so code that only moves or
-changes what no value follows keeps its digest) and its entries' targets; and the framework
-dispatch. Their hash, in link order, is the key. Solved graphs are kept in memory (a long-lived
+changes what no value follows keeps its digest), its entries' targets and its host calls; and
+the framework dispatch. Their hash, in link order, is the key. Solved graphs are kept in memory (a long-lived
 caller such as ``graphlint server`` solves only when an edit changes what flows where) and beside
 the facts, as a JSON table of the facts cache (``graphlint check`` with every file cached reads
 the graph instead of solving it). The facts cache's directory is named by the checker's
@@ -41,7 +41,9 @@ def solve_key(
     for linked in files:
         flow = linked.facts.flow
         targets = [entry.targets for entry in linked.facts.entries]
-        digest.update(json.dumps([linked.module, linked.is_package, flow.digest or flow.solver_digest(), targets]).encode())
+        # host_calls too: ``device="cpu"`` and ``device="npu"`` give the same flow facts
+        digest.update(json.dumps([linked.module, linked.is_package, flow.digest or flow.solver_digest(), targets,
+                                  sorted(linked.facts.host_calls)]).encode())
     return digest.hexdigest()
 
 
