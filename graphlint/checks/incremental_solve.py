@@ -78,8 +78,8 @@ class LiveSolve:
         assert solver.answer is not None
         self.graph: CallGraph = solver.answer
         self.work = 0
-        # A solve that hit its bounds is never extended: not kept (its millions of objects would
-        # only slow every pass of the cyclic collector).
+        # A solve that hit its bounds is never extended: not kept (on transformers' models/,
+        # keeping its millions of objects alive doubled the CPU of the next edits).
         self.solver: Solver | None = solver
         if _bounded(solver):
             self.release()
