@@ -165,18 +165,24 @@ class FlowFacts:
         """A hash of what the value-flow solve reads of these facts: lines and the callees' texts
         are left out, so code that moves, or changes without changing what flows where, gives
         the same digest (and the solved graph cached under it is used again)."""
+        return hashlib.sha256(json.dumps(list(self.solver_parts().values()), separators=(",", ":")).encode()).hexdigest()
+
+    def solver_parts(self) -> dict[str, Any]:
+        """What the value-flow solve reads of these facts, by field, as JSON values."""
         calls = [
             None if c is None else [c.scope, c.callee, c.args, c.star, c.star_last, c.keywords, c.double_star, c.rebinds, c.after_super]
             for c in self.calls
         ]
-        defs = [[name, d.kind, d.params, d.method, d.bases] for name, d in self.defs.items()]
-        decorations = [[d.scope, d.decorator, d.value] for d in self.decorations]
-        implicit = [[i.scope, i.kind, i.value] for i in self.implicit]
-        parts = [
-            defs, self.assigns, calls, decorations, implicit, self.star_imports, self.guarded,
-            self.passes, self.rest_passes, self.returned_calls, self.defaults, self.error,
-        ]
-        return hashlib.sha256(json.dumps(parts, separators=(",", ":")).encode()).hexdigest()
+        return {
+            "defs": [[name, d.kind, d.params, d.method, d.bases] for name, d in self.defs.items()],
+            "assigns": self.assigns,
+            "calls": calls,
+            "decorations": [[d.scope, d.decorator, d.value] for d in self.decorations],
+            "implicit": [[i.scope, i.kind, i.value] for i in self.implicit],
+            "star_imports": self.star_imports, "guarded": self.guarded, "passes": self.passes,
+            "rest_passes": self.rest_passes, "returned_calls": self.returned_calls, "defaults": self.defaults,
+            "error": self.error,
+        }
 
 
 @dataclass

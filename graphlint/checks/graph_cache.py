@@ -3,8 +3,8 @@ assignment facts did not change does not solve again.
 
 The solve (``valueflow.py``) reads, per file, its module name, whether it is a package, its flow
 facts (``FlowFacts.solver_digest``: lines and callee texts left out, so code that only moves or
-changes what no value follows keeps its digest) and its entries' targets; and the framework
-dispatch. Their hash, in link order, is the key. Solved graphs are kept in memory (a long-lived
+changes what no value follows keeps its digest), its entries' targets and its host calls; and
+the framework dispatch. Their hash, in link order, is the key. Solved graphs are kept in memory (a long-lived
 caller such as ``graphlint server`` solves only when an edit changes what flows where) and beside
 the facts, as a JSON table of the facts cache (``graphlint check`` with every file cached reads
 the graph instead of solving it). The facts cache's directory is named by the checker's
@@ -15,13 +15,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import time
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from graphlint.checks.cache import FactsCache
 from graphlint.checks.value_graph import CallGraph, FunctionKey, LinkedModule, Target
+from graphlint.checks.incremental_solve import LiveSolve
 from graphlint.checks.valueflow import solve
+
+log = logging.getLogger(__name__)
 
 _KEPT_IN_MEMORY = 2  # the graph before an edit and after it: an undo solves nothing
 
@@ -36,15 +41,21 @@ def solve_key(
     for linked in files:
         flow = linked.facts.flow
         targets = [entry.targets for entry in linked.facts.entries]
-        digest.update(json.dumps([linked.module, linked.is_package, flow.digest or flow.solver_digest(), targets]).encode())
+        # host_calls too: ``device="cpu"`` and ``device="npu"`` give the same flow facts
+        digest.update(json.dumps([linked.module, linked.is_package, flow.digest or flow.solver_digest(), targets,
+                                  sorted(linked.facts.host_calls)]).encode())
     return digest.hexdigest()
 
 
 class SolvedGraphs:
     """Where ``Project`` gets its call graph: solved, or kept from a solve of the same inputs."""
 
-    def __init__(self, cache: FactsCache | None = None) -> None:
+    def __init__(self, cache: FactsCache | None = None, incremental: bool = False) -> None:
+        """``incremental``: keep the last solver, and extend it where an edit only adds
+        (``incremental_solve.py``): for a long-lived caller, at the cost of its memory."""
         self.cache = cache
+        self.incremental = incremental
+        self._live: LiveSolve | None = None
         # Whether a graph solved now is written to the cache: not for unsaved editor text, which
         # need not outlive the session (``session.py``).
         self.write = True
@@ -66,7 +77,7 @@ class SolvedGraphs:
             table = "graph-" + hashlib.sha256("\n".join(f.module for f in files).encode()).hexdigest()[:16]
             graph = self._read(table, key)
             if graph is None:
-                graph = solve(list(files), dict(dispatch), dict(not_dispatched), preview)
+                graph = self._solve(list(files), dict(dispatch), dict(not_dispatched), preview)
                 if self.cache is not None and self.write:
                     self.cache.put_table(table, {"key": key, "graph": graph_to_json(graph)})
                     self.cache.put_table(f"{table}-key", {"key": key})
@@ -75,6 +86,32 @@ class SolvedGraphs:
         while len(self._memory) > _KEPT_IN_MEMORY:
             self._memory.popitem(last=False)
         return graph
+
+    def _solve(
+        self,
+        files: list[LinkedModule],
+        dispatch: dict[str, tuple[str, ...]],
+        not_dispatched: dict[str, tuple[str, ...]],
+        preview: bool,
+    ) -> CallGraph:
+        if not self.incremental:
+            return solve(files, dispatch, not_dispatched, preview)
+        if self._live is not None:
+            started = time.process_time()
+            answer = self._live.extend(files, dispatch, not_dispatched, preview)
+            if not isinstance(answer, str):
+                log.info("value flow extended in place (%.2f CPU-s)", time.process_time() - started)
+                return answer
+            log.info("value flow solved in full: %s", answer)
+            self._live.release()
+        started = time.process_time()
+        self._live = LiveSolve(files, dispatch, not_dispatched, preview)
+        graph = self._live.graph
+        bounds = f"; stopped after {graph.stopped:,} steps" if graph.stopped is not None else ""
+        bounds += f"; {graph.saturated:,} set(s) saturated" if graph.saturated else ""
+        bounds += f"; outside names collapsed {graph.collapsed:,} time(s)" if graph.collapsed else ""
+        log.info("value flow solved in full (%.2f CPU-s%s)", time.process_time() - started, bounds)
+        return self._live.graph
 
     def _read(self, table: str, key: str) -> CallGraph | None:
         if self.cache is None or self.cache.get_table(f"{table}-key") != {"key": key}:
@@ -103,6 +140,7 @@ def graph_to_json(graph: CallGraph) -> dict[str, Any]:
         "stopped": graph.stopped,
         "host_receivers": [list(key) for key in sorted(graph.host_receivers)],
         "saturated": graph.saturated,
+        "collapsed": graph.collapsed,
         "unseen": [list(key) for key in sorted(graph.unseen)],
     }
 
@@ -130,5 +168,6 @@ def graph_from_json(data: dict[str, Any]) -> CallGraph:
         stopped=data["stopped"],
         host_receivers={(f, o) for f, o in data["host_receivers"]},
         saturated=int(data["saturated"]),
+        collapsed=int(data["collapsed"]),
         unseen={(int(f), str(q), str(c)) for f, q, c in data["unseen"]},
     )

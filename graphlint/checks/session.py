@@ -146,7 +146,7 @@ class CheckSession:
         if self._catalog is None:
             self._catalog = Catalog(self._cache(self._known))
         if self._graphs is None:
-            self._graphs = SolvedGraphs(self._cache(self._known))
+            self._graphs = SolvedGraphs(self._cache(self._known), incremental=True)
         self._graphs.write = not unsaved.keys() & facts.keys()
         named = [t for t in named if t in facts]  # neither on disk nor unsaved: nothing to check
         selection = Selection(config, self._select, self._ignore, self._catalog.codes())

@@ -90,6 +90,7 @@ class CallGraph:
     # (file, call ordinal) of ``x.m()`` calls whose receiver ``x`` holds host tensors only
     host_receivers: set[tuple[int, int]] = field(default_factory=set)
     saturated: int = 0  # nodes that reached VALUE_CAP values and took no more
+    collapsed: int = 0  # times a node's outside names were collapsed into one outside value
     # (file, qualname, copy; "*": every copy) of the functions something out of sight may call,
     # with arguments graphlint does not see (``parameter_constants.py``)
     unseen: set[tuple[int, str, str]] = field(default_factory=set)
@@ -129,6 +130,10 @@ class ValueGraph:
         self.refused: set[Obj] = set()  # what saturated sets refused: calls through them are not all seen
         self.steps = 0
         self.stopped = False
+        self.collapsed = 0  # times outside names were collapsed (the result then hangs on the order)
+        # Nodes that gained values after the first fixed point, in the rounds of its decisions
+        # (None until then): ``incremental_solve.py`` may deliver again only into the others.
+        self.late: set[int] | None = None
 
     def node(self) -> int:
         self.values.append(set())
@@ -151,6 +156,7 @@ class ValueGraph:
             outside = {o for o in new if o[0] == "X" and o[1]}
             if outside and sum(1 for o in held if o[0] == "X") + len(outside) > OUTSIDE_CAP:
                 new = (new - outside) | ({EXTERNAL_VALUE} - held)
+                self.collapsed += 1
                 if not new:
                     return
         if len(held) + len(new) > VALUE_CAP:
@@ -161,6 +167,8 @@ class ValueGraph:
         if self.spend(len(new)):
             held |= new
             self.pending.append((node, new))
+            if self.late is not None:
+                self.late.add(node)
 
     def spend(self, steps: int) -> bool:
         """Count ``steps`` of work against the budget; False (and the solve stopped) past it."""

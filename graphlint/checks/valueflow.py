@@ -17,15 +17,16 @@ the answer is nothing: an unresolved call is better than a wrong one.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
 
 from graphlint.checks import apis
 from graphlint.checks.call_semantics import CallSemantics
 from graphlint.checks.class_hierarchy import ClassHierarchy, absolute_name
-from graphlint.checks.facts import Expr
+from graphlint.checks.facts import CallSite, Expr
 from graphlint.checks.presets import glob_pattern
+from graphlint.checks.site_edges import calls_by_site, entries_per_copy
 from graphlint.checks.value_graph import (
     MAX_DEPTH,
     EXTERNAL_VALUE,
@@ -34,7 +35,6 @@ from graphlint.checks.value_graph import (
     FunctionKey,
     LinkedModule,
     Obj,
-    Target,
     instance_of,
 )
 
@@ -48,61 +48,30 @@ def solve(
     """``dispatch``: class (dotted name, globs) → methods an instance call runs besides ``forward``;
     ``not_dispatched``: class → methods never called on its instances (``forward_cpu``);
     ``preview``: also the preview contexts (per-call-site copies, returned ``*args`` elements)."""
-    # The graph is millions of small sets and tuples and makes no cycles the cyclic collector
-    # must find: its passes over the growing heap were a third of the solve on transformers'
-    # models/ (2,544 files).
-    collecting = gc.isenabled()
-    gc.disable()
-    solver = _Solver(files, dispatch or {}, not_dispatched or {}, preview)
+    solver = Solver(files, dispatch or {}, not_dispatched or {}, preview)
     try:
-        return solver.run()
+        return solver.solved(solver.run)
     finally:
         # The watchers close over the solver: a cycle only the collector would free, after a
         # pass over the whole heap (seconds, in a session that solves again and again).
         solver.watchers.clear()
         solver.rest_watchers.clear()
-        if collecting:
-            gc.enable()
 
 
-def calls_by_site(
-    edges: dict[tuple[Any, ...], dict[tuple[Target, str], str]],
-) -> tuple[dict[Any, dict[Target, str]], dict[tuple[Any, ...], dict[tuple[Target, str], str]]]:
-    """The call graph (each site's callees, over every copy of the method it is in) and, for the
-    sites where methods' copies per receiver class take part, the calls per copy."""
-    callees: dict[Any, dict[Target, str]] = {}
-    copied: set[Any] = set()
-    for key, targets in edges.items():
-        site = key[:2] if isinstance(key[0], int) else key
-        found = callees.setdefault(site, {})
-        for (target, copy), kind in targets.items():
-            found.setdefault(target, kind)
-            if copy:
-                copied.add(site)
-        if isinstance(key[0], int) and key[2]:
-            copied.add(site)
-    copies = {key: targets for key, targets in edges.items() if (key[:2] if isinstance(key[0], int) else key) in copied}
-    return callees, copies
+def solve_kept(
+    files: list[LinkedModule],
+    dispatch: dict[str, tuple[str, ...]],
+    not_dispatched: dict[str, tuple[str, ...]],
+    preview: bool = False,
+) -> "Solver":
+    """``solve``, keeping the solver (its nodes, edges and watchers) for ``incremental_solve.py``
+    to extend; its graph is ``solver.answer``. The caller drops it with ``Solver.release``."""
+    solver = Solver(files, dispatch, not_dispatched, preview)
+    solver.answer = solver.solved(solver.run)
+    return solver
 
 
-def entries_per_copy(edges: dict[tuple[Any, ...], dict[tuple[Target, str], str]]) -> dict[tuple[Any, ...], dict[tuple[Target, str], str]]:
-    """An entry point in a method's copy (``("entry", file, index, copy)``) is merged into the
-    entry's own site; for such entries each copy's targets are kept apart too (the method's own
-    body as copy ``""``), so that a copy whose compile call cannot run is left out
-    (``parameter_constants.py``)."""
-    copied = [key for key in edges if key[0] == "entry" and len(key) == 4]
-    per_copy: dict[tuple[Any, ...], dict[tuple[Target, str], str]] = {}
-    for key in copied:
-        per_copy.setdefault((*key[:3], ""), dict(edges.get(key[:3], {})))
-        per_copy[key] = edges[key]
-    for key in copied:
-        merged = edges.setdefault(key[:3], {})
-        for target, kind in edges.pop(key).items():
-            merged.setdefault(target, kind)
-    return per_copy
-
-
-class _Solver(CallSemantics):
+class Solver(CallSemantics):
     def __init__(
         self,
         files: list[LinkedModule],
@@ -140,16 +109,13 @@ class _Solver(CallSemantics):
         self.outside_arguments = []
         self.constructed = set()
         self.graph = CallGraph({}, set(), {}, {})
+        self.answer: CallGraph | None = None  # the last finished graph (a kept solver)
 
     # ---- the run ----------------------------------------------------------------------------
     def run(self) -> CallGraph:
         for file, linked in enumerate(self.files):
             flow = linked.facts.flow
-            for target, value in flow.assigns:
-                self.assign(file, target, self.compile(file, value))
-            for ordinal, site in enumerate(flow.calls):
-                if site is not None:
-                    self.call_site(file, ordinal, site)
+            self.start(file, flow.assigns, enumerate(flow.calls))
         for file, linked in enumerate(self.files):
             for index, decoration in enumerate(linked.facts.flow.decorations):
                 self.decoration(file, index)
@@ -157,38 +123,81 @@ class _Solver(CallSemantics):
                 self.entry(file, index, entry.targets)
             for index in range(len(linked.facts.flow.implicit)):
                 self.implicit_call(file, index)
+        self.settle()
+        return self.finish()
+
+    def solved(self, work: Callable[[], CallGraph]) -> CallGraph:
+        # The graph is millions of small sets and tuples and makes no cycles the cyclic collector
+        # must find: its passes over the growing heap were a third of the solve on transformers'
+        # models/ (2,544 files).
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return work()
+        finally:
+            if collecting:
+                gc.enable()
+
+    def release(self) -> None:
+        """Breaks the cycles through the watchers (they close over the solver)."""
+        self.watchers.clear()
+        self.rest_watchers.clear()
+
+    def start(self, file: int, assigns: Iterable[tuple[Expr, Expr]], calls: Iterable[tuple[int, CallSite | None]]) -> None:
+        """A file's assignments and call sites as nodes and edges."""
+        for target, value in assigns:
+            self.assign(file, target, self.compile(file, value))
+        for ordinal, site in calls:
+            if site is not None:
+                self.call_site(file, ordinal, site)
+
+    def settle(self) -> None:
+        """The fixed point, then the decisions taken only there, each propagated in turn."""
         self.propagate()
+        if self.late is None:
+            self.late = set()
         while self.undecided_decorations() and not self.stopped:
             self.propagate()
         while self.unseen_defaults() and not self.stopped:  # called where graphlint cannot see
             self.propagate()
         self.propagate()
-        per_copy = entries_per_copy(self.site_edges)
-        self.graph.callees, self.graph.copies = calls_by_site(self.site_edges)
-        self.graph.copies.update(per_copy)
-        self.graph.resolved = {
+
+    def finish(self) -> CallGraph:
+        """What the solved graph answers, in tables of its own: the solver's are left as they
+        are (a kept solver is extended and finished again, ``incremental_solve.py``)."""
+        edges = dict(self.site_edges)
+        for key in [key for key in edges if key[0] == "entry"]:  # entries_per_copy merges into these
+            edges[key] = dict(edges[key])
+        per_copy = entries_per_copy(edges)
+        graph = self.graph
+        graph.callees, graph.copies = calls_by_site(edges)
+        graph.copies.update(per_copy)
+        graph.resolved = {
             key[:2] for key, node in self.callee_nodes.items() if self.values[node] and node not in self.saturated
         }
         # a call of methods' copies (``receiver_copies.py``) is on the host if it is in every copy
         receiver_nodes: dict[tuple[int, int], list[int]] = {}
         for key, node in self.receivers.items():
             receiver_nodes.setdefault(key[:2], []).append(node)
-        self.graph.host_receivers = {
+        graph.host_receivers = {
             key for key, nodes in receiver_nodes.items()
             if all(self.values[n] <= {HOST_TENSOR} and n not in self.saturated for n in nodes)
             and any(self.values[n] for n in nodes)
         }
-        self.graph.stopped = self.steps if self.stopped else None
-        self.graph.saturated = len(self.saturated)
+        graph.stopped = self.steps if self.stopped else None
+        graph.saturated = len(self.saturated)
+        graph.collapsed = self.collapsed
+        graph.entry_targets, graph.entry_outside = {}, {}
         for file, linked in enumerate(self.files):
             for index in range(len(linked.facts.entries)):
-                targets = self.graph.callees.pop(("entry", file, index), {})  # type: ignore[call-overload]
-                self.graph.entry_targets[file, index] = [
+                targets = graph.callees.pop(("entry", file, index), {})  # type: ignore[call-overload]
+                graph.entry_targets[file, index] = [
                     t for t, kind in targets.items() if isinstance(t, FunctionKey) and kind == "call"
                 ]
-                self.graph.entry_outside[file, index] = [t for t in targets if isinstance(t, str)]
-        self.graph.unseen = self.called_unseen()
-        return self.graph
+                graph.entry_outside[file, index] = [t for t in targets if isinstance(t, str)]
+        graph.unseen = self.called_unseen()
+        # the implicit calls are the solver's own table (``record`` fills it): the answer keeps a copy
+        return dataclasses.replace(graph, implicit_calls={key: set(targets) for key, targets in graph.implicit_calls.items()})
 
     def assign(self, file: int, target: Expr, value: int | None) -> None:
         if value is None:

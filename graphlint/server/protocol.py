@@ -247,8 +247,26 @@ def _overlaps(a: types.Range, b: types.Range) -> bool:
     )
 
 
+class _ClientLog(logging.Handler):
+    """The checker's log (how each edit's value flow was solved: extended in place or in full,
+    and why) as ``window/logMessage``: an editor shows it in the server's output."""
+
+    def __init__(self, server: GraphlintServer) -> None:
+        super().__init__(logging.INFO)
+        self.server = server
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.server.window_log_message(types.LogMessageParams(type=types.MessageType.Log, message=self.format(record)))
+        except Exception:  # no client to tell (not started, gone): nothing to do
+            pass
+
+
 def build_server(options: ServerOptions) -> GraphlintServer:
     server = GraphlintServer(options)
+    solves = logging.getLogger("graphlint.checks.graph_cache")
+    solves.setLevel(logging.INFO)
+    solves.addHandler(_ClientLog(server))
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: GraphlintServer, params: types.InitializeParams) -> None:

@@ -2,7 +2,7 @@
 (``graph_cache.py``): a warm ``graphlint check`` and an editor edit that changes no assignment
 fact do not solve again, and what they report is what a fresh solve reports.
 
-Solves are counted where the work is done (``valueflow._Solver.run``), so a test fails if any
+Solves are counted where the work is done (``valueflow.Solver.run``), so a test fails if any
 path solves when it should not, or reads a graph when it must solve."""
 
 from __future__ import annotations
@@ -54,13 +54,13 @@ def build(width):
 def solves(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
     """How many times the value-flow graph was solved (one entry per solve: its file count)."""
     counted: list[int] = []
-    real = valueflow._Solver.run
+    real = valueflow.Solver.run
 
-    def run(self: valueflow._Solver) -> valueflow.CallGraph:
+    def run(self: valueflow.Solver) -> valueflow.CallGraph:
         counted.append(len(self.files))
         return real(self)
 
-    monkeypatch.setattr(valueflow._Solver, "run", run)
+    monkeypatch.setattr(valueflow.Solver, "run", run)
     yield counted
 
 
@@ -203,3 +203,24 @@ def test_a_warm_check_knows_the_host_tensors_a_cold_one_knew(tmp_path: Path, sol
     warm = check(root, tmp_path / "cache")
     assert solves == [1]
     assert found(cold) == [] and found(warm) == []
+
+
+def test_a_call_made_a_host_tensor_is_solved_again(solves: list[int]) -> None:
+    """``device="cpu"`` makes a call's result a host tensor (``FileFacts.host_calls``) without
+    changing its flow facts (the keyword's value is no flow): the graph is keyed by both."""
+    from graphlint.checks.extract import extract_facts
+    from graphlint.checks.graph_cache import SolvedGraphs
+    from graphlint.checks.value_graph import LinkedModule
+
+    def files(device: str) -> list[LinkedModule]:
+        source = f"import torch\n\n\ndef f(model):\n    x = torch.ones(2, device={device!r})\n    return x.tolist()\n\n\ng = torch.compile(f)\n"
+        return [LinkedModule("app", False, extract_facts(source.encode()))]
+
+    npu, cpu = files("npu"), files("cpu")
+    assert npu[0].facts.flow.solver_digest() == cpu[0].facts.flow.solver_digest()
+    assert npu[0].facts.host_calls != cpu[0].facts.host_calls
+    graphs = SolvedGraphs()
+    on_device = graphs.graph(npu, {})
+    on_host = graphs.graph(cpu, {})
+    assert solves == [1, 1]
+    assert on_host.host_receivers and not on_device.host_receivers

@@ -429,13 +429,13 @@ def test_a_warm_run_reads_the_copies_from_the_cached_graph(tmp_path: Path, monke
     """The solved-graph cache keeps the calls per copy: a warm run (the graph read, not solved)
     marks the same regions as the cold one."""
     solved: list[int] = []
-    real = valueflow._Solver.run
+    real = valueflow.Solver.run
 
-    def run(self: valueflow._Solver) -> CallGraph:
+    def run(self: valueflow.Solver) -> CallGraph:
         solved.append(len(self.files))
         return real(self)
 
-    monkeypatch.setattr(valueflow._Solver, "run", run)
+    monkeypatch.setattr(valueflow.Solver, "run", run)
     (tmp_path / "ops.py").write_text(CUSTOM_OPS)
     (tmp_path / "app.py").write_text(ENTRIES.format(mamba="mamba = MambaLayer()"))
     (tmp_path / "pyproject.toml").write_text("")

@@ -31,6 +31,7 @@ class Editor:
         self.client = LanguageClient("graphlint-tests", "1")
         self.published: dict[str, list[types.PublishDiagnosticsParams]] = {}
         self.messages: list[types.ShowMessageParams] = []
+        self.logs: list[str] = []  # window/logMessage
         self.versions: dict[str, int] = {}
         self.texts: dict[str, str] = {}
         self._arrived = asyncio.Event()
@@ -39,6 +40,10 @@ class Editor:
         def published(params: types.PublishDiagnosticsParams) -> None:
             self.published.setdefault(params.uri, []).append(params)
             self._arrived.set()
+
+        @self.client.feature(types.WINDOW_LOG_MESSAGE)
+        def logged(params: types.LogMessageParams) -> None:
+            self.logs.append(params.message)
 
         @self.client.feature(types.WINDOW_SHOW_MESSAGE)
         def shown(params: types.ShowMessageParams) -> None:

@@ -272,3 +272,66 @@ def test_without_pygls_the_command_says_how_to_get_it(tmp_path):
     result = subprocess.run([sys.executable, str(GRAPHLINT), "server"], capture_output=True, text=True, env=env,
                             stdin=subprocess.DEVNULL, timeout=60)
     assert result.returncode == 2 and "pip install 'graphlint[lsp]'" in result.stderr
+
+
+EXTENDED_HELPERS = textwrap.dedent("""\
+    import torch
+
+
+    def build_positions(x):
+        return torch.arange(x.shape[1]).to(x.device)
+
+
+    def to_host(x):
+        return x.cpu()
+
+
+    LOGGED = to_host(torch.ones(2))
+""")
+EXTENDED_MODEL = textwrap.dedent("""\
+    from torch import nn
+
+    from .helpers import build_positions, to_host
+
+
+    class Decoder(nn.Module):
+        def forward(self, x):
+            y = x + build_positions(x)
+""")
+TO_HOST_LINE = 8  # 0-based: `return x.cpu()`
+
+
+def test_an_added_call_into_a_compiled_region_extends_the_solved_graph(project, tmp_path):
+    """An edit that appends a call to the compiled ``forward`` (a call fact the value flow
+    follows) is solved by extending the kept solve, not solving the project again, and the
+    helper it reaches gets its finding; undone, the finding goes. An edit in the middle of the
+    file (which numbers the calls after it anew) is solved in full, and the log says why."""
+    helpers, model = project / "pkg" / "helpers.py", project / "pkg" / "model.py"
+    helpers.write_text(EXTENDED_HELPERS, encoding="utf-8")
+    model.write_text(EXTENDED_MODEL, encoding="utf-8")
+    (project / "pkg" / "run.py").write_text(RUN_COMPILED, encoding="utf-8")
+
+    def lines(diagnostics: list[types.Diagnostic]) -> set[int]:
+        return {d.range.start.line for d in diagnostics}
+
+    async def session() -> None:
+        async with editor(project, tmp_path) as ed:
+            ed.open(helpers)
+            before = await ed.diagnostics(helpers)
+            assert lines(before) == {COPY_LINE}  # build_positions only: to_host runs eagerly
+            assert any(m.startswith("value flow solved in full") for m in ed.logs), ed.logs
+            ed.open(model)
+            logged = len(ed.logs)
+            ed.change(model, EXTENDED_MODEL + "        z = to_host(x)\n")
+            reached = await ed.diagnostics(helpers, lambda p: TO_HOST_LINE in lines(p.diagnostics))
+            assert {(d.code, d.severity) for d in reached if d.range.start.line == TO_HOST_LINE} == {("GL201", WARNING)}
+            assert [m for m in ed.logs[logged:] if m.startswith("value flow")][0].startswith("value flow extended in place"), ed.logs
+            ed.change(model, EXTENDED_MODEL)  # undone
+            assert lines(await ed.diagnostics(helpers, lambda p: TO_HOST_LINE not in lines(p.diagnostics))) == {COPY_LINE}
+            logged = len(ed.logs)
+            ed.change(model, EXTENDED_MODEL.replace("class Decoder", "Z = to_host(None)\n\n\nclass Decoder") + "        z = to_host(x)\n")
+            await ed.diagnostics(helpers, lambda p: TO_HOST_LINE in lines(p.diagnostics))
+            assert [m for m in ed.logs[logged:] if m.startswith("value flow")][0] == (
+                "value flow solved in full: not an addition: calls or assignments changed or renumbered"), ed.logs
+
+    run(session())

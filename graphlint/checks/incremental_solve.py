@@ -1,0 +1,287 @@
+"""A solved value graph kept with its solver and extended in place when an edit only adds.
+
+``graphlint server`` solves the whole project again whenever an edit changes what flows where
+(21 CPU-s on transformers' ``models/``). Here the solver of the last solve is kept (nodes, edges,
+watchers) and, when the project differs from it in one file whose new flow facts are the old ones
+with assignments and calls appended (nothing renumbered, no definition, decoration, entry or
+iteration changed), the new facts are added to it and the worklist continues. The answer must be
+the one a full solve of the edited project gives, so the continuation is taken only where that
+follows, and otherwise ``extend`` says why not and the caller solves in full:
+
+- The value graph is monotone (values and edges only grow, each reaction is a union) except where
+  the solve's bounds cut it (a saturated set, outside names collapsed, the work budget) and at the
+  decisions taken at the fixed point (an undecided decoration hands its function back, the
+  defaults of functions no call bound, ``settle``). So the last solve must have hit no bound, and
+  the continuation none either.
+- The added facts may read every existing node but give none of them a new value, and deliver
+  again only into nodes that held all their values at the first fixed point, before any decision
+  (``ValueGraph.late``): then each existing node is derived exactly as before, round by round of
+  the decisions, and the new nodes only read them. Any other delivery into an existing node
+  stops the continuation.
+  The tables the fixed-point decisions read (functions bound, classes constructed, defaults
+  added, decorations made, methods' copies) and the names each file declares must not grow.
+- A name the added assignments bind must be fresh: no old fact of the file mentions it, no node
+  or attribute lookup of that name exists, and it is no protocol method (``__call__``...), so no
+  old lookup would have found it. The solver's per-file tables (``cached_property``) are computed
+  again for the new facts; they may differ only by such fresh names and by the new calls'
+  ordinals.
+- The work budget: a full solve's steps (values delivered plus reactions run) are at most
+  ``sum(|values(n)| * (1 + |watchers(n)|))`` over its nodes, since each node takes each value
+  once and each of its watchers reacts at most once per batch. That bound, kept up to date here,
+  must stay within ``WORK_BUDGET``, so that the full solve would not have stopped either.
+
+Removing or changing facts (retraction: delete and re-derive) and calls renumbered by a line
+inserted above them are not handled: they solve in full.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Iterable
+from functools import cached_property
+from itertools import islice
+from typing import Any
+
+from graphlint.checks import apis
+from graphlint.checks.facts import FileFacts
+from graphlint.checks.value_graph import WORK_BUDGET, CallGraph, LinkedModule, Obj, ValueGraph
+from graphlint.checks.valueflow import Solver, solve_kept
+
+log = logging.getLogger(__name__)
+
+# Solver tables read by the decisions at the fixed point, or bounded: the continuation may not
+# add to them (``receiver_copies.py``'s copies are bounded per method, so which ones exist hangs
+# on the order).
+_NOT_GROWING = (
+    "bound_functions", "constructed", "defaulted", "decorations_made", "copies", "copy_counts",
+    "rest_nodes", "passes_found", "refused", "saturated", "declared",
+)
+
+
+class _Touched(Exception):
+    """The continuation delivered into a node that existed before it."""
+
+
+class LiveSolve:
+    """The last solve of a project with its solver, for ``extend``."""
+
+    def __init__(
+        self,
+        files: list[LinkedModule],
+        dispatch: dict[str, tuple[str, ...]],
+        not_dispatched: dict[str, tuple[str, ...]],
+        preview: bool,
+    ) -> None:
+        self.settings = (dispatch, not_dispatched, preview)
+        solver = solve_kept(list(files), dispatch, not_dispatched, preview)
+        assert solver.answer is not None
+        self.graph: CallGraph = solver.answer
+        self.work = 0
+        # A solve that hit its bounds is never extended: not kept (on transformers' models/,
+        # keeping its millions of objects alive doubled the CPU of the next edits).
+        self.solver: Solver | None = solver
+        if _bounded(solver):
+            self.release()
+        else:
+            self.work = _work_bound(solver, 0)
+
+    def release(self) -> None:
+        if self.solver is not None:
+            self.solver.release()
+            self.solver = None
+
+    def extend(
+        self,
+        files: list[LinkedModule],
+        dispatch: dict[str, tuple[str, ...]],
+        not_dispatched: dict[str, tuple[str, ...]],
+        preview: bool,
+    ) -> CallGraph | str:
+        """The graph of ``files`` (the same a full solve gives), or why it cannot be had by
+        extending the kept solve. After a refusal the kept solver is of no more use (it may be
+        half extended): the caller solves in full."""
+        solver = self.solver
+        if solver is None:
+            return "the last solve hit its bounds" if _bounded(self.graph) else "no kept solve"
+        if (dispatch, not_dispatched, preview) != self.settings:
+            return "the framework dispatch or preview changed"
+        edit = _edited_file(solver.files, files)
+        if isinstance(edit, str):
+            return edit
+        if edit is None:  # nothing the solve reads changed
+            return self.graph
+        try:
+            answer = self._continue(solver, edit, files[edit])
+        except _Touched:
+            answer = "an added fact reaches a value the last solve derived"
+        if isinstance(answer, str):
+            self.release()
+        return answer
+
+    def _continue(self, solver: Solver, file: int, new: LinkedModule) -> CallGraph | str:
+        old = solver.files[file]
+        why = _not_appended(old.facts, new.facts)
+        if why is not None:
+            return why
+        old_text = _solver_text(old.facts)
+        looked_up = {name for _, name in solver.attributes} | set(apis.INSTANCE_CALL_METHODS) | {"__init__"}
+        looked_up.update(method for _, methods in solver.dispatch for method in methods)
+        params = {f"{q}.{p}" for q, d in old.facts.flow.defs.items() for p, _ in d.params}
+
+        def fresh(item: Any) -> bool:
+            if isinstance(item, int):  # an ordinal: of a new call
+                return item >= len(old.facts.flow.calls)
+            return (
+                isinstance(item, str) and json.dumps(item) not in old_text and (file, item) not in solver.variables
+                and item not in params and item.rpartition(".")[2] not in looked_up
+            )
+
+        added = new.facts.flow.assigns[len(old.facts.flow.assigns):]
+        names = {target[1] for target, _ in added if target[0] == "v"}
+        if not all(fresh(name) for name in names):
+            return "an added assignment binds a name the project already reads"
+        # the new facts in place, and every table the solver computed from the files again
+        solver.files[file] = new
+        solver.classes.assigned[file] = {}
+        for target, value in new.facts.flow.assigns:
+            if target[0] == "v":
+                solver.classes.assigned[file].setdefault(target[1], []).append(value)
+        solver.declared[file] |= names
+        why = _tables_again(solver, file, fresh)
+        if why is not None:
+            return why
+        sizes = {name: _mass(getattr(solver, name)) for name in _NOT_GROWING}
+        implicit = _mass(solver.graph.implicit_calls)
+        existing = len(solver.values)
+        watched: list[int] = []
+        solver.add = _guarded_add(solver, existing)  # type: ignore[method-assign]
+        solver.watch = _recording_watch(solver, watched)  # type: ignore[method-assign]
+        try:
+            solver.solved(lambda: _extend(solver, file, old, new))
+        finally:
+            del solver.add, solver.watch
+        if _bounded(solver):
+            return "the extended solve hit its bounds"
+        grown = [name for name in _NOT_GROWING if _mass(getattr(solver, name)) != sizes[name]]
+        if grown or _mass(solver.graph.implicit_calls) != implicit:
+            return f"an added fact changes what the fixed point decides ({', '.join(grown) or 'implicit calls'})"
+        work = self.work + sum(len(solver.values[n]) for n in watched if n < existing) + _work_bound(solver, existing)
+        if work > WORK_BUDGET:
+            return "a full solve might reach the work budget"
+        self.work = work
+        self.graph = solver.finish()
+        return self.graph
+
+
+def _extend(solver: Solver, file: int, old: LinkedModule, new: LinkedModule) -> CallGraph:
+    flow = new.facts.flow
+    solver.start(file, flow.assigns[len(old.facts.flow.assigns):], islice(enumerate(flow.calls), len(old.facts.flow.calls), None))
+    solver.settle()
+    return solver.graph
+
+
+def _guarded_add(solver: Solver, existing: int) -> Callable[[int, Iterable[Obj]], None]:
+    late = solver.late if solver.late is not None else set()
+
+    def add(node: int, objects: Iterable[Obj]) -> None:
+        if node < existing:
+            objects = set(objects)
+            if node in late or not objects <= solver.values[node] or node in solver.saturated:
+                raise _Touched
+            return
+        ValueGraph.add(solver, node, objects)
+
+    return add
+
+
+def _recording_watch(solver: Solver, watched: list[int]) -> Callable[..., None]:
+    def watch(node: int, react: Callable[[Iterable[Obj]], None]) -> None:
+        watched.append(node)
+        ValueGraph.watch(solver, node, react)
+
+    return watch
+
+
+def _bounded(solved: Solver | CallGraph) -> bool:
+    """Whether the solve hit a bound: stopped, a set saturated, outside names collapsed (each
+    makes its answer hang on the order the values came in)."""
+    if isinstance(solved, CallGraph):
+        return solved.stopped is not None or solved.saturated > 0 or solved.collapsed > 0
+    return solved.stopped or bool(solved.saturated) or solved.collapsed > 0
+
+
+def _work_bound(solver: Solver, start: int) -> int:
+    """The most steps a full solve spends on the nodes from ``start`` on (module docstring)."""
+    values, watchers = solver.values, solver.watchers
+    return sum(len(values[n]) * (1 + len(watchers[n])) for n in range(start, len(values)))
+
+
+def _mass(table: Any) -> int:
+    items = table.values() if isinstance(table, dict) else table
+    return len(table) + sum(len(item) for item in items if isinstance(item, (set, dict, list)))
+
+
+def _edited_file(old: list[LinkedModule], new: list[LinkedModule]) -> int | None | str:
+    """The one file whose solver-read facts differ (None: none does), or why there is no such one."""
+    if len(old) != len(new):
+        return "files added or removed"
+    edited = None
+    for index, (before, after) in enumerate(zip(old, new)):
+        if before.facts is after.facts and before.module == after.module and before.is_package == after.is_package:
+            continue
+        if _solver_view(before) != _solver_view(after):
+            if edited is not None:
+                return "more than one file changed"
+            edited = index
+    return edited
+
+
+def _solver_view(linked: LinkedModule) -> list[Any]:
+    facts = linked.facts
+    return [linked.module, linked.is_package, facts.flow.digest or facts.flow.solver_digest(), sorted(facts.host_calls),
+            [(e.targets, e.line, e.via) for e in facts.entries]]
+
+
+def _not_appended(old: FileFacts, new: FileFacts) -> str | None:
+    """Why ``new`` is not ``old`` with assignments and calls appended (None: it is)."""
+    a, b = old.flow, new.flow
+    if a.error or b.error:
+        return "the file's calls could not be numbered"
+    # as JSON values: facts read from the cache hold tuples where a fresh walk may hold lists
+    parts_a, parts_b = json.loads(json.dumps(a.solver_parts())), json.loads(json.dumps(b.solver_parts()))
+    calls_a, calls_b = parts_a.pop("calls"), parts_b.pop("calls")
+    assigns_a, assigns_b = parts_a.pop("assigns"), parts_b.pop("assigns")
+    changed = [name for name in parts_a if parts_a[name] != parts_b[name]]
+    if changed:
+        return f"not an addition: {', '.join(changed)} changed"
+    if calls_b[: len(calls_a)] != calls_a or assigns_b[: len(assigns_a)] != assigns_a:
+        return "not an addition: calls or assignments changed or renumbered"
+    if {o for o in new.host_calls if o < len(calls_a)} != set(old.host_calls):
+        return "not an addition: host calls changed"
+    if [(e.targets, e.line, e.via) for e in old.entries] != [(e.targets, e.line, e.via) for e in new.entries]:
+        return "not an addition: entry points changed"
+    return None
+
+
+def _solver_text(facts: FileFacts) -> str:
+    return json.dumps(list(facts.flow.solver_parts().values()))
+
+
+def _tables_again(solver: Solver, file: int, fresh: Callable[[Any], bool]) -> str | None:
+    """Every per-file table the solver computed, computed again from the new facts: only the
+    edited file's entry may differ, and only by fresh elements."""
+    names = [
+        name for klass in type(solver).__mro__ for name, value in vars(klass).items()
+        if isinstance(value, cached_property) and name in solver.__dict__
+    ]
+    before = {name: solver.__dict__.pop(name) for name in dict.fromkeys(names)}
+    for name, old in before.items():
+        new = getattr(solver, name)
+        if isinstance(old, list) and isinstance(new, list) and len(old) == len(new) == len(solver.files):
+            old, new = old[file], new[file]  # the other files' facts are the same objects
+        if old == new:
+            continue
+        if not (isinstance(old, set) and isinstance(new, set) and old <= new and all(fresh(item) for item in new - old)):
+            return f"the solver's table {name} changed"
+    return None

@@ -1,0 +1,289 @@
+"""The value graph extended in place (``incremental_solve.py``) answers exactly what a full solve
+of the edited project answers: the same call edges, regions' inputs and values per named node.
+
+A seeded random walk of edits over a small project in transformers' shape (a package whose
+``__init__`` star-imports its modules, modules of helpers, layers and a model, a compile entry)
+adds, removes and changes assignments, calls, imports, functions and classes, at the end of a
+file or in its middle (which renumbers the calls after it). After every edit the graph that
+``SolvedGraphs(incremental=True)`` gives (extended where it may, solved in full where it may not)
+is compared with a fresh full solve; so are the values of every variable, call result and
+attribute node of the kept solver against a fresh solver's."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import pytest
+
+from graphlint.checks import incremental_solve
+from graphlint.checks.extract import extract_facts
+from graphlint.checks.graph_cache import SolvedGraphs, graph_to_json
+from graphlint.checks.incremental_solve import LiveSolve
+from graphlint.checks.value_graph import CallGraph, LinkedModule
+from graphlint.checks.valueflow import Solver, solve, solve_kept
+
+BASE = {
+    "app/__init__.py": "from .helpers import *\nfrom .layers import *\n",
+    "app/helpers.py": """\
+import torch
+
+
+def count(mask):
+    return int(mask.sum().item())
+
+
+def scale(x, factor=2):
+    return x * factor
+
+
+def to_host(x):
+    return x.cpu()
+
+
+def finish(x):
+    y = x
+""",
+    "app/layers.py": """\
+import torch
+from torch import nn
+
+from .helpers import count, scale
+
+
+class Norm(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(4))
+
+    def forward(self, x):
+        return scale(x) * self.weight
+
+    def extra(self):
+        return self.weight
+
+
+class Block(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.norm = Norm()
+        self.proj = nn.Linear(width, width)
+
+    def forward(self, x):
+        h = self.norm(x)
+        return self.proj(h)
+""",
+    "app/model.py": """\
+import torch
+from torch import nn
+
+from app import Block
+from app.helpers import count
+
+
+class Net(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.block = Block(width)
+
+    def forward(self, x):
+        y = self.block(x)
+        z = y
+""",
+    "app/entry.py": """\
+import torch
+
+from app.model import Net
+
+
+def build(width):
+    return torch.compile(Net(width))
+
+
+def run(x):
+    model = build(4)
+    out = model(x)
+""",
+}
+
+# What an edit appends at a file's end: at module level, or (indented) in the function the file
+# ends with. ``{n}`` numbers the edit.
+MODULE_LEVEL = [
+    "E{n} = int({n})",
+    "E{n} = count(torch.ones(2))",
+    "E{n} = to_host",
+    "E{n} = [count, scale]",
+    "E{n} = torch.ones({n})",
+    "E{n} = torch.compile(count)",
+    "from app.helpers import scale as s{n}",
+    "def extra{n}(x):\n    return x.item()",
+    "class Extra{n}(torch.nn.Module):\n    def forward(self, x):\n        return x.cpu()",
+    "E{n} = scale(torch.ones(1), {n})",
+]
+IN_FUNCTION = [
+    "    w{n} = x.item()",
+    "    w{n} = torch.ones({n})",
+    "    w{n} = int({n})",
+    "    torch.cuda.synchronize()",
+    "    w{n} = count(x)",
+    "    w{n} = to_host(x)",
+    "    w{n} = scale",
+    "    y = x.cpu()",
+]
+IN_METHOD = [
+    "        w{n} = self.block",
+    "        w{n} = y.item()",
+    "        w{n} = self.block.norm.extra()",
+    "        self.block(y)",
+    "        w{n} = count(y)",
+    "        y = y.cpu()",
+]
+
+
+def linked(sources: dict[str, str]) -> list[LinkedModule]:
+    files = []
+    for path in sorted(sources):
+        module = path[: -len(".py")].replace("/", ".")
+        package = module.endswith(".__init__")
+        files.append(LinkedModule(module.removesuffix(".__init__"), package, extract_facts(sources[path].encode())))
+    return files
+
+
+def canonical(graph: CallGraph) -> Any:
+    """The graph's answers with every list sorted: the same answers, whatever order made them."""
+
+    def sort(value: Any) -> Any:
+        if isinstance(value, list):
+            return sorted((sort(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True))
+        if isinstance(value, dict):
+            return {k: sort(v) for k, v in value.items()}
+        return value
+
+    return sort(graph_to_json(graph))
+
+
+def node_values(solver: Solver) -> dict[str, Any]:
+    """The values of the nodes named by what they stand for (empty ones left out: a solve may
+    make a node another never asks for)."""
+    named: dict[str, Any] = {}
+    for table in ("variables", "results", "attributes", "constants", "decorated", "iterated"):
+        for key, node in getattr(solver, table).items():
+            if solver.values[node]:
+                named[repr((table, key))] = sorted(map(repr, solver.values[node]))
+    return named
+
+
+def edit(sources: dict[str, str], rng: random.Random, n: int) -> dict[str, str]:
+    """One random edit of one file."""
+    path = rng.choice(sorted(p for p in sources if p != "app/__init__.py"))
+    text = sources[path]
+    lines = text.splitlines()
+    kind = rng.random()
+    if kind < 0.55:  # append at the end
+        pool = IN_METHOD if path == "app/model.py" and rng.random() < 0.6 else IN_FUNCTION if rng.random() < 0.5 else MODULE_LEVEL
+        if pool is IN_FUNCTION and path == "app/model.py":
+            pool = MODULE_LEVEL
+        added = rng.choice(pool).format(n=n)
+        if pool is MODULE_LEVEL and lines and lines[-1].startswith(" "):
+            added = "\n\n" + added  # leave the function first
+        text = text.rstrip("\n") + "\n" + added + "\n"
+    elif kind < 0.7 and len(lines) > len(BASE[path].splitlines()):  # remove the last line added
+        text = "\n".join(lines[:-1]) + "\n"
+    elif kind < 0.85:  # insert a statement in the middle: the calls after it are numbered anew
+        index = rng.randrange(len(lines) + 1)
+        while index < len(lines) and lines[index].startswith((" ", ")")):
+            index += 1
+        lines.insert(index, f"M{n} = count(torch.zeros({n}))")
+        text = "\n".join(lines) + "\n"
+    else:  # change a call
+        text = text.replace("count(", "scale(", 1) if rng.random() < 0.5 else text.replace("scale(", "count(", 1)
+    return {**sources, path: text}
+
+
+@pytest.mark.parametrize(("seed", "preview"), [*((seed, False) for seed in range(8)), *((seed, True) for seed in range(8, 12))])
+def test_the_extended_graph_is_the_full_solve_of_the_edited_project(seed: int, preview: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``preview``: with the per-call-site copies and their bounds (docs/callgraph.md "Preview")."""
+    extended: list[bool] = []
+    real = LiveSolve.extend
+
+    def counted(self: LiveSolve, *args: Any) -> Any:
+        answer = real(self, *args)
+        extended.append(not isinstance(answer, str))
+        return answer
+
+    monkeypatch.setattr(LiveSolve, "extend", counted)
+    rng = random.Random(seed)
+    sources = dict(BASE)
+    graphs = SolvedGraphs(incremental=True)
+    for n in range(1, 31):
+        sources = edit(sources, rng, n)
+        files = linked(sources)
+        got = graphs.graph(files, {}, {}, preview)
+        full = solve(files, preview=preview)
+        assert canonical(got) == canonical(full), (seed, n, sources)
+        live = graphs._live
+        assert live is not None and live.solver is not None
+        # (the kept solver is of the project it last solved or extended: an undo answered from
+        # the graphs kept in memory leaves it as it is)
+        fresh = solve_kept(list(live.solver.files), {}, {}, preview)
+        assert node_values(live.solver) == node_values(fresh), (seed, n, sources)
+        fresh.release()
+    # the walk both extended and solved in full (else this test checks only one path)
+    assert any(extended) and not all(extended), extended
+
+
+def test_an_added_call_that_reaches_an_existing_function_with_new_values_solves_in_full() -> None:
+    """``count(torch.ones(2))`` at module level hands ``count``'s parameter a value from a new
+    call site: a value an existing node did not hold, so the kept solve is not extended."""
+    sources = dict(BASE)
+    live = LiveSolve(linked(sources), {}, {}, False)
+    sources["app/helpers.py"] += "\n\nE1 = to_host(print)\n"
+    answer = live.extend(linked(sources), {}, {}, False)
+    assert answer == "an added fact reaches a value the last solve derived"
+
+
+def test_an_added_call_in_a_compiled_method_extends_the_graph_and_its_edges() -> None:
+    sources = dict(BASE)
+    files = linked(sources)
+    live = LiveSolve(files, {}, {}, False)
+    sources["app/model.py"] += "        w = self.block.norm(x)\n"
+    edited = linked(sources)
+    answer = live.extend(edited, {}, {}, False)
+    assert isinstance(answer, CallGraph), answer
+    assert canonical(answer) == canonical(solve(edited))
+    model = next(i for i, f in enumerate(edited) if f.module == "app.model")
+    new_call = len(files[model].facts.flow.calls)  # the one call the edit appended
+    assert {t.qualname for t in answer.callees[model, new_call] if not isinstance(t, str)} == {"Norm.forward"}
+
+
+@pytest.mark.parametrize(
+    ("where", "added", "why"),
+    [
+        ("app/helpers.py", "\n\ndef extra(x):\n    return x.cpu()\n", "not an addition: defs"),
+        ("app/model.py", "        w = count(torch.compile(y))\n", "not an addition: entry points changed"),
+    ],
+)
+def test_what_is_not_an_addition_is_refused_with_its_reason(where: str, added: str, why: str) -> None:
+    sources = dict(BASE)
+    live = LiveSolve(linked(sources), {}, {}, False)
+    sources[where] += added
+    answer = live.extend(linked(sources), {}, {}, False)
+    assert isinstance(answer, str) and answer.startswith(why), answer
+
+
+def test_a_solve_that_hit_its_bounds_is_never_extended(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("graphlint.checks.value_graph.WORK_BUDGET", 40)
+    sources = dict(BASE)
+    live = LiveSolve(linked(sources), {}, {}, False)
+    assert live.graph.stopped
+    sources["app/entry.py"] += "    w = int(3)\n"
+    assert live.extend(linked(sources), {}, {}, False) == "the last solve hit its bounds"
+
+
+def test_the_work_bound_covers_a_full_solves_steps() -> None:
+    """``WORK_BUDGET`` is kept by the bound on a full solve's steps that the extension carries."""
+    files = linked(dict(BASE))
+    solver = solve_kept(files, {}, {})
+    assert 0 < solver.steps <= incremental_solve._work_bound(solver, 0)
+    solver.release()
