@@ -72,7 +72,7 @@ class CallSiteCopies(ReceiverCopies):
         decorating = site[0] == "implicit"  # a decorator, called with what it decorates
         if outer and outer.count("#") < MAX_NESTING:
             context += outer
-        elif not (calls_parameter or decorating) or "." in function[2]:
+        elif not (calls_parameter or decorating):
             return None
         return self.copy_of(function[1], function[2], "", context, MAX_SITE_COPIES)
 
@@ -97,8 +97,34 @@ class CallSiteCopies(ReceiverCopies):
                 assigns = {i for s in scopes for i in by_scope.get(s, Scoped()).assigns}
                 if len(calls) > MAX_CALLS or len(assigns) > MAX_ASSIGNS:
                     continue
-                parameters = {f"{name}.{p}" for p, _ in definition.params}
-                callees = (flow.calls[o].callee for o in calls)
-                small[name] = any(c is not None and c[0] == "v" and c[1] in parameters for c in callees)
+                handed = _handed_values(flow, {f"{name}.{p}" for p, _ in definition.params}, sorted(assigns))
+                small[name] = any(not _plain_names(flow.calls[o].callee).isdisjoint(handed) for o in calls)
             found.append(small)
         return found
+
+
+def _plain_names(expr: Any) -> set[str]:
+    """The variables ``expr`` may hold as they are: itself, either side of an ``or`` / ``if``
+    expression, an element or a ``.get(...)`` of one (the walk writes those as the container)."""
+    if not isinstance(expr, list) or not expr:
+        return set()
+    if expr[0] == "v":
+        return {expr[1]}
+    if expr[0] == "u":
+        return set().union(*(_plain_names(part) for part in expr[1:]))
+    return set()
+
+
+def _handed_values(flow: Any, parameters: set[str], assigns: list[int]) -> set[str]:
+    """The parameters and the locals bound to one of them, an element of one or a lookup in one
+    (``cls = table.get(key)``), transitively: calling one calls what the caller handed in."""
+    handed = set(parameters)
+    pending = [flow.assigns[i] for i in assigns if flow.assigns[i][0][0] == "v"]
+    grew = True
+    while grew:
+        grew = False
+        for target, value in pending:
+            if target[1] not in handed and not _plain_names(value).isdisjoint(handed):
+                handed.add(target[1])
+                grew = True
+    return handed

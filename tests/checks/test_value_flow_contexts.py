@@ -506,3 +506,114 @@ def test_a_decorator_that_hands_the_function_to_a_wrapping_helper_wraps_each_fun
     encoder = compiled(tmp_path, {"tracing.py": TRACING, "models.py": TRACED}, "models.Encoder.forward")
     assert "tracing.instrument_otel.sync_wrapper" in encoder and "models.Attention.forward" in encoder
     assert "models.Decoder.forward" not in encoder and "models.Mlp.forward" not in encoder
+
+
+ONLINE_QUANT = """
+import torch
+from torch import nn
+
+
+class LinearBase(nn.Module):
+    pass
+
+
+class RoutedExperts(nn.Module):
+    pass
+
+
+class Fp8LinearMethod:
+    def apply(self, layer, x):
+        return x
+
+
+class Fp8MoEMethod:
+    def __init__(self, layer=None):
+        self.layer = layer
+
+    def apply(self, layer, x):
+        return x
+
+
+class Int8MoEMethod(Fp8MoEMethod):
+    def apply(self, layer, x):
+        return x
+
+
+LINEAR_METHODS = {"fp8": Fp8LinearMethod}
+MOE_METHODS = {"fp8": Fp8MoEMethod, "int8": Int8MoEMethod}
+
+
+class OnlineConfig:
+    def __init__(self, linear, moe):
+        self.linear = linear
+        self.moe = moe
+
+    def _dispatch(self, key, table, layer):
+        if key is None:
+            return None
+        cls = table.get(key)
+        if cls is None:
+            raise ValueError(f"no method for {key}")
+        if isinstance(layer, RoutedExperts):
+            return cls(layer=layer)
+        return cls()
+
+    def get_quant_method(self, layer):
+        if isinstance(layer, LinearBase):
+            return self._dispatch(self.linear, LINEAR_METHODS, layer)
+        elif isinstance(layer, RoutedExperts):
+            return self._dispatch(self.moe, MOE_METHODS, layer)
+        return None
+
+
+class Linear(LinearBase):
+    def __init__(self, config):
+        super().__init__()
+        self.quant_method = config.get_quant_method(self)
+
+    def forward(self, x):
+        return self.quant_method.apply(self, x)
+
+
+class Experts(RoutedExperts):
+    def __init__(self, config):
+        super().__init__()
+        self.quant_method = config.get_quant_method(self)
+
+    def forward(self, x):
+        return self.quant_method.apply(self, x)
+
+
+class DenseModel(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.proj = Linear(config)
+
+    def forward(self, x):
+        return self.proj(x)
+
+
+class MoEModel(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.experts = Experts(config)
+
+    def forward(self, x):
+        return self.experts(x)
+
+
+config = OnlineConfig("fp8", "int8")
+dense = torch.compile(DenseModel(config))
+moe = torch.compile(MoEModel(config))
+"""
+
+
+def test_a_method_calling_what_it_looks_up_in_the_table_it_is_handed_is_copied_per_call_site(tmp_path: Path) -> None:
+    """vLLM's online quantization config picks a linear layer's method and an MoE layer's from
+    two tables through one ``self._dispatch(spec, table, layer)``, which calls
+    ``table.get(spec.weight)``: per call site, a linear layer gets only linear methods."""
+    dense = compiled(tmp_path, {"quant.py": ONLINE_QUANT}, "quant.DenseModel.forward")
+    moe = compiled(tmp_path, {"quant.py": ONLINE_QUANT}, "quant.MoEModel.forward")
+    assert "quant.Fp8LinearMethod.apply" in dense
+    assert "quant.Fp8MoEMethod.apply" not in dense and "quant.Int8MoEMethod.apply" not in dense
+    assert "quant.Int8MoEMethod.apply" in moe and "quant.Fp8LinearMethod.apply" not in moe
