@@ -60,7 +60,12 @@ class Knowledge:
     compile with one is never a nested compile (GL101).
     ``other-platform-modules``: module globs that hold only the code of platforms graphlint does
     not check (vLLM's CPU and XPU kernels, quantization methods and workers, reached through
-    registries by name): no region enters their functions."""
+    registries by name): no region enters their functions.
+    ``outside-regions``: functions, by dotted name with globs, that the framework runs only
+    outside every compiled and captured region: it prepares what they compute before a forward
+    and hands it in (vLLM's DP batch agreement, ``coordinate_batch_across_dp``), or turns
+    compilation and graphs off wherever they run (vLLM's 8-bit bitsandbytes matmul). No region
+    enters them, as for ``other-platform-modules``; the preset says why for each."""
 
     compile_entrypoints: tuple[str, ...] = ()
     capture_entrypoints: tuple[str, ...] = ()
@@ -75,6 +80,7 @@ class Knowledge:
     not_selected_keys: tuple[str, ...] = ()
     eager_backends: tuple[str, ...] = ()
     other_platform_modules: tuple[str, ...] = ()
+    outside_regions: tuple[str, ...] = ()
 
     def merged(self, other: "Knowledge") -> "Knowledge":
         values: dict[str, Any] = {}
@@ -100,6 +106,7 @@ KNOWLEDGE_LIST_KEYS = (
     "not-selected-keys",
     "eager-backends",
     "other-platform-modules",
+    "outside-regions",
 )
 KNOWLEDGE_TABLE_KEYS = ("compile-exports", "capture-exports", "dispatch", "not-dispatched")
 
