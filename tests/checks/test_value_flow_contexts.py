@@ -539,6 +539,14 @@ class Int8MoEMethod(Fp8MoEMethod):
         return x
 
 
+class UnquantizedLinearMethod(Fp8LinearMethod):
+    pass
+
+
+class UnquantizedMoEMethod(Fp8MoEMethod):
+    pass
+
+
 LINEAR_METHODS = {"fp8": Fp8LinearMethod}
 MOE_METHODS = {"fp8": Fp8MoEMethod, "int8": Int8MoEMethod}
 
@@ -560,9 +568,11 @@ class OnlineConfig:
 
     def get_quant_method(self, layer):
         if isinstance(layer, LinearBase):
-            return self._dispatch(self.linear, LINEAR_METHODS, layer)
+            method = self._dispatch(self.linear, LINEAR_METHODS, layer)
+            return method if method is not None else UnquantizedLinearMethod()
         elif isinstance(layer, RoutedExperts):
-            return self._dispatch(self.moe, MOE_METHODS, layer)
+            method = self._dispatch(self.moe, MOE_METHODS, layer)
+            return method if method is not None else UnquantizedMoEMethod()
         return None
 
 
@@ -611,9 +621,92 @@ moe = torch.compile(MoEModel(config))
 def test_a_method_calling_what_it_looks_up_in_the_table_it_is_handed_is_copied_per_call_site(tmp_path: Path) -> None:
     """vLLM's online quantization config picks a linear layer's method and an MoE layer's from
     two tables through one ``self._dispatch(spec, table, layer)``, which calls
-    ``table.get(spec.weight)``: per call site, a linear layer gets only linear methods."""
+    ``table.get(spec.weight)``, and returns ``method if method is not None else ...`` from each
+    ``isinstance`` branch: per call site, a linear layer gets only linear methods."""
     dense = compiled(tmp_path, {"quant.py": ONLINE_QUANT}, "quant.DenseModel.forward")
     moe = compiled(tmp_path, {"quant.py": ONLINE_QUANT}, "quant.MoEModel.forward")
     assert "quant.Fp8LinearMethod.apply" in dense
     assert "quant.Fp8MoEMethod.apply" not in dense and "quant.Int8MoEMethod.apply" not in dense
     assert "quant.Int8MoEMethod.apply" in moe and "quant.Fp8LinearMethod.apply" not in moe
+
+
+KERNEL_CHOICE = """
+import torch
+from torch import nn
+
+
+class MarlinKernel:
+    def apply_weights(self, x):
+        return x
+
+
+class ExllamaKernel(MarlinKernel):
+    def apply_weights(self, x):
+        return x
+
+
+class Fp8BlockKernel:
+    def apply_weights(self, x):
+        return x
+
+
+BACKEND_KERNELS = {"marlin": {MarlinKernel}, "exllama": {ExllamaKernel}, "fp8": {Fp8BlockKernel}}
+MIXED_PRECISION_KERNELS = [MarlinKernel, ExllamaKernel]
+FP8_BLOCK_KERNELS = [Fp8BlockKernel]
+
+
+def _filter_kernels_by_backend(backend, kernels):
+    wanted = BACKEND_KERNELS.get(backend, set())
+    return [k for k in kernels if k in wanted]
+
+
+def choose_mp_linear_kernel(backend):
+    kernels = MIXED_PRECISION_KERNELS
+    if backend != "auto":
+        kernels = _filter_kernels_by_backend(backend, kernels)
+    for kernel in kernels:
+        return kernel
+    raise ValueError(backend)
+
+
+def choose_fp8_block_kernel(backend):
+    kernels = FP8_BLOCK_KERNELS
+    if backend != "auto":
+        kernels = _filter_kernels_by_backend(backend, kernels)
+    for kernel in kernels:
+        return kernel
+    raise ValueError(backend)
+
+
+class GPTQLinear(nn.Module):
+    def __init__(self, backend):
+        super().__init__()
+        self.kernel = choose_mp_linear_kernel(backend)()
+
+    def forward(self, x):
+        return self.kernel.apply_weights(x)
+
+
+class Fp8Linear(nn.Module):
+    def __init__(self, backend):
+        super().__init__()
+        self.kernel = choose_fp8_block_kernel(backend)()
+
+    def forward(self, x):
+        return self.kernel.apply_weights(x)
+
+
+gptq = torch.compile(GPTQLinear("marlin"))
+fp8 = torch.compile(Fp8Linear("fp8"))
+"""
+
+
+def test_a_helper_returning_the_elements_of_a_list_it_is_handed_returns_each_callers_own(tmp_path: Path) -> None:
+    """vLLM's kernel choosers filter their own kernel list through one
+    ``_filter_kernels_by_backend(backend, kernels)`` (``[k for k in kernels if ...]``): per call
+    site, the mixed-precision chooser gets back mixed-precision kernels only."""
+    gptq = compiled(tmp_path, {"kernels.py": KERNEL_CHOICE}, "kernels.GPTQLinear.forward")
+    fp8 = compiled(tmp_path, {"kernels.py": KERNEL_CHOICE}, "kernels.Fp8Linear.forward")
+    assert "kernels.MarlinKernel.apply_weights" in gptq and "kernels.ExllamaKernel.apply_weights" in gptq
+    assert "kernels.Fp8BlockKernel.apply_weights" not in gptq
+    assert "kernels.Fp8BlockKernel.apply_weights" in fp8 and "kernels.MarlinKernel.apply_weights" not in fp8
