@@ -121,9 +121,11 @@ class Config:
     knowledge: Knowledge = field(default_factory=Knowledge)
     src: tuple[str, ...] = ()  # the project's import roots, relative to the project root
     extra_paths: tuple[str, ...] = ()  # code outside the project it runs in: read, never reported
-    # Value flow that reaches further and is not yet proven on real code (per-call-site copies of
-    # small helpers, identity layers' ``return args[0]``): docs/callgraph.md "Preview".
-    preview: bool = False
+    # The call-site contexts of the value flow (per-call-site copies of small helpers, identity
+    # layers' ``return args[0]``), once a preview, now on unless ``preview = false``: on vLLM
+    # they reach 105 of 116 decoder layers with no false error (docs/callgraph.md "Call-site
+    # contexts").
+    preview: bool = True
 
 
 _LIST_KEYS = ("select", "ignore", "exclude", "src", "extra-paths")

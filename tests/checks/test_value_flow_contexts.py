@@ -5,9 +5,9 @@ In vLLM every model shares a pipeline placeholder layer whose ``forward(*args, *
 returns its first argument, and one ``make_layers(n, layer_fn, prefix)`` that calls each model's
 layer factory; transformers' decorators share one closure wrapper. Context-insensitive, each of
 them hands every model's values to every other model. Each test is a small project in those
-shapes (written here), read through ``graphlint regions``. These contexts are a preview
-(``[tool.graphlint] preview = true``, docs/callgraph.md "Preview"): off, the helpers are shared
-by every caller, as before.
+shapes (written here), read through ``graphlint regions``. These contexts were a preview
+(``[tool.graphlint] preview = true``) and are on by default now (docs/callgraph.md "Call-site
+contexts"); ``preview = false`` shares the helpers between every caller, as before.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ PREVIEW = "[tool.graphlint]\npreview = true\n"
 
 
 def compiled(tmp_path: Path, files: dict[str, str], function: str, pyproject: str = PREVIEW) -> list[str]:
-    """The functions of the one entry that reaches ``function`` (in preview unless told)."""
+    """The functions of the one entry that reaches ``function`` (``preview = true`` unless told)."""
     (functions,) = [e["functions"] for e in regions(tmp_path, files, pyproject=pyproject) if function in e["functions"]]
     return functions
 
@@ -220,14 +220,25 @@ def test_a_layer_factory_helper_builds_each_models_own_layers(tmp_path: Path) ->
     assert "models.MambaDecoderLayer.forward" in mamba and "models.LlamaDecoderLayer.forward" not in mamba
 
 
-def test_without_preview_the_shared_helpers_hold_every_callers_values(tmp_path: Path) -> None:
-    """The contexts are a preview: with no ``preview = true`` the placeholder layer and
-    ``make_layers`` are shared by every model, as before (more reach only when asked for)."""
-    llama = compiled(tmp_path, {"layers.py": IDENTITY, "models.py": MODELS}, "models.Llama.forward", pyproject="")
+def test_with_preview_false_the_shared_helpers_hold_every_callers_values(tmp_path: Path) -> None:
+    """``preview = false`` turns the contexts off: the placeholder layer and ``make_layers`` are
+    shared by every model, as before."""
+    off = "[tool.graphlint]\npreview = false\n"
+    llama = compiled(tmp_path, {"layers.py": IDENTITY, "models.py": MODELS}, "models.Llama.forward", pyproject=off)
     assert {"models.LlamaBlock.forward", "models.MambaBlock.forward"} <= set(llama)
     files = {"utils.py": LAYER_UTILS, "models.py": LAYER_MODELS}
-    layers = compiled(tmp_path, files, "models.LlamaModel.forward", pyproject="")
+    layers = compiled(tmp_path, files, "models.LlamaModel.forward", pyproject=off)
     assert {"models.LlamaDecoderLayer.forward", "models.MambaDecoderLayer.forward"} <= set(layers)
+
+
+def test_with_no_configuration_the_contexts_are_on(tmp_path: Path) -> None:
+    """The contexts are the default: with no ``[tool.graphlint]`` each model gets its own block
+    back from the placeholder layer and its own layers from ``make_layers``."""
+    llama = compiled(tmp_path, {"layers.py": IDENTITY, "models.py": MODELS}, "models.Llama.forward", pyproject="")
+    assert "models.LlamaBlock.forward" in llama and "models.MambaBlock.forward" not in llama
+    files = {"utils.py": LAYER_UTILS, "models.py": LAYER_MODELS}
+    layers = compiled(tmp_path, files, "models.LlamaModel.forward", pyproject="")
+    assert "models.LlamaDecoderLayer.forward" in layers and "models.MambaDecoderLayer.forward" not in layers
 
 
 def test_a_helper_past_the_size_bound_is_shared_by_its_callers(tmp_path: Path) -> None:
