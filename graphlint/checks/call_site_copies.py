@@ -69,7 +69,7 @@ class CallSiteCopies(ReceiverCopies):
     def site_copy(self, function: Obj, site: Any) -> MethodCopy | None:
         """The copy of ``function``'s body that a call at ``site`` binds (made on first use);
         None: the function's own nodes (not a small helper, a site with no copy, too many, or
-        not in preview: docs/callgraph.md "Preview")."""
+        off with ``preview = false``: docs/callgraph.md "Call-site contexts")."""
         if not self.preview or len(function) > 3 or function[0] != "F":
             return None
         handed_on = self.small_functions[function[1]].get(function[2])

@@ -137,7 +137,7 @@ class ReturnedArguments(RestArguments):
 
     files: list[LinkedModule]
     bound_variables: list[set[str]]  # per file, the variables some statement binds
-    preview: bool  # rest passes per call only in preview (docs/callgraph.md "Preview")
+    preview: bool  # rest passes per call only in preview (docs/callgraph.md "Call-site contexts")
 
     def bind_rest_passes(self, file: int, qualname: str, params: list[tuple[str, str]], args: CallArgs, out: int, prefix: str) -> None:
         """The call ``out`` receives, for each rest pass of ``qualname``, the argument it hands
