@@ -1,4 +1,4 @@
-"""A small module-level helper that calls one of its parameters, analysed once per call site.
+"""A small helper that calls or returns what it is handed, analysed once per call site.
 
 vLLM builds every model's layers with one ``make_layers(num_hidden_layers, layer_fn, prefix)``
 that calls ``layer_fn(prefix=...)``; a decorator hands every function it decorates to one
@@ -11,9 +11,20 @@ the decoration) binds the copy for its site, whose parameters, locals, calls, re
 functions are nodes of their own, so each caller gets back only what it handed in. It is the
 machinery of ``receiver_copies.py`` (``MethodCopy``), with the call site as the context.
 
-Which helpers: functions defined at module level (no class inside) that call one of their
-parameters, in their body or in a function nested in it (or any such function called as a
-decorator: ``@instrument`` hands the function on to the helper that wraps it), and are *small*: at most
+vLLM's online quantization config picks a layer's method with one
+``self._dispatch(spec, table, layer)`` (``cls = table.get(spec.weight); return cls()``), called
+with the linear methods' table and with the MoE methods'; its kernel choosers filter their own
+kernel lists through one ``_filter_kernels_by_backend(backend, kernels)`` (``return [k for k in
+kernels if ...]``). Shared, every linear layer got the MoE methods, and every chooser every
+kernel.
+
+Which helpers: functions and methods (no class inside) that call what they are handed, or
+return it: a parameter, or a local bound to one, to an element of one or to a lookup in one
+(``table.get(key)``, ``table[key]``, a loop or comprehension over it), in their body or in a
+function nested in it (or any function called as a decorator: ``@instrument`` hands the function
+on to the helper that wraps it). A method's copy per receiver class (``receiver_copies.py``)
+comes first; a method gets copies per site where it has none (its class has no subclass). And
+they are *small*: at most
 ``MAX_CALLS`` calls and ``MAX_ASSIGNS`` assignments in their body and nested functions, so that a
 copy per site costs a bounded, small part of the graph. The context is the site alone (a call in
 a copy of its enclosing method is the same site), so the copies of one helper are at most its
@@ -58,12 +69,12 @@ class CallSiteCopies(ReceiverCopies):
     def site_copy(self, function: Obj, site: Any) -> MethodCopy | None:
         """The copy of ``function``'s body that a call at ``site`` binds (made on first use);
         None: the function's own nodes (not a small helper, a site with no copy, too many, or
-        not in preview: docs/callgraph.md "Preview")."""
+        off with ``preview = false``: docs/callgraph.md "Call-site contexts")."""
         if not self.preview or len(function) > 3 or function[0] != "F":
             return None
-        calls_parameter = self.small_functions[function[1]].get(function[2])
+        handed_on = self.small_functions[function[1]].get(function[2])
         context = site_context(site)
-        if calls_parameter is None or context is None:
+        if handed_on is None or context is None:
             return None
         # A call made in a helper's copy (``#...`` the site's own context) is followed into the
         # small function it calls, per the helper's copy too: ``make_layers``' copy hands its
@@ -72,14 +83,14 @@ class CallSiteCopies(ReceiverCopies):
         decorating = site[0] == "implicit"  # a decorator, called with what it decorates
         if outer and outer.count("#") < MAX_NESTING:
             context += outer
-        elif not (calls_parameter or decorating) or "." in function[2]:
+        elif not (handed_on or decorating):
             return None
         return self.copy_of(function[1], function[2], "", context, MAX_SITE_COPIES)
 
     @cached_property
     def small_functions(self) -> list[dict[str, bool]]:
         """Per file, the small functions and methods (not nested in a function, no class
-        inside), each with whether it calls one of its parameters."""
+        inside), each with whether it calls or returns what it is handed."""
         found: list[dict[str, bool]] = []
         for file, linked in enumerate(self.files):
             flow = linked.facts.flow
@@ -98,7 +109,42 @@ class CallSiteCopies(ReceiverCopies):
                 if len(calls) > MAX_CALLS or len(assigns) > MAX_ASSIGNS:
                     continue
                 parameters = {f"{name}.{p}" for p, _ in definition.params}
-                callees = (flow.calls[o].callee for o in calls)
-                small[name] = any(c is not None and c[0] == "v" and c[1] in parameters for c in callees)
+                handed = _handed_values(flow, parameters, sorted(assigns))
+                # A parameter returned as it came is a pass (``bind_passes``), shared cheaply;
+                # what a loop, a comprehension or a lookup took out of one is not.
+                taken = handed - parameters - {f"{name}.<return>"}
+                small[name] = any(
+                    not _plain_names(flow.calls[o].callee).isdisjoint(handed) for o in calls
+                ) or any(
+                    target == ["v", f"{name}.<return>"] and not _plain_names(value).isdisjoint(taken)
+                    for target, value in (flow.assigns[i] for i in assigns)
+                )
             found.append(small)
         return found
+
+
+def _plain_names(expr: Any) -> set[str]:
+    """The variables ``expr`` may hold as they are: itself, either side of an ``or`` / ``if``
+    expression, an element or a ``.get(...)`` of one (the walk writes those as the container)."""
+    if not isinstance(expr, list) or not expr:
+        return set()
+    if expr[0] == "v":
+        return {expr[1]}
+    if expr[0] == "u":
+        return set().union(*(_plain_names(part) for part in expr[1:]))
+    return set()
+
+
+def _handed_values(flow: Any, parameters: set[str], assigns: list[int]) -> set[str]:
+    """The parameters and the locals bound to one of them, an element of one or a lookup in one
+    (``cls = table.get(key)``), transitively: calling one calls what the caller handed in."""
+    handed = set(parameters)
+    pending = [flow.assigns[i] for i in assigns if flow.assigns[i][0][0] == "v"]
+    grew = True
+    while grew:
+        grew = False
+        for target, value in pending:
+            if target[1] not in handed and not _plain_names(value).isdisjoint(handed):
+                handed.add(target[1])
+                grew = True
+    return handed

@@ -162,7 +162,7 @@ def link(
         files, dispatch=known.dispatch, not_dispatched=known.not_dispatched, graphs=graphs or SolvedGraphs(), preview=preview
     )
     add_root_entries(project, known)
-    return project, mark_regions(project, known.other_platform_modules)
+    return project, mark_regions(project, known.other_platform_modules, known.outside_regions)
 
 
 def judge(

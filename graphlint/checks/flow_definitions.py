@@ -39,7 +39,9 @@ class FlowDefinitions(ScopeStack[FlowScope]):
         decorators = [(d, self._expr(d)) for d in node.decorator_list]
         method = None
         if outer.kind == "class":
-            method = "instance"
+            # called by the class body itself, it is a plain function there: its first
+            # parameter is what that call hands in, not an instance of the class
+            method = "static" if node.name in outer.called_in_body else "instance"
             for _, expr in decorators:
                 if expr and expr[0] == "x" and f"builtins.{expr[1]}" in _METHOD_DECORATORS:
                     method = _METHOD_DECORATORS[f"builtins.{expr[1]}"]
@@ -133,6 +135,7 @@ class FlowDefinitions(ScopeStack[FlowScope]):
             value = self._decorate(expr, value, line)
         self._assign(self._store(node.name), value)
         scope = self.scan.scope("class", qualname, node, class_name=qualname)
+        scope.called_in_body = _called_in_body(node)
         self.scopes.append(scope)
         self._statements(node.body)
         self.scopes.pop()
@@ -150,6 +153,26 @@ class FlowDefinitions(ScopeStack[FlowScope]):
         self._return_branches(node.body)  # ``lambda f: f`` passes ``f`` (``returned_arguments.py``)
         self.scopes.pop()
         return ["d", qualname]
+
+
+def _called_in_body(node: ast.ClassDef) -> set[str]:
+    """The names a class body calls as plain functions (``name(...)``, ``@name``), outside the
+    functions, lambdas and classes defined in it."""
+    called: set[str] = set()
+    pending: list[ast.AST] = list(node.body)
+    while pending:
+        item = pending.pop()
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            # ``@deco`` on a method calls ``deco`` with the function while the class is built
+            called.update(d.id for d in item.decorator_list if isinstance(d, ast.Name))
+            pending.extend(item.decorator_list)
+            continue
+        if isinstance(item, ast.Lambda):
+            continue
+        if isinstance(item, ast.Call) and isinstance(item.func, ast.Name):
+            called.add(item.func.id)
+        pending.extend(ast.iter_child_nodes(item))
+    return called
 
 
 def _annotated_names(annotation: ast.expr) -> list[ast.expr | str]:

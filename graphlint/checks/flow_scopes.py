@@ -32,6 +32,9 @@ class FlowScope(Scope):
     # A method whose body calls the method it overrides (``super().load_model()``) as a
     # statement: that call's ordinal, and the calls of the statements after it
     after_super: tuple[int, set[int]] | None = None
+    # A class body: the names it calls as plain functions while the class is built
+    # (``forward_cuda = _make_forward(QuantFP8.forward_cuda)``): such a ``def`` is no method
+    called_in_body: set[str] = field(default_factory=set)
 
     def key(self, name: str) -> str:
         return name if self.kind == "module" else f"{self.qualname}.{name}"

@@ -40,7 +40,7 @@ class Project:
     not_dispatched: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # Where the graph comes from: solved, or kept from a solve of the same facts (``graph_cache.py``).
     graphs: SolvedGraphs = field(default_factory=SolvedGraphs)
-    preview: bool = False  # the value flow's preview contexts (docs/callgraph.md "Preview")
+    preview: bool = False  # the value flow's preview contexts (docs/callgraph.md "Call-site contexts")
     _sites: dict[int, dict[str, list[int]]] = field(default_factory=dict)  # file → scope → call ordinals
     constants: Any = None  # what parameters hold on every call, once asked (``parameter_constants.py``)
 

@@ -34,7 +34,7 @@ class PassThrough(ValueGraph):
     pass_sites: dict[Function, list[tuple[Params, CallArgs, int, tuple[Any, str]]]]
     passes_found: dict[Function, set[str]]
     hand_back_forwarded: Callable[[Params, CallArgs, str, int], None]  # ``returned_arguments.py``
-    preview: bool  # the preview contexts (docs/callgraph.md "Preview")
+    preview: bool  # the preview contexts (docs/callgraph.md "Call-site contexts")
 
     @cached_property
     def rebound_variables(self) -> list[set[str]]:

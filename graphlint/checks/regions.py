@@ -70,12 +70,14 @@ class Regions:
         return self.by_function.get(key, [])
 
 
-def mark_regions(project: Project, other_platform_modules: tuple[str, ...] = ()) -> Regions:
+def mark_regions(project: Project, other_platform_modules: tuple[str, ...] = (), outside_regions: tuple[str, ...] = ()) -> Regions:
     """``other_platform_modules``: module globs of code that runs only on platforms graphlint
-    does not check (``other-platform-modules``): no region enters their functions."""
+    does not check (``other-platform-modules``): no region enters their functions; nor the
+    functions ``outside_regions`` names (``outside-regions``: globs of dotted names)."""
     regions = Regions()
     patterns = [glob_pattern(glob) for glob in other_platform_modules]
     foreign = {index for index, linked in enumerate(project.files) if any(p.match(linked.module) for p in patterns)}
+    outside = _named_functions(project, outside_regions)
     compiled = {
         key
         for file_index, linked in enumerate(project.files)
@@ -112,8 +114,8 @@ def mark_regions(project: Project, other_platform_modules: tuple[str, ...] = ())
                     if linked.facts.block_calls.get(ordinal) == entry_index
                     for callee, copy in project.runs_in(file_index, ordinal, None)
                 ]
-            starts = [start for start in starts if start[0].file not in foreign]
-            _walk(project, regions, starts, hit, traced=entry.traced, compiled=compiled, foreign=foreign)
+            starts = [start for start in starts if start[0].file not in foreign and start[0] not in outside]
+            _walk(project, regions, starts, hit, traced=entry.traced, compiled=compiled, foreign=foreign, outside=outside)
     return regions
 
 
@@ -126,6 +128,7 @@ def _walk(
     traced: bool,
     compiled: set[FunctionKey],
     foreign: set[int],
+    outside: set[FunctionKey],
 ) -> None:
     """Breadth first over (function, copy): a method of a shared base runs, in its copy for the
     receiver's class, only what that class's objects run (``receiver_copies.py``). A call under
@@ -153,12 +156,25 @@ def _walk(
                 continue
             done.add(ordinal)
             for inner, inner_copy in project.runs_in(key.file, ordinal, copy):
-                if (traced and project.function(inner).boundary) or inner.file in foreign:
+                if (traced and project.function(inner).boundary) or inner.file in foreign or inner in outside:
                     continue
                 inner_done = followed.get((inner, inner_copy))
                 if inner_done is None or _waiting(project, inner, inner_done):
                     step = _called(project, key.file, ordinal, inner)
                     queue.append((inner, inner_copy, (*chain, step), (key.file, ordinal), through or key in compiled))
+
+
+def _named_functions(project: Project, globs: tuple[str, ...]) -> set[FunctionKey]:
+    """The project's functions whose dotted names (``module.Class.method``) a glob matches."""
+    if not globs:
+        return set()
+    patterns = [glob_pattern(glob) for glob in globs]
+    return {
+        FunctionKey(index, name)
+        for index, linked in enumerate(project.files)
+        for name, definition in linked.facts.flow.defs.items()
+        if definition.kind == "function" and any(p.match(f"{linked.module}.{name}") for p in patterns)
+    }
 
 
 def _waiting(project: Project, key: FunctionKey, done: set[int]) -> bool:

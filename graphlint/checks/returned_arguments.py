@@ -65,7 +65,10 @@ class ReturnedArgumentsWalk(ScopeStack["FlowScope"]):
         found = self._rest_pass(branch)
         scope = self.function_scope.qualname
         if found is None or any(g[0] == scope for g in self.guards):  # guarded: as before
-            self._return(read)
+            # ``return x if x is not None else d``: each branch as ``return x`` reads it, what
+            # the call that just bound ``x`` made (``known_values.py``)
+            made = self.scope.known.returned(branch.id) if isinstance(branch, ast.Name) else None
+            self._return(made or read)
             return
         rest_pass, default = found
         self.facts.rest_passes.setdefault(scope, []).append(rest_pass)
@@ -134,7 +137,7 @@ class ReturnedArguments(RestArguments):
 
     files: list[LinkedModule]
     bound_variables: list[set[str]]  # per file, the variables some statement binds
-    preview: bool  # rest passes per call only in preview (docs/callgraph.md "Preview")
+    preview: bool  # rest passes per call only in preview (docs/callgraph.md "Call-site contexts")
 
     def bind_rest_passes(self, file: int, qualname: str, params: list[tuple[str, str]], args: CallArgs, out: int, prefix: str) -> None:
         """The call ``out`` receives, for each rest pass of ``qualname``, the argument it hands

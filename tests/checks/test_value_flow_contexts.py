@@ -5,9 +5,9 @@ In vLLM every model shares a pipeline placeholder layer whose ``forward(*args, *
 returns its first argument, and one ``make_layers(n, layer_fn, prefix)`` that calls each model's
 layer factory; transformers' decorators share one closure wrapper. Context-insensitive, each of
 them hands every model's values to every other model. Each test is a small project in those
-shapes (written here), read through ``graphlint regions``. These contexts are a preview
-(``[tool.graphlint] preview = true``, docs/callgraph.md "Preview"): off, the helpers are shared
-by every caller, as before.
+shapes (written here), read through ``graphlint regions``. These contexts were a preview
+(``[tool.graphlint] preview = true``) and are on by default now (docs/callgraph.md "Call-site
+contexts"); ``preview = false`` shares the helpers between every caller, as before.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ PREVIEW = "[tool.graphlint]\npreview = true\n"
 
 
 def compiled(tmp_path: Path, files: dict[str, str], function: str, pyproject: str = PREVIEW) -> list[str]:
-    """The functions of the one entry that reaches ``function`` (in preview unless told)."""
+    """The functions of the one entry that reaches ``function`` (``preview = true`` unless told)."""
     (functions,) = [e["functions"] for e in regions(tmp_path, files, pyproject=pyproject) if function in e["functions"]]
     return functions
 
@@ -220,14 +220,25 @@ def test_a_layer_factory_helper_builds_each_models_own_layers(tmp_path: Path) ->
     assert "models.MambaDecoderLayer.forward" in mamba and "models.LlamaDecoderLayer.forward" not in mamba
 
 
-def test_without_preview_the_shared_helpers_hold_every_callers_values(tmp_path: Path) -> None:
-    """The contexts are a preview: with no ``preview = true`` the placeholder layer and
-    ``make_layers`` are shared by every model, as before (more reach only when asked for)."""
-    llama = compiled(tmp_path, {"layers.py": IDENTITY, "models.py": MODELS}, "models.Llama.forward", pyproject="")
+def test_with_preview_false_the_shared_helpers_hold_every_callers_values(tmp_path: Path) -> None:
+    """``preview = false`` turns the contexts off: the placeholder layer and ``make_layers`` are
+    shared by every model, as before."""
+    off = "[tool.graphlint]\npreview = false\n"
+    llama = compiled(tmp_path, {"layers.py": IDENTITY, "models.py": MODELS}, "models.Llama.forward", pyproject=off)
     assert {"models.LlamaBlock.forward", "models.MambaBlock.forward"} <= set(llama)
     files = {"utils.py": LAYER_UTILS, "models.py": LAYER_MODELS}
-    layers = compiled(tmp_path, files, "models.LlamaModel.forward", pyproject="")
+    layers = compiled(tmp_path, files, "models.LlamaModel.forward", pyproject=off)
     assert {"models.LlamaDecoderLayer.forward", "models.MambaDecoderLayer.forward"} <= set(layers)
+
+
+def test_with_no_configuration_the_contexts_are_on(tmp_path: Path) -> None:
+    """The contexts are the default: with no ``[tool.graphlint]`` each model gets its own block
+    back from the placeholder layer and its own layers from ``make_layers``."""
+    llama = compiled(tmp_path, {"layers.py": IDENTITY, "models.py": MODELS}, "models.Llama.forward", pyproject="")
+    assert "models.LlamaBlock.forward" in llama and "models.MambaBlock.forward" not in llama
+    files = {"utils.py": LAYER_UTILS, "models.py": LAYER_MODELS}
+    layers = compiled(tmp_path, files, "models.LlamaModel.forward", pyproject="")
+    assert "models.LlamaDecoderLayer.forward" in layers and "models.MambaDecoderLayer.forward" not in layers
 
 
 def test_a_helper_past_the_size_bound_is_shared_by_its_callers(tmp_path: Path) -> None:
@@ -506,3 +517,207 @@ def test_a_decorator_that_hands_the_function_to_a_wrapping_helper_wraps_each_fun
     encoder = compiled(tmp_path, {"tracing.py": TRACING, "models.py": TRACED}, "models.Encoder.forward")
     assert "tracing.instrument_otel.sync_wrapper" in encoder and "models.Attention.forward" in encoder
     assert "models.Decoder.forward" not in encoder and "models.Mlp.forward" not in encoder
+
+
+ONLINE_QUANT = """
+import torch
+from torch import nn
+
+
+class LinearBase(nn.Module):
+    pass
+
+
+class RoutedExperts(nn.Module):
+    pass
+
+
+class Fp8LinearMethod:
+    def apply(self, layer, x):
+        return x
+
+
+class Fp8MoEMethod:
+    def __init__(self, layer=None):
+        self.layer = layer
+
+    def apply(self, layer, x):
+        return x
+
+
+class Int8MoEMethod(Fp8MoEMethod):
+    def apply(self, layer, x):
+        return x
+
+
+class UnquantizedLinearMethod(Fp8LinearMethod):
+    pass
+
+
+class UnquantizedMoEMethod(Fp8MoEMethod):
+    pass
+
+
+LINEAR_METHODS = {"fp8": Fp8LinearMethod}
+MOE_METHODS = {"fp8": Fp8MoEMethod, "int8": Int8MoEMethod}
+
+
+class OnlineConfig:
+    def __init__(self, linear, moe):
+        self.linear = linear
+        self.moe = moe
+
+    def _dispatch(self, key, table, layer):
+        if key is None:
+            return None
+        cls = table.get(key)
+        if cls is None:
+            raise ValueError(f"no method for {key}")
+        if isinstance(layer, RoutedExperts):
+            return cls(layer=layer)
+        return cls()
+
+    def get_quant_method(self, layer):
+        if isinstance(layer, LinearBase):
+            method = self._dispatch(self.linear, LINEAR_METHODS, layer)
+            return method if method is not None else UnquantizedLinearMethod()
+        elif isinstance(layer, RoutedExperts):
+            method = self._dispatch(self.moe, MOE_METHODS, layer)
+            return method if method is not None else UnquantizedMoEMethod()
+        return None
+
+
+class Linear(LinearBase):
+    def __init__(self, config):
+        super().__init__()
+        self.quant_method = config.get_quant_method(self)
+
+    def forward(self, x):
+        return self.quant_method.apply(self, x)
+
+
+class Experts(RoutedExperts):
+    def __init__(self, config):
+        super().__init__()
+        self.quant_method = config.get_quant_method(self)
+
+    def forward(self, x):
+        return self.quant_method.apply(self, x)
+
+
+class DenseModel(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.proj = Linear(config)
+
+    def forward(self, x):
+        return self.proj(x)
+
+
+class MoEModel(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.experts = Experts(config)
+
+    def forward(self, x):
+        return self.experts(x)
+
+
+config = OnlineConfig("fp8", "int8")
+dense = torch.compile(DenseModel(config))
+moe = torch.compile(MoEModel(config))
+"""
+
+
+def test_a_method_calling_what_it_looks_up_in_the_table_it_is_handed_is_copied_per_call_site(tmp_path: Path) -> None:
+    """vLLM's online quantization config picks a linear layer's method and an MoE layer's from
+    two tables through one ``self._dispatch(spec, table, layer)``, which calls
+    ``table.get(spec.weight)``, and returns ``method if method is not None else ...`` from each
+    ``isinstance`` branch: per call site, a linear layer gets only linear methods."""
+    dense = compiled(tmp_path, {"quant.py": ONLINE_QUANT}, "quant.DenseModel.forward")
+    moe = compiled(tmp_path, {"quant.py": ONLINE_QUANT}, "quant.MoEModel.forward")
+    assert "quant.Fp8LinearMethod.apply" in dense
+    assert "quant.Fp8MoEMethod.apply" not in dense and "quant.Int8MoEMethod.apply" not in dense
+    assert "quant.Int8MoEMethod.apply" in moe and "quant.Fp8LinearMethod.apply" not in moe
+
+
+KERNEL_CHOICE = """
+import torch
+from torch import nn
+
+
+class MarlinKernel:
+    def apply_weights(self, x):
+        return x
+
+
+class ExllamaKernel(MarlinKernel):
+    def apply_weights(self, x):
+        return x
+
+
+class Fp8BlockKernel:
+    def apply_weights(self, x):
+        return x
+
+
+BACKEND_KERNELS = {"marlin": {MarlinKernel}, "exllama": {ExllamaKernel}, "fp8": {Fp8BlockKernel}}
+MIXED_PRECISION_KERNELS = [MarlinKernel, ExllamaKernel]
+FP8_BLOCK_KERNELS = [Fp8BlockKernel]
+
+
+def _filter_kernels_by_backend(backend, kernels):
+    wanted = BACKEND_KERNELS.get(backend, set())
+    return [k for k in kernels if k in wanted]
+
+
+def choose_mp_linear_kernel(backend):
+    kernels = MIXED_PRECISION_KERNELS
+    if backend != "auto":
+        kernels = _filter_kernels_by_backend(backend, kernels)
+    for kernel in kernels:
+        return kernel
+    raise ValueError(backend)
+
+
+def choose_fp8_block_kernel(backend):
+    kernels = FP8_BLOCK_KERNELS
+    if backend != "auto":
+        kernels = _filter_kernels_by_backend(backend, kernels)
+    for kernel in kernels:
+        return kernel
+    raise ValueError(backend)
+
+
+class GPTQLinear(nn.Module):
+    def __init__(self, backend):
+        super().__init__()
+        self.kernel = choose_mp_linear_kernel(backend)()
+
+    def forward(self, x):
+        return self.kernel.apply_weights(x)
+
+
+class Fp8Linear(nn.Module):
+    def __init__(self, backend):
+        super().__init__()
+        self.kernel = choose_fp8_block_kernel(backend)()
+
+    def forward(self, x):
+        return self.kernel.apply_weights(x)
+
+
+gptq = torch.compile(GPTQLinear("marlin"))
+fp8 = torch.compile(Fp8Linear("fp8"))
+"""
+
+
+def test_a_helper_returning_the_elements_of_a_list_it_is_handed_returns_each_callers_own(tmp_path: Path) -> None:
+    """vLLM's kernel choosers filter their own kernel list through one
+    ``_filter_kernels_by_backend(backend, kernels)`` (``[k for k in kernels if ...]``): per call
+    site, the mixed-precision chooser gets back mixed-precision kernels only."""
+    gptq = compiled(tmp_path, {"kernels.py": KERNEL_CHOICE}, "kernels.GPTQLinear.forward")
+    fp8 = compiled(tmp_path, {"kernels.py": KERNEL_CHOICE}, "kernels.Fp8Linear.forward")
+    assert "kernels.MarlinKernel.apply_weights" in gptq and "kernels.ExllamaKernel.apply_weights" in gptq
+    assert "kernels.Fp8BlockKernel.apply_weights" not in gptq
+    assert "kernels.Fp8BlockKernel.apply_weights" in fp8 and "kernels.MarlinKernel.apply_weights" not in fp8

@@ -121,6 +121,14 @@ GUARD_FORMS = {
                 quant_method.input_dtype = describe(prefix)
             return quant_method
         return None""",
+    "local-in-branches-or-default": """
+        if isinstance(layer, (LinearBase, ParallelLMHead)):
+            quant_method = LinearMethod()
+            return quant_method if quant_method is not None else LinearMethod()
+        elif isinstance(layer, FusedMoE):
+            quant_method = MoeMethod()
+            return quant_method if quant_method is not None else MoeMethod()
+        return None""",
     "not-else": """
         if not isinstance(layer, (LinearBase, ParallelLMHead)):
             return MoeMethod()

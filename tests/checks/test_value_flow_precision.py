@@ -359,3 +359,77 @@ def test_a_name_returned_right_after_a_call_made_it_returns_what_that_call_made(
 ) -> None:
     (entry,) = regions(tmp_path, {"app.py": RETURNED_NAME.replace("{body}", body)})
     assert entry["functions"] == reached
+
+
+CLASS_BODY_FACTORY = """
+import torch
+from torch import nn
+
+
+def group_quant(x):
+    return x
+
+
+def tensor_quant(x):
+    return x
+
+
+class CustomOp(nn.Module):
+    def __init__(self, compile_native=False):
+        super().__init__()
+        self._forward_method = self.dispatch_forward(compile_native)
+
+    def forward(self, *args, **kwargs):
+        return self._forward_method(*args, **kwargs)
+
+    def dispatch_forward(self, compile_native):
+        if torch.cuda.is_available():
+            return self.forward_cuda
+        return self.maybe_compile(self.forward_native, enable=compile_native)
+
+    def maybe_compile(self, fn, enable=True):
+        if not enable:
+            return fn
+        return torch.compile(fn)
+
+
+class QuantFP8(CustomOp):
+    def forward_native(self, x):
+        return tensor_quant(x)
+
+    def forward_cuda(self, x):
+        return group_quant(x)
+
+
+class DecodeConcatQuantFP8(QuantFP8):
+    def _make_forward(quant_fn):  # noqa: N805
+        def forward(self, nope, pe):
+            return quant_fn(self, torch.cat((nope, pe), dim=-1))
+
+        return forward
+
+    forward_native = _make_forward(QuantFP8.forward_native)
+    forward_cuda = _make_forward(QuantFP8.forward_cuda)
+
+
+class Attention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.quant = DecodeConcatQuantFP8(compile_native=True)
+
+    def forward(self, nope, pe):
+        return self.quant(nope, pe)
+
+
+attention = Attention()
+"""
+
+
+def test_a_def_the_class_body_calls_is_a_plain_function_not_a_method(tmp_path: Path) -> None:
+    """vLLM's ``_DecodeConcatQuantFP8`` builds its ``forward_native`` and ``forward_cuda`` with
+    ``_make_forward(quant_fn)``, a ``def`` in its class body called there: ``quant_fn`` is the
+    function handed in, not an instance of the class. Read as ``self``, calling it ran the op
+    again (its ``forward`` and its dispatch), so the compiled ``forward_native`` reached
+    ``forward_cuda``'s kernels."""
+    (entry,) = regions(tmp_path, {"app.py": CLASS_BODY_FACTORY})
+    assert entry["functions"] == ["app.DecodeConcatQuantFP8._make_forward.forward", "app.QuantFP8.forward_native", "app.tensor_quant"]
