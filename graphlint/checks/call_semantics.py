@@ -202,23 +202,34 @@ class CallSemantics(ReturnedArguments, ImplicitCalls, CallSiteCopies, InstanceGu
             self.call_partial(site, obj, args, out)
 
     def dispatched(self, instance: Obj) -> list[str]:
-        """The dispatch methods named for a class of the instance's MRO (project or outside)."""
-        return self.named_for(self.dispatch, instance)
+        """The dispatch methods named for a class of the instance's MRO (project or outside), unless a
+        class before it in the MRO defines its own ``forward`` or ``__call__``: calling the instance
+        runs that override, not the dispatching class's ``forward`` (vLLM's ``ShortConv.forward``
+        calls its custom op; ``CustomOp.forward``'s choice of ``forward_cuda`` never runs)."""
+        return self.named_for(self.dispatch, instance, overridden=apis.INSTANCE_CALL_METHODS)
 
     def never_dispatched(self, instance: Obj) -> list[str]:
         """The methods the dispatch of a class of the instance's MRO never picks (``forward_cpu``)."""
         return self.named_for(self.not_dispatched, instance)
 
-    def named_for(self, table: list[tuple[re.Pattern[str], tuple[str, ...]]], instance: Obj) -> list[str]:
+    def named_for(
+        self, table: list[tuple[re.Pattern[str], tuple[str, ...]]], instance: Obj, overridden: tuple[str, ...] = ()
+    ) -> list[str]:
+        """The methods ``table`` names for the first class of the instance's MRO each pattern matches;
+        none for a pattern whose class comes after one that defines a method of ``overridden``."""
         if not table:
             return []
-        names = [
-            f"{self.files[k[1]].module}.{k[2]}" if k[0] == "C" else k[1]
-            for k in self.classes.mro(("C", instance[1], instance[2]))
-        ]
-        return list(dict.fromkeys(
-            method for pattern, methods in table if any(pattern.match(n) for n in names) for method in methods
-        ))
+        mro = self.classes.mro(("C", instance[1], instance[2]))
+        names = [f"{self.files[k[1]].module}.{k[2]}" if k[0] == "C" else k[1] for k in mro]
+        methods: list[str] = []
+        for pattern, named in table:
+            first = next((index for index, name in enumerate(names) if pattern.match(name)), None)
+            if first is None or any(
+                k[0] == "C" and f"{k[2]}.{method}" in self.declared[k[1]] for k in mro[:first] for method in overridden
+            ):
+                continue
+            methods.extend(named)
+        return list(dict.fromkeys(methods))
 
     def defines(self, instance: Obj, name: str) -> bool:
         return any(k[0] == "C" and f"{k[2]}.{name}" in self.declared[k[1]] for k in self.classes.mro(("C", instance[1], instance[2])))

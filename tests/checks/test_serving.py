@@ -207,6 +207,65 @@ def test_customop_dispatch_reaches_forward_oot_from_a_compiled_model(tmp_path: P
     }
 
 
+OVERRIDDEN_FORWARD = {
+    "vllm/__init__.py": "",
+    "vllm/model_executor/__init__.py": "",
+    "vllm/model_executor/custom_op.py": """
+        from torch import nn
+
+
+        class CustomOp(nn.Module):
+            def forward(self, *args, **kwargs):
+                return self._forward_method(*args, **kwargs)
+    """,
+    "vllm/model_executor/layers/__init__.py": "",
+    "vllm/model_executor/layers/ops.py": """
+        import torch
+        from vllm.model_executor.custom_op import CustomOp
+
+
+        class ShortConv(CustomOp):
+            def forward(self, x):
+                return torch.ops.vllm.short_conv(x)  # an opaque custom op, not forward_cuda
+
+            def forward_cuda(self, x):
+                return x.sum().item()
+
+
+        class FastGelu(CustomOp):
+            def forward_cuda(self, x):
+                return x[x > 0]
+    """,
+    "vllm/model_executor/models/__init__.py": "",
+    "vllm/model_executor/models/conv.py": """
+        from torch import nn
+        from vllm.compilation.decorators import support_torch_compile
+        from vllm.model_executor.layers.ops import FastGelu, ShortConv
+
+
+        @support_torch_compile
+        class ConvModel(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = ShortConv()
+                self.act = FastGelu()
+
+            def forward(self, x):
+                return self.act(self.conv(x))
+    """,
+}
+
+
+def test_customop_dispatch_stops_at_a_class_that_overrides_forward(tmp_path: Path) -> None:
+    """vLLM's ``ShortConv`` defines its own ``forward`` (its custom op): calling it never runs
+    ``CustomOp.forward``'s choice, so its ``forward_cuda`` is no part of the compiled model; an op
+    without an override still dispatches."""
+    _, report = _project(tmp_path, OVERRIDDEN_FORWARD)
+    assert report["summary"]["presets"] == ["vllm"]
+    found = {(f["path"], f["line"], f["code"]): f["region"]["chain"] for f in report["findings"]}
+    assert found == {("vllm/model_executor/layers/ops.py", 16, "GL202"): ["ConvModel.forward", "FastGelu.forward_cuda"]}
+
+
 SGLANG_MODEL = """
     import torch
     from torch import nn
