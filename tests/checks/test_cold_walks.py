@@ -1,6 +1,6 @@
 """The shortcuts that make a cold check cheap (issue 12) read real trees exactly as the plain
 ways do: libcst's parse without its node validation, the walks' own child lists, the facts'
-JSON, and the garbage collector's state after a pool."""
+JSON, the garbage collector's state during a walk and after a pool."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
+from graphlint.checks import collect
 from graphlint.checks.ast_children import child_nodes
 from graphlint.checks.collect import SERIAL_BELOW, collect_facts
 from graphlint.checks.extract import extract_facts
@@ -108,6 +109,41 @@ def test_a_pool_leaves_the_garbage_collector_as_it_found_it(tmp_path: Path) -> N
     facts = collect_facts(files, ExtractOptions(), None, jobs=2)
     assert gc.isenabled() and gc.get_freeze_count() == 0
     assert all(f.error is None and f.entries for f in facts.values())
+
+
+def test_a_file_is_parsed_and_walked_with_the_collector_paused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker's walk runs no cyclic collection (each would scan the trees built so far), and
+    leaves the collector as it found it."""
+    enabled: list[bool] = []
+
+    def walk(source: bytes, options: ExtractOptions) -> FileFacts:
+        enabled.append(gc.isenabled())
+        return extract_facts(source, options)
+
+    monkeypatch.setattr(collect, "extract_facts", walk)
+    assert gc.isenabled()
+    facts, key = collect._extract(REAL_FILES[0], ExtractOptions())
+    assert enabled == [False] and gc.isenabled()
+    assert facts.error is None and facts.candidates and key is not None
+
+
+@pytest.mark.parametrize("path", REAL_FILES, ids=lambda p: p.name)
+def test_a_walk_leaves_no_tree_to_the_collector(path: Path) -> None:
+    """What a paused collector leaves after a file is a few closures of cyclic garbage: no cycle
+    holds either tree (which would stay until the next collection, and cost it a scan)."""
+    gc.collect()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        extract_facts(path.read_bytes(), ExtractOptions())
+        gc.collect()
+        garbage = list(gc.garbage)
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert not [g for g in garbage if isinstance(g, (cst.CSTNode, ast.AST))]
+    assert len(garbage) < 5000
 
 
 @pytest.mark.parametrize("path", REAL_FILES, ids=lambda p: p.name)
