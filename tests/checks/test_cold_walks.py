@@ -20,7 +20,7 @@ from graphlint.checks.collect import SERIAL_BELOW, collect_facts
 from graphlint.checks.extract import extract_facts
 from graphlint.checks.unvalidated_parse import parse_unvalidated
 from graphlint.checks.facts import ExtractOptions, FileFacts
-from graphlint.checks.known_values import ChangedNames, changed_names
+from graphlint.checks.known_values import ChangedNames, _note_changed
 from graphlint.checks.syntax import children, preorder
 
 TORCH = Path(importlib.util.find_spec("torch").origin).parent  # read, never imported
@@ -111,6 +111,33 @@ def test_a_pool_leaves_the_garbage_collector_as_it_found_it(tmp_path: Path) -> N
     assert all(f.error is None and f.entries for f in facts.values())
 
 
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def changed_names(node: ast.AST) -> set[str]:
+    """The plain walk: every node of the subtree, a definition adding every name in it."""
+    found: set[str] = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, _DEFINITIONS):
+            found.update(n.id for n in ast.walk(sub) if isinstance(n, ast.Name))
+        else:
+            _note_changed(sub, found)
+    return found
+
+
+def closure_names(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> set[str]:
+    """The plain walk: the names in each definition inside the body, walked again for each."""
+    body = node.body if isinstance(node.body, list) else [node.body]
+    return {
+        n.id
+        for statement in body
+        for sub in ast.walk(statement)
+        if isinstance(sub, _DEFINITIONS)
+        for n in ast.walk(sub)
+        if isinstance(n, ast.Name)
+    }
+
+
 def test_a_file_is_parsed_and_walked_with_the_collector_paused(monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker's walk runs no cyclic collection (each would scan the trees built so far), and
     leaves the collector as it found it."""
@@ -164,3 +191,37 @@ def test_the_changed_names_of_every_form_are_the_plain_walks() -> None:
     for node in ast.walk(tree):
         if isinstance(node, (ast.stmt, ast.Lambda)):
             assert memoized(node) == changed_names(node), ast.unparse(node)
+
+
+NESTED_DEFINITIONS = '''\
+def outer(a):
+    import os.path as p, sys
+    def middle(b):
+        global g
+        class Local:
+            def method(self):
+                try:
+                    return lambda c: (c, a, b, self)
+                except OSError as error:
+                    from x import *
+                    match error:
+                        case [1, *rest] | {"k": _ as bound}:
+                            return rest
+        return Local, lambda: middle(b)
+    return middle
+'''
+
+
+@pytest.mark.parametrize("index", range(len(REAL_FILES) + 2))
+def test_the_closure_names_of_nested_functions_are_the_plain_walks(index: int) -> None:
+    """``closure_names`` answers each function from the memoized names of the definitions in
+    it; asked outermost first (as the flow walk asks) or innermost first, every answer is the
+    plain walk's, and a definition's own ``changed_names`` too."""
+    tree = ast.parse([*_sources(), NESTED_DEFINITIONS][index])
+    functions = [node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))]
+    assert any(closure_names(f) for f in functions)  # functions that define functions
+    for order in (functions, functions[::-1]):
+        memoized = ChangedNames()
+        for node in order:
+            assert memoized.closure_names(node) == closure_names(node), ast.unparse(node)[:200]
+            assert memoized(node) == changed_names(node), ast.unparse(node)[:200]
