@@ -46,7 +46,9 @@ def collect_facts(
     missing.sort(key=_size, reverse=True)
     import multiprocessing
 
-    import graphlint.checks.extract  # noqa: F401 - once, before a pool forks: workers inherit it
+    from graphlint.checks.extract import prepare_walk
+
+    prepare_walk()  # once, before a pool forks: workers inherit it
 
     if jobs <= 1 or len(missing) < SERIAL_BELOW or "fork" not in multiprocessing.get_all_start_methods():
         with _frozen_heap():

@@ -9,6 +9,8 @@ import dataclasses
 import gc
 import importlib.util
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import libcst as cst
@@ -152,6 +154,38 @@ def test_a_file_is_parsed_and_walked_with_the_collector_paused(monkeypatch: pyte
     facts, key = collect._extract(REAL_FILES[0], ExtractOptions())
     assert enabled == [False] and gc.isenabled()
     assert facts.error is None and facts.candidates and key is not None
+
+
+# In a fresh interpreter, as a pool's parent: what the walk of a real file imports and reads
+# (every file it opens) after ``prepare_walk`` (argv[2] == "prepared") or without it.
+_FIRST_WALK = """
+import json, sys
+import graphlint.checks.engine  # the parent's own imports, before it forks a pool
+from graphlint.checks.extract import extract_facts, prepare_walk
+from graphlint.checks.facts import ExtractOptions
+if sys.argv[2] == "prepared":
+    prepare_walk()
+source = open(sys.argv[1], "rb").read()
+read, before = [], set(sys.modules)
+sys.addaudithook(lambda event, args: read.append(str(args[0])) if event == "open" else None)
+facts = extract_facts(source, ExtractOptions())
+print(json.dumps([sorted(set(sys.modules) - before), read, len(facts.candidates)]))
+"""
+
+
+@pytest.mark.parametrize("prepared", [True, False], ids=["prepared", "unprepared"])
+def test_a_worker_forked_after_prepare_walk_loads_nothing_at_its_first_file(prepared: bool) -> None:
+    """``prepare_walk`` loads (before a pool forks) all the first walk of a file would: no
+    module is imported and no file opened after it; without it, the rules and dynamo's table
+    are, in each worker."""
+    result = subprocess.run([sys.executable, "-c", _FIRST_WALK, str(REAL_FILES[0]), "prepared" if prepared else "no"],
+                            capture_output=True, text=True, timeout=120, check=True)
+    imported, read, candidates = json.loads(result.stdout)
+    assert candidates > 0  # a real file: rules reported on it
+    if prepared:
+        assert (imported, read) == ([], [])
+    else:
+        assert "graphlint.checks.rules.sync_in_capture" in imported and any(p.endswith("dynamo.toml") for p in read)
 
 
 @pytest.mark.parametrize("path", REAL_FILES, ids=lambda p: p.name)
