@@ -56,7 +56,7 @@ class FlowDefinitions(ScopeStack[FlowScope]):
         self._assign(self._store(node.name), value)
         scope = self.scan.scope("function", qualname, node)
         scope.locals.update(p for p, _ in params)
-        scope.known.shared = self.changed_names.closure_names(node) | scope.globals | scope.nonlocals
+        scope.known.shared = self.changed_names.closure_names(self.scan.defined.get(id(node), ())) | scope.globals | scope.nonlocals
         if method is not None:
             scope.after_super = self._after_super(node)
         if method in ("instance", "property", "class") and params:
@@ -145,7 +145,7 @@ class FlowDefinitions(ScopeStack[FlowScope]):
         self._defaults(qualname, node.args)
         scope = self.scan.scope("function", qualname, node)
         scope.locals.update(p for p, _ in params)
-        scope.known.shared = self.changed_names.closure_names(node) | scope.globals | scope.nonlocals
+        scope.known.shared = self.changed_names.closure_names(self.scan.defined.get(id(node), ())) | scope.globals | scope.nonlocals
         scope.class_name, scope.self_name = self.function_scope.class_name, self.function_scope.self_name
         self.scopes.append(scope)
         self._return_branches(node.body)  # ``lambda f: f`` passes ``f`` (``returned_arguments.py``)

@@ -27,6 +27,7 @@ object holds, not what ``x`` is.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
@@ -200,17 +201,13 @@ class ChangedNames:
             stack.extend(child_nodes(sub))
         return found
 
-    def closure_names(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> set[str]:
-        """The names read or bound in the functions, lambdas and classes defined in ``node``'s
-        body: any call the function makes may run one of them."""
+    def closure_names(self, definitions: Iterable[ast.AST]) -> set[str]:
+        """The names read or bound in ``definitions``: the functions, lambdas and classes
+        written in a function's body (``ScopeScan.defined``), any of which a call it makes may
+        run."""
         found: set[str] = set()
-        stack: list[ast.AST] = list(node.body) if isinstance(node.body, list) else [node.body]
-        while stack:
-            sub = stack.pop()
-            if type(sub) in _DEFINING_TYPES:
-                found |= self._definition(sub)[0]
-            else:
-                stack.extend(child_nodes(sub))
+        for definition in definitions:
+            found |= self._definition(definition)[0]
         return found
 
     def _definition(self, root: ast.AST) -> tuple[frozenset[str], frozenset[str]]:

@@ -22,6 +22,7 @@ from graphlint.checks.collect import SERIAL_BELOW, collect_facts
 from graphlint.checks.extract import extract_facts
 from graphlint.checks.unvalidated_parse import parse_unvalidated
 from graphlint.checks.facts import ExtractOptions, FileFacts
+from graphlint.checks.flow_scopes import ScopeScan
 from graphlint.checks.known_values import ChangedNames, _note_changed
 from graphlint.checks.syntax import children, preorder
 
@@ -248,14 +249,16 @@ def outer(a):
 
 @pytest.mark.parametrize("index", range(len(REAL_FILES) + 2))
 def test_the_closure_names_of_nested_functions_are_the_plain_walks(index: int) -> None:
-    """``closure_names`` answers each function from the memoized names of the definitions in
-    it; asked outermost first (as the flow walk asks) or innermost first, every answer is the
-    plain walk's, and a definition's own ``changed_names`` too."""
+    """``closure_names`` answers each function from the definitions the scope scan found in it
+    (``ScopeScan.defined``) and their memoized names; asked outermost first (as the flow walk
+    asks) or innermost first, every answer is the plain walk's, and a definition's own
+    ``changed_names`` too."""
     tree = ast.parse([*_sources(), NESTED_DEFINITIONS][index])
+    defined = ScopeScan.of(tree).defined
     functions = [node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))]
     assert any(closure_names(f) for f in functions)  # functions that define functions
     for order in (functions, functions[::-1]):
         memoized = ChangedNames()
         for node in order:
-            assert memoized.closure_names(node) == closure_names(node), ast.unparse(node)[:200]
+            assert memoized.closure_names(defined.get(id(node), ())) == closure_names(node), ast.unparse(node)[:200]
             assert memoized(node) == changed_names(node), ast.unparse(node)[:200]
