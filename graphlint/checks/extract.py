@@ -15,6 +15,7 @@ module has the walk itself, imports, definitions, calls and the reports.
 from __future__ import annotations
 
 import ast
+import importlib
 import io
 import re
 import tokenize
@@ -102,8 +103,7 @@ def prepare_walk() -> None:
     """Load now what the walk otherwise loads at its first file: the rules (their modules, and
     the table of their hooks), dynamo's table, libcst's native parser. A pool's workers, forked
     after this, inherit them; each loaded them again at its first file."""
-    import libcst.native  # noqa: F401 - imported by libcst's first parse
-
+    importlib.import_module("libcst.native")  # what libcst's first parse imports
     rule_hooks()
     dynamo.load()
 
