@@ -21,6 +21,13 @@ def table() -> dict[str, Any]:
     return read_toml(TABLE)
 
 
+def load() -> None:
+    """Read the table and build its indexes now: before a pool of workers forks, which would
+    each read it again at their first file."""
+    for index in (_checks, _untraceable, _logging_functions, _value_checks, reductions, reduction_functions):
+        index()
+
+
 @cache
 def _checks() -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
     by_name: dict[str, frozenset[str]] = {}

@@ -15,6 +15,7 @@ module has the walk itself, imports, definitions, calls and the reports.
 from __future__ import annotations
 
 import ast
+import importlib
 import io
 import re
 import tokenize
@@ -25,7 +26,7 @@ from typing import Any
 
 import libcst as cst
 
-from graphlint.checks import apis
+from graphlint.checks import apis, dynamo
 from graphlint.checks.facts import (
     MODULE_SCOPE,
     ExtractOptions,
@@ -96,6 +97,15 @@ def extract_facts(
             error_column=exc.raw_column + 1,
         )
     return _Extractor(text, tree, options).run(module)
+
+
+def prepare_walk() -> None:
+    """Load now what the walk otherwise loads at its first file: the rules (their modules, and
+    the table of their hooks), dynamo's table, libcst's native parser. A pool's workers, forked
+    after this, inherit them; each loaded them again at its first file."""
+    importlib.import_module("libcst.native")  # what libcst's first parse imports
+    rule_hooks()
+    dynamo.load()
 
 
 class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, CandidateReports, ScopeStack[WalkScope]):

@@ -15,7 +15,7 @@ from graphlint.checks.call_conditions import known_value
 from graphlint.checks.facts import Decoration, DefFacts, Expr, FlowFacts
 from graphlint.checks.flow_expressions import dotted
 from graphlint.checks.flow_scopes import FlowScope, ScopeScan, parameters
-from graphlint.checks.known_values import closure_names
+from graphlint.checks.known_values import ChangedNames
 from graphlint.checks.scopes import ScopeStack
 
 _METHOD_DECORATORS = {"builtins.staticmethod": "static", "builtins.classmethod": "class", "builtins.property": "property"}
@@ -24,6 +24,7 @@ _METHOD_DECORATORS = {"builtins.staticmethod": "static", "builtins.classmethod":
 class FlowDefinitions(ScopeStack[FlowScope]):
     facts: FlowFacts
     scan: ScopeScan
+    changed_names: ChangedNames  # what a statement may bind or fill, what nested definitions read
     ordinal: dict[int, int]
     annotated: Counter[str]
     _assign: Callable[[Expr | None, Expr | None], None]
@@ -57,7 +58,7 @@ class FlowDefinitions(ScopeStack[FlowScope]):
         self._assign(self._store(node.name), value)
         scope = self.scan.scope("function", qualname, node)
         scope.locals.update(p for p, _ in params)
-        scope.known.shared = closure_names(node) | scope.globals | scope.nonlocals
+        scope.known.shared = self.changed_names.closure_names(self.scan.defined.get(id(node), ())) | scope.globals | scope.nonlocals
         if method is not None:
             scope.after_super = self._after_super(node)
         if method in ("instance", "property", "class") and params:
@@ -147,7 +148,7 @@ class FlowDefinitions(ScopeStack[FlowScope]):
         self._defaults(qualname, node.args)
         scope = self.scan.scope("function", qualname, node)
         scope.locals.update(p for p, _ in params)
-        scope.known.shared = closure_names(node) | scope.globals | scope.nonlocals
+        scope.known.shared = self.changed_names.closure_names(self.scan.defined.get(id(node), ())) | scope.globals | scope.nonlocals
         scope.class_name, scope.self_name = self.function_scope.class_name, self.function_scope.self_name
         self.scopes.append(scope)
         self._return_branches(node.body)  # ``lambda f: f`` passes ``f`` (``returned_arguments.py``)

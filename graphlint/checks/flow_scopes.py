@@ -53,11 +53,13 @@ def parameters(args: ast.arguments) -> list[tuple[str, str]]:
 @dataclass
 class ScopeScan:
     """One pass over the tree: the calls in source order, and what each scope binds (assigned,
-    imported, defined, loop and ``with`` targets) and declares ``global``/``nonlocal``, keyed by
-    the scope's node (``id``; the module's is the tree's)."""
+    imported, defined, loop and ``with`` targets), declares ``global``/``nonlocal`` and defines,
+    keyed by the scope's node (``id``; the module's is the tree's)."""
 
     calls: list[ast.Call] = field(default_factory=list)
     bound: dict[int, set[str]] = field(default_factory=dict)
+    # the functions, classes and lambdas written in each scope (not inside one of these)
+    defined: dict[int, list[ast.AST]] = field(default_factory=dict)
     globals: dict[int, set[str]] = field(default_factory=dict)
     nonlocals: dict[int, set[str]] = field(default_factory=dict)
 
@@ -73,7 +75,10 @@ class ScopeScan:
                 if type(node.ctx) is ast.Store:  # type: ignore[attr-defined]
                     bound.setdefault(scope, set()).add(node.id)  # type: ignore[attr-defined]
                 continue
+            if node_type is ast.Constant:  # the next commonest, a leaf too
+                continue
             if node_type in _SCOPE_NODES:
+                scan.defined.setdefault(scope, []).append(node)
                 if node_type is not ast.Lambda:
                     bound.setdefault(scope, set()).add(node.name)  # type: ignore[attr-defined]
                     stack.extend((d, scope) for d in node.decorator_list)  # type: ignore[attr-defined]

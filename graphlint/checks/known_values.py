@@ -27,10 +27,12 @@ object holds, not what ``x`` is.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from graphlint.checks import apis
+from graphlint.checks.ast_children import child_nodes
 from graphlint.checks.facts import Expr
 
 Key = object  # a constant: an int index or a dict key
@@ -155,36 +157,39 @@ class KnownValues:
         self.names.pop(name, None)
 
 
-def changed_names(node: ast.AST) -> set[str]:
-    """The names a statement may bind or fill: bound or deleted, stored into (``x[k] = v``), a
-    method called on, handed to a call other than a builtin that only reads it, or read in a
-    function or lambda defined in it."""
-    found: set[str] = set()
-    for sub in ast.walk(node):
-        _note_changed(sub, found)
-    return found
-
-
 class ChangedNames:
-    """``changed_names`` for the statements of one file, each nested statement's names found
-    once: the walk asks for a compound statement, then for each compound statement inside it,
-    which walking every subtree again made quadratic in the nesting (a tenth of a cold check's
-    CPU). The union over a subtree is the union over its statements' subtrees and the rest, so
-    a nested statement's memoized answer stands for its subtree. Keyed by node identity: the
-    file's tree outlives this object."""
+    """Two questions the walk asks of one file's tree, each nested statement's and definition's
+    names found once. Called with a statement: the names it may bind or fill (bound or deleted,
+    stored into: ``x[k] = v``, a method called on, handed to a call other than a builtin that
+    only reads it, or read in a function or lambda defined in it). ``closure_names``: the names
+    the functions, lambdas and classes defined in a function's body read or bind.
+
+    The walk asks for a compound statement, then for each compound statement inside it, and for
+    every function, then for each function inside it: walking every subtree again made each
+    quadratic in the nesting (the first cost the flow facts a sixth of their time, the second a
+    quarter). The union over a subtree is the union over its nested statements' (or
+    definitions') subtrees and the rest, so a memoized answer stands for its subtree. Keyed by
+    node identity: the file's tree outlives this object.
+    """
 
     def __init__(self) -> None:
         self.memo: dict[int, frozenset[str]] = {}
+        # id(definition) → the names it reads or binds (its Name nodes), and the others it binds
+        # (``except E as e``, imports, ``global``, ``case [*rest]``): what it may change is both
+        self.defined: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
 
     def __call__(self, node: ast.AST) -> frozenset[str]:
         known = self.memo.get(id(node))
         if known is None:
-            known = self.memo[id(node)] = frozenset(self._find(node))
+            if isinstance(node, _DEFINING):  # every name in it counts: nothing to share
+                read, bound = self._definition(node)
+                known = read | bound
+            else:
+                known = frozenset(self._find(node))
+            self.memo[id(node)] = known
         return known
 
     def _find(self, root: ast.AST) -> set[str]:
-        if isinstance(root, _DEFINING):
-            return changed_names(root)  # every name in it counts: nothing to share
         found: set[str] = set()
         stack = [root]
         while stack:
@@ -193,15 +198,52 @@ class ChangedNames:
                 found |= self(sub)
                 continue
             _note_changed(sub, found)
-            stack.extend(ast.iter_child_nodes(sub))
+            stack.extend(child_nodes(sub))
         return found
+
+    def closure_names(self, definitions: Iterable[ast.AST]) -> set[str]:
+        """The names read or bound in ``definitions``: the functions, lambdas and classes
+        written in a function's body (``ScopeScan.defined``), any of which a call it makes may
+        run."""
+        found: set[str] = set()
+        for definition in definitions:
+            found |= self._definition(definition)[0]
+        return found
+
+    def _definition(self, root: ast.AST) -> tuple[frozenset[str], frozenset[str]]:
+        known = self.defined.get(id(root))
+        if known is not None:
+            return known
+        read: set[str] = set()
+        bound: set[str] = set()
+        stack = child_nodes(root)
+        while stack:
+            sub = stack.pop()
+            sub_type = type(sub)
+            if sub_type is ast.Name:
+                read.add(sub.id)  # type: ignore[attr-defined]
+                continue
+            if sub_type in _DEFINING_TYPES:
+                inner_read, inner_bound = self._definition(sub)
+                read |= inner_read
+                bound |= inner_bound
+                continue
+            if sub_type in _BINDING_TYPES:
+                _note_changed(sub, bound)  # the other forms add Names, all of which are read
+            stack.extend(child_nodes(sub))
+        known = self.defined[id(root)] = (frozenset(read), frozenset(bound))
+        return known
 
 
 _DEFINING = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_DEFINING_TYPES = frozenset(_DEFINING)  # ast node types are final: ``type(node) in`` is isinstance
+# what binds a name that is no Name node
+_BINDING_TYPES = frozenset({ast.ExceptHandler, ast.MatchAs, ast.MatchStar, ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal})
 
 
 def _note_changed(sub: ast.AST, found: set[str]) -> None:
-    """What ``sub`` itself adds to ``changed_names`` (a definition: every name in it)."""
+    """What ``sub`` itself adds to the names a statement may bind or fill (a definition, which
+    adds every name in it, is ``ChangedNames``' to answer)."""
     if isinstance(sub, ast.Name) and isinstance(sub.ctx, (ast.Store, ast.Del)):
         found.add(sub.id)
     elif isinstance(sub, ast.Subscript) and isinstance(sub.ctx, (ast.Store, ast.Del)) and isinstance(sub.value, ast.Name):
@@ -214,24 +256,9 @@ def _note_changed(sub: ast.AST, found: set[str]) -> None:
                 inner = arg.value if isinstance(arg, ast.Starred) else arg
                 if isinstance(inner, ast.Name):
                     found.add(inner.id)
-    elif isinstance(sub, _DEFINING):
-        found.update(n.id for n in ast.walk(sub) if isinstance(n, ast.Name))
     elif isinstance(sub, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and sub.name:
         found.add(sub.name)
     elif isinstance(sub, (ast.Import, ast.ImportFrom)):
         found.update(a.asname or a.name.split(".", 1)[0] for a in sub.names)
     elif isinstance(sub, (ast.Global, ast.Nonlocal)):
         found.update(sub.names)
-
-
-def closure_names(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> set[str]:
-    """The names read or bound in the functions, lambdas and classes defined in ``node``'s body."""
-    body = node.body if isinstance(node.body, list) else [node.body]
-    return {
-        n.id
-        for statement in body
-        for sub in ast.walk(statement)
-        if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef))
-        for n in ast.walk(sub)
-        if isinstance(n, ast.Name)
-    }

@@ -62,6 +62,8 @@ def _ast_anchors(tree: ast.AST) -> dict[str, list[_AstSpan]]:
     while queue:
         node = queue.popleft()
         node_type = type(node)
+        if node_type is ast.Name or node_type is ast.Constant:  # the commonest nodes, and leaves
+            continue
         queue.extend(child_nodes(node))
         if node_type not in _AST_ANCHOR_TYPES:
             continue

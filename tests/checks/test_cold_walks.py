@@ -1,6 +1,6 @@
 """The shortcuts that make a cold check cheap (issue 12) read real trees exactly as the plain
 ways do: libcst's parse without its node validation, the walks' own child lists, the facts'
-JSON, and the garbage collector's state after a pool."""
+JSON, the garbage collector's state during a walk and after a pool."""
 
 from __future__ import annotations
 
@@ -9,17 +9,21 @@ import dataclasses
 import gc
 import importlib.util
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import libcst as cst
 import pytest
 
+from graphlint.checks import collect
 from graphlint.checks.ast_children import child_nodes
 from graphlint.checks.collect import SERIAL_BELOW, collect_facts
 from graphlint.checks.extract import extract_facts
 from graphlint.checks.unvalidated_parse import parse_unvalidated
 from graphlint.checks.facts import ExtractOptions, FileFacts
-from graphlint.checks.known_values import ChangedNames, changed_names
+from graphlint.checks.flow_scopes import ScopeScan
+from graphlint.checks.known_values import ChangedNames, _note_changed
 from graphlint.checks.syntax import children, preorder
 
 TORCH = Path(importlib.util.find_spec("torch").origin).parent  # read, never imported
@@ -110,6 +114,100 @@ def test_a_pool_leaves_the_garbage_collector_as_it_found_it(tmp_path: Path) -> N
     assert all(f.error is None and f.entries for f in facts.values())
 
 
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def changed_names(node: ast.AST) -> set[str]:
+    """The plain walk: every node of the subtree, a definition adding every name in it."""
+    found: set[str] = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, _DEFINITIONS):
+            found.update(n.id for n in ast.walk(sub) if isinstance(n, ast.Name))
+        else:
+            _note_changed(sub, found)
+    return found
+
+
+def closure_names(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> set[str]:
+    """The plain walk: the names in each definition inside the body, walked again for each."""
+    body = node.body if isinstance(node.body, list) else [node.body]
+    return {
+        n.id
+        for statement in body
+        for sub in ast.walk(statement)
+        if isinstance(sub, _DEFINITIONS)
+        for n in ast.walk(sub)
+        if isinstance(n, ast.Name)
+    }
+
+
+def test_a_file_is_parsed_and_walked_with_the_collector_paused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker's walk runs no cyclic collection (each would scan the trees built so far), and
+    leaves the collector as it found it."""
+    enabled: list[bool] = []
+
+    def walk(source: bytes, options: ExtractOptions) -> FileFacts:
+        enabled.append(gc.isenabled())
+        return extract_facts(source, options)
+
+    monkeypatch.setattr(collect, "extract_facts", walk)
+    assert gc.isenabled()
+    facts, key = collect._extract(REAL_FILES[0], ExtractOptions())
+    assert enabled == [False] and gc.isenabled()
+    assert facts.error is None and facts.candidates and key is not None
+
+
+# In a fresh interpreter, as a pool's parent: what the walk of a real file imports and reads
+# (every file it opens) after ``prepare_walk`` (argv[2] == "prepared") or without it.
+_FIRST_WALK = """
+import json, sys
+import graphlint.checks.engine  # the parent's own imports, before it forks a pool
+from graphlint.checks.extract import extract_facts, prepare_walk
+from graphlint.checks.facts import ExtractOptions
+if sys.argv[2] == "prepared":
+    prepare_walk()
+source = open(sys.argv[1], "rb").read()
+read, before = [], set(sys.modules)
+sys.addaudithook(lambda event, args: read.append(str(args[0])) if event == "open" else None)
+facts = extract_facts(source, ExtractOptions())
+print(json.dumps([sorted(set(sys.modules) - before), read, len(facts.candidates)]))
+"""
+
+
+@pytest.mark.parametrize("prepared", [True, False], ids=["prepared", "unprepared"])
+def test_a_worker_forked_after_prepare_walk_loads_nothing_at_its_first_file(prepared: bool) -> None:
+    """``prepare_walk`` loads (before a pool forks) all the first walk of a file would: no
+    module is imported and no file opened after it; without it, the rules and dynamo's table
+    are, in each worker."""
+    result = subprocess.run([sys.executable, "-c", _FIRST_WALK, str(REAL_FILES[0]), "prepared" if prepared else "no"],
+                            capture_output=True, text=True, timeout=120, check=True)
+    imported, read, candidates = json.loads(result.stdout)
+    assert candidates > 0  # a real file: rules reported on it
+    if prepared:
+        assert (imported, read) == ([], [])
+    else:
+        assert "graphlint.checks.rules.sync_in_capture" in imported and any(p.endswith("dynamo.toml") for p in read)
+
+
+@pytest.mark.parametrize("path", REAL_FILES, ids=lambda p: p.name)
+def test_a_walk_leaves_no_tree_to_the_collector(path: Path) -> None:
+    """What a paused collector leaves after a file is a few closures of cyclic garbage: no cycle
+    holds either tree (which would stay until the next collection, and cost it a scan)."""
+    gc.collect()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        extract_facts(path.read_bytes(), ExtractOptions())
+        gc.collect()
+        garbage = list(gc.garbage)
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert not [g for g in garbage if isinstance(g, (cst.CSTNode, ast.AST))]
+    assert len(garbage) < 5000
+
+
 @pytest.mark.parametrize("path", REAL_FILES, ids=lambda p: p.name)
 def test_the_changed_names_of_nested_statements_are_the_plain_walks(path: Path) -> None:
     """``ChangedNames`` answers each statement from its nested statements' memoized answers;
@@ -128,3 +226,39 @@ def test_the_changed_names_of_every_form_are_the_plain_walks() -> None:
     for node in ast.walk(tree):
         if isinstance(node, (ast.stmt, ast.Lambda)):
             assert memoized(node) == changed_names(node), ast.unparse(node)
+
+
+NESTED_DEFINITIONS = '''\
+def outer(a):
+    import os.path as p, sys
+    def middle(b):
+        global g
+        class Local:
+            def method(self):
+                try:
+                    return lambda c: (c, a, b, self)
+                except OSError as error:
+                    from x import *
+                    match error:
+                        case [1, *rest] | {"k": _ as bound}:
+                            return rest
+        return Local, lambda: middle(b)
+    return middle
+'''
+
+
+@pytest.mark.parametrize("index", range(len(REAL_FILES) + 2))
+def test_the_closure_names_of_nested_functions_are_the_plain_walks(index: int) -> None:
+    """``closure_names`` answers each function from the definitions the scope scan found in it
+    (``ScopeScan.defined``) and their memoized names; asked outermost first (as the flow walk
+    asks) or innermost first, every answer is the plain walk's, and a definition's own
+    ``changed_names`` too."""
+    tree = ast.parse([*_sources(), NESTED_DEFINITIONS][index])
+    defined = ScopeScan.of(tree).defined
+    functions = [node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))]
+    assert any(closure_names(f) for f in functions)  # functions that define functions
+    for order in (functions, functions[::-1]):
+        memoized = ChangedNames()
+        for node in order:
+            assert memoized.closure_names(defined.get(id(node), ())) == closure_names(node), ast.unparse(node)[:200]
+            assert memoized(node) == changed_names(node), ast.unparse(node)[:200]
