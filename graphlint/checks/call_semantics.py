@@ -23,6 +23,7 @@ from graphlint.checks.parameter_defaults import ParameterDefaults
 from graphlint.checks.instance_guards import InstanceGuards
 from graphlint.checks.pass_through import PassThrough
 from graphlint.checks.call_site_copies import CallSiteCopies
+from graphlint.checks.parameter_class_copies import ParameterClassCopies
 from graphlint.checks.receiver_copies import MethodCopy
 from graphlint.checks.returned_arguments import ReturnedArguments
 from graphlint.checks.wrap_order import WrapOrder, instances_made
@@ -41,7 +42,9 @@ from graphlint.checks.value_graph import (
 )
 
 
-class CallSemantics(ReturnedArguments, ImplicitCalls, CallSiteCopies, InstanceGuards, WrapOrder, ParameterDefaults):
+class CallSemantics(
+    ReturnedArguments, ImplicitCalls, CallSiteCopies, ParameterClassCopies, InstanceGuards, WrapOrder, ParameterDefaults
+):
     """The call half of the solver (it provides ``compile``, ``member`` and the tables below)."""
 
     files: list[LinkedModule]
@@ -161,15 +164,23 @@ class CallSemantics(ReturnedArguments, ImplicitCalls, CallSiteCopies, InstanceGu
         kind = obj[0]
         if kind == "F":
             copy = self.site_copy(obj, site)  # a small helper's copy for this site (``call_site_copies.py``)
+            if copy is None and self.bind_per_class(site, obj, args, out, None, None):  # ``parameter_class_copies.py``
+                return
             self.record(site, FunctionKey(obj[1], obj[2]), "call", copy.context if copy else obj[3] if len(obj) > 3 else "")
             self.bind(obj, args, out, site=site)
         elif kind == "B":
             function, receiver = obj[1], obj[2]
             if receiver[0] == "I" and function[2].rpartition(".")[2] in self.never_dispatched(receiver):
                 return
-            copy = self.copy_for(function, receiver) or self.site_copy(function, site)
+            # a method's copy for the receiver's class, per call site in turn where it is a small
+            # helper called in a helper's copy (``call_site_copies.py``)
+            base = self.copy_for(function, receiver)
+            copy = self.site_copy(function, site, base) or base
+            with_receiver = args.with_receiver(self.constant(receiver))
+            if (copy is None or copy is base) and self.bind_per_class(site, function, with_receiver, out, receiver, copy):
+                return
             self.record(site, FunctionKey(function[1], function[2]), "call", copy.context if copy else "")
-            self.bind(function, args.with_receiver(self.constant(receiver)), out, receiver, site)
+            self.bind(function, with_receiver, out, receiver, site, copy)
         elif kind == "C":
             instance = ("I", obj[1], obj[2])
             self.add(out, [instance])
@@ -277,14 +288,17 @@ class CallSemantics(ReturnedArguments, ImplicitCalls, CallSiteCopies, InstanceGu
         )
         self.watch(bound.positional[0], lambda objs: [self.call(site, o, combined, out) for o in objs])
 
-    def bind(self, function: Obj, args: CallArgs, out: int, receiver: Obj | None = None, site: Any = None) -> None:
+    def bind(
+        self, function: Obj, args: CallArgs, out: int, receiver: Obj | None = None, site: Any = None,
+        copy: MethodCopy | None = None,
+    ) -> None:
         """Arguments → parameters, returns → the call (at ``site``); through ``receiver``, those of
-        the method's copy for its class where it has copies."""
+        the method's copy for its class where it has copies; ``copy``: those of that copy."""
         file, qualname = function[1], function[2]
         definition = self.files[file].facts.flow.defs.get(qualname)
         if definition is None or definition.kind != "function":
             return
-        copy = self.copy_for(function, receiver) or self.site_copy(function, site)
+        copy = copy or self.copy_for(function, receiver) or self.site_copy(function, site)
         name = qualname if copy is None else copy.rename(qualname)
         params = definition.params
         self.edge(self.variable(file, f"{name}.<return>"), out)

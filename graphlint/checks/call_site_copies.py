@@ -66,10 +66,12 @@ class CallSiteCopies(ReceiverCopies):
 
     preview: bool
 
-    def site_copy(self, function: Obj, site: Any) -> MethodCopy | None:
+    def site_copy(self, function: Obj, site: Any, base: MethodCopy | None = None) -> MethodCopy | None:
         """The copy of ``function``'s body that a call at ``site`` binds (made on first use);
         None: the function's own nodes (not a small helper, a site with no copy, too many, or
-        off with ``preview = false``: docs/callgraph.md "Call-site contexts")."""
+        off with ``preview = false``: docs/callgraph.md "Call-site contexts"). ``base``: the
+        method's copy for the receiver's class, of which this is a copy per site in turn
+        (``@receiver#site``)."""
         if not self.preview or len(function) > 3 or function[0] != "F":
             return None
         handed_on = self.small_functions[function[1]].get(function[2])
@@ -85,6 +87,8 @@ class CallSiteCopies(ReceiverCopies):
             context += outer
         elif not (handed_on or decorating):
             return None
+        if base is not None:
+            return self.copy_of(function[1], function[2], base.owner, base.context + context, MAX_SITE_COPIES, counted=base.context)
         return self.copy_of(function[1], function[2], "", context, MAX_SITE_COPIES)
 
     @cached_property

@@ -55,12 +55,19 @@ class MethodCopy:
     decorations: frozenset[int]
 
     @property
+    def receiver(self) -> str:
+        """The receiver class's part of the context (``@file:qualname``; ``""``: none): a copy per
+        class of a parameter (``parameter_class_copies.py``) adds ``%file:qualname`` to it, a copy
+        per call site (``call_site_copies.py``) ``#file:ordinal``."""
+        return self.context.partition("%")[0].partition("#")[0] if self.context.startswith("@") else ""
+
+    @property
     def receiver_class(self) -> Obj | None:
         """The receiver class of a copy per receiver class (None: a copy per call site,
-        ``call_site_copies.py``)."""
-        if not self.context.startswith("@"):
+        ``call_site_copies.py``, or per class of a parameter alone)."""
+        if not self.receiver:
             return None
-        file, _, qualname = self.context[1:].partition(":")
+        file, _, qualname = self.receiver[1:].partition(":")
         return ("C", int(file), qualname)
 
     @property
@@ -99,7 +106,7 @@ class MethodCopy:
             key = target[1]
             rest = key[len(self.owner) + 1:]
             if key.startswith(f"{self.owner}.") and not key.startswith(f"{self.qualname}.") and "." not in rest:
-                return ["v", f"{key}{self.context}"]
+                return ["v", f"{key}{self.receiver}"]
         return self.expr(target)
 
 
@@ -136,15 +143,16 @@ class ReceiverCopies(ValueGraph):
             return None
         return self.copy_of(file, qualname, qualname.rpartition(".")[0], receiver_context(receiver), MAX_RECEIVER_CLASSES)
 
-    def copy_of(self, file: int, qualname: str, owner: str, context: str, most: int) -> MethodCopy | None:
-        """The copy ``context`` of ``qualname``, made on first use; None past ``most`` copies."""
+    def copy_of(self, file: int, qualname: str, owner: str, context: str, most: int, counted: str = "") -> MethodCopy | None:
+        """The copy ``context`` of ``qualname``, made on first use; None past ``most`` copies
+        (of those counted under ``counted``: the copies per class of a parameter count apart)."""
         copy = self.copies.get((file, f"{qualname}{context}"))
         if copy is not None:
             return copy
-        made = self.copy_counts.get((file, qualname), 0)
+        made = self.copy_counts.get((file, qualname + counted), 0)
         if made >= most:
             return None
-        self.copy_counts[file, qualname] = made + 1
+        self.copy_counts[file, qualname + counted] = made + 1
         return self._make_copy(file, qualname, owner, context)
 
     def _make_copy(self, file: int, qualname: str, owner: str, context: str) -> MethodCopy:
