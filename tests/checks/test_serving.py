@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from graphlint.checks import value_graph
 from tests.checks.conftest import found, lint_project, run_cli
 
 VLLM_MODEL = """
@@ -234,6 +235,39 @@ def test_sglang_entry_classes_are_captured_in_a_namespace_package(tmp_path: Path
     assert report["summary"]["presets"] == ["sglang"]
     assert [(f["code"], f["line"], f["severity"], f["region"]["kind"]) for f in report["findings"]] == [
         ("GL202", 11, "error", "capture")  # the read through a mask; the scalar store is not one
+    ]
+
+
+def test_entry_class_with_a_decorated_forward_is_captured_when_the_solve_stops_early(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every sglang model's forward is @torch.no_grad(): through the value flow the class's
+    # ``forward`` holds the method only after the decorator is decided, which waited for the
+    # whole solve; on sglang's srt the solve stops at its budget first and 163 of 224 EntryClass
+    # roots reached nothing (a GL001 on the class). The entry now finds the def through the MRO.
+    model = """
+        import torch
+        from torch import nn
+
+
+        class LlamaForCausalLM(nn.Module):
+            @torch.no_grad()
+            def forward(self, input_ids, positions, forward_batch):
+                return input_ids[input_ids > 0]
+
+
+        class MistralForCausalLM(LlamaForCausalLM):
+            pass
+
+
+        EntryClass = [LlamaForCausalLM, MistralForCausalLM]
+    """
+    files = {"python/sglang/__init__.py": "", "python/sglang/srt/models/llama.py": model}
+    monkeypatch.setattr(value_graph, "WORK_BUDGET", 3)
+    _, report = _project(tmp_path, files, pyproject='[tool.graphlint]\npresets = ["sglang"]\n')
+    assert report["summary"]["notice"].startswith("value flow stopped")
+    assert [(f["code"], f["line"], f["region"]["chain"]) for f in report["findings"]] == [
+        ("GL202", 9, ["LlamaForCausalLM.forward"])
     ]
 
 
