@@ -60,7 +60,13 @@ class Knowledge:
     compile with one is never a nested compile (GL101).
     ``other-platform-modules``: module globs that hold only the code of platforms graphlint does
     not check (vLLM's CPU and XPU kernels, quantization methods and workers, reached through
-    registries by name): no region enters their functions."""
+    registries by name): no region enters their functions.
+    ``capture-false-calls``: calls, as written (dotted globs; the head resolved through the
+    file's imports), that are false in every graph capture the framework makes, when called with
+    no arguments (sglang's ``forward_batch.contains_mm_inputs()``: a capture batch holds no
+    multimodal inputs): the branch an ``if`` on one never takes under capture is no capture
+    region, its calls are not followed by a capture and its sites are not capture findings; a
+    compiled region still takes it."""
 
     compile_entrypoints: tuple[str, ...] = ()
     capture_entrypoints: tuple[str, ...] = ()
@@ -75,6 +81,7 @@ class Knowledge:
     not_selected_keys: tuple[str, ...] = ()
     eager_backends: tuple[str, ...] = ()
     other_platform_modules: tuple[str, ...] = ()
+    capture_false_calls: tuple[str, ...] = ()
 
     def merged(self, other: "Knowledge") -> "Knowledge":
         values: dict[str, Any] = {}
@@ -100,6 +107,7 @@ KNOWLEDGE_LIST_KEYS = (
     "not-selected-keys",
     "eager-backends",
     "other-platform-modules",
+    "capture-false-calls",
 )
 KNOWLEDGE_TABLE_KEYS = ("compile-exports", "capture-exports", "dispatch", "not-dispatched")
 

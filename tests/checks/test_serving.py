@@ -271,6 +271,68 @@ def test_entry_class_with_a_decorated_forward_is_captured_when_the_solve_stops_e
     ]
 
 
+SGLANG_MM_MODEL = """
+    import torch
+    from torch import nn
+    from sglang.srt.managers.mm_utils import embed_images
+
+
+    class Qwen2VLForConditionalGeneration(nn.Module):
+        @torch.no_grad()
+        def forward(self, input_ids, positions, forward_batch):
+            if forward_batch.contains_mm_inputs():
+                input_ids = embed_images(input_ids, forward_batch)
+            if not forward_batch.forward_mode.is_decode() and forward_batch.contains_image_inputs():
+                positions = positions[positions > 0]
+            if forward_batch.forward_mode.is_mixed():
+                positions = positions[positions > 1]
+            elif forward_batch.forward_mode.is_extend_or_draft_extend_or_mixed(True):
+                positions = positions[positions > 2]
+            else:
+                positions = positions[positions > 3]
+            return input_ids, positions
+
+
+    EntryClass = Qwen2VLForConditionalGeneration
+
+
+    @torch.compile
+    def prefill(input_ids, forward_batch):
+        if forward_batch.contains_mm_inputs():
+            input_ids = input_ids[input_ids > 0]
+        return input_ids
+"""
+
+SGLANG_MM_UTILS = """
+    def embed_images(input_ids, forward_batch):
+        return input_ids[input_ids > 0]
+"""
+
+
+def test_sglang_branches_a_capture_never_takes_are_not_captured(tmp_path: Path) -> None:
+    # A capture batch is decode-like and holds no multimodal inputs (capture-false-calls in the
+    # preset): the multimodal and mixed-batch branches of a model's forward are no capture
+    # region, nor what they call; a call with arguments may be true, and compiled code (the
+    # prefill path under torch.compile) still takes the branch.
+    files = {
+        "python/sglang/__init__.py": "",
+        "python/sglang/srt/models/qwen2_vl.py": SGLANG_MM_MODEL,
+        "python/sglang/srt/managers/mm_utils.py": SGLANG_MM_UTILS,
+    }
+    _, report = _project(tmp_path, files, pyproject='[tool.graphlint]\npresets = ["sglang"]\n')
+    assert [(f["path"], f["line"], f["region"]["kind"]) for f in report["findings"]] == [
+        ("python/sglang/srt/models/qwen2_vl.py", 17, "capture"),
+        ("python/sglang/srt/models/qwen2_vl.py", 19, "capture"),
+        ("python/sglang/srt/models/qwen2_vl.py", 29, "compiled"),
+    ]
+    # without the preset's knowledge every branch is captured
+    _, plain = _project(tmp_path, files, pyproject='[tool.graphlint]\ncapture-exports = {"sglang.srt.models.*" = ["EntryClass"]}\n')
+    assert {(f["path"], f["line"]) for f in plain["findings"]} == {
+        ("python/sglang/srt/managers/mm_utils.py", 3),
+        *(("python/sglang/srt/models/qwen2_vl.py", line) for line in (13, 15, 17, 19, 29)),
+    }
+
+
 def test_the_sglang_preset_is_opt_in_until_its_findings_are_precise(tmp_path: Path) -> None:
     files = {"python/sglang/__init__.py": "", "python/sglang/srt/models/llama.py": SGLANG_MODEL}
     status, report = _project(tmp_path, files)
