@@ -13,6 +13,7 @@ of an ``if`` that a framework's graph capture never takes (``capture-false-calls
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import libcst as cst
 
@@ -36,6 +37,7 @@ class CompileBranches:
     moved_once: set[int]
     qualify: Callable[[cst.BaseExpression], str | None]
     options: ExtractOptions
+    function_scope: Any
     _add_entry: Callable[..., int]
 
     def _set_eager(self, eager: bool) -> Callable[[], None]:
@@ -124,11 +126,19 @@ class CompileBranches:
         assert isinstance(node, cst.With)
         for item in node.items:
             call = item.item
-            if isinstance(call, cst.Call) and self.qualify(call.func) in apis.CAPTURE_CONTEXTS:
+            if isinstance(call, cst.Call) and self._is_capture_context(call.func):
                 index = self._add_entry(call, "capture", traced=False, targets=[], via="block")
                 restore = self._restore()
                 return [*node.items, self._set_block(index), node.body, restore]
         return None
+
+    def _is_capture_context(self, func: cst.BaseExpression) -> bool:
+        """``torch.npu.graph``, or a local name some branch bound to it (sglang's NPU graph
+        backend: ``graph_ctx = partial(saver.cuda_graph, ...)`` or ``graph_ctx = torch.npu.graph``,
+        then ``with graph_ctx(graph, pool=...):``)."""
+        if self.qualify(func) in apis.CAPTURE_CONTEXTS:
+            return True
+        return isinstance(func, cst.Name) and func.value in self.function_scope.capture_contexts
 
     def _on_block(self, node: cst.CSTNode) -> list[WalkItem] | None:
         """Statement-level regions: between ``g.capture_begin()`` and ``g.capture_end()`` code is

@@ -333,6 +333,43 @@ def test_sglang_branches_a_capture_never_takes_are_not_captured(tmp_path: Path) 
     }
 
 
+def test_a_capture_context_bound_to_a_local_in_one_branch_is_a_capture_block(tmp_path: Path) -> None:
+    # sglang's NPU graph backend picks its capture context per branch and then enters it: the
+    # block is a capture entry (it was not: the live NPU capture path had no region at all).
+    backend = """
+        from functools import partial
+
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def forward(self, x):
+                return x[x > 0]
+
+
+        class NPUGraphBackend:
+            def __init__(self, saver):
+                self.saver = saver
+
+            def capture_one(self, forward_fn):
+                graph = torch.npu.NPUGraph()
+                if self.saver is not None:
+                    graph_ctx = partial(self.saver.cuda_graph, tag="graph")
+                else:
+                    graph_ctx = torch.npu.graph
+                with graph_ctx(graph, pool=None):
+                    return forward_fn()
+
+
+        def capture(model: Model, x):
+            NPUGraphBackend(None).capture_one(lambda: model(x))
+    """
+    _, report = _project(tmp_path, {"backend.py": backend})
+    assert [(f["code"], f["line"], f["region"]["kind"], f["region"]["chain"]) for f in report["findings"]] == [
+        ("GL202", 9, "capture", ["NPUGraphBackend.capture_one", "capture.<lambda1>", "Model.forward"])
+    ]
+
+
 def test_the_sglang_preset_is_opt_in_until_its_findings_are_precise(tmp_path: Path) -> None:
     files = {"python/sglang/__init__.py": "", "python/sglang/srt/models/llama.py": SGLANG_MODEL}
     status, report = _project(tmp_path, files)
