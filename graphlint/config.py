@@ -66,7 +66,8 @@ class Knowledge:
     no arguments (sglang's ``forward_batch.contains_mm_inputs()``: a capture batch holds no
     multimodal inputs): the branch an ``if`` on one never takes under capture is no capture
     region, its calls are not followed by a capture and its sites are not capture findings; a
-    compiled region still takes it."""
+    compiled region still takes it. ``capture-true-calls``: the same for calls that are true in
+    every capture (sglang's ``get_is_capture_mode()``)."""
 
     compile_entrypoints: tuple[str, ...] = ()
     capture_entrypoints: tuple[str, ...] = ()
@@ -82,6 +83,7 @@ class Knowledge:
     eager_backends: tuple[str, ...] = ()
     other_platform_modules: tuple[str, ...] = ()
     capture_false_calls: tuple[str, ...] = ()
+    capture_true_calls: tuple[str, ...] = ()
 
     def merged(self, other: "Knowledge") -> "Knowledge":
         values: dict[str, Any] = {}
@@ -108,6 +110,7 @@ KNOWLEDGE_LIST_KEYS = (
     "eager-backends",
     "other-platform-modules",
     "capture-false-calls",
+    "capture-true-calls",
 )
 KNOWLEDGE_TABLE_KEYS = ("compile-exports", "capture-exports", "dispatch", "not-dispatched")
 

@@ -96,11 +96,13 @@ class CompileBranches:
         return [node.test, self._set_eager(self.eager or not value), node.body, *tail, restore]
 
     def _on_capture_if(self, node: cst.If) -> list[WalkItem] | None:
-        """``if forward_batch.contains_mm_inputs():``: a branch the framework's capture never
-        takes (its test is false there) is walked as uncaptured."""
-        if not self.options.capture_false_calls:
+        """``if forward_batch.contains_mm_inputs():``, the ``else`` of ``if get_is_capture_mode():``:
+        a branch the framework's capture never takes is walked as uncaptured."""
+        if not (self.options.capture_false_calls or self.options.capture_true_calls):
             return None
-        value = value_when_captured(node.test, self.qualify, self.options.capture_false_calls)
+        value = value_when_captured(
+            node.test, self.qualify, self.options.capture_false_calls, self.options.capture_true_calls
+        )
         if value is None:
             return None
         restore = self._restore()

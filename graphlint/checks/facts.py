@@ -45,6 +45,7 @@ class ExtractOptions:
     not_selected_keys: tuple[str, ...] = ()  # dict keys (dotted globs) whose entries are never picked
     eager_backends: tuple[str, ...] = ()  # compile backends that run the traced graph eagerly
     capture_false_calls: tuple[str, ...] = ()  # calls (dotted globs) that are false while a capture runs
+    capture_true_calls: tuple[str, ...] = ()  # … and true
 
 
 @dataclass

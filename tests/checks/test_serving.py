@@ -290,6 +290,12 @@ SGLANG_MM_MODEL = """
                 positions = positions[positions > 2]
             else:
                 positions = positions[positions > 3]
+            from sglang.srt.model_executor.runner import get_is_capture_mode
+
+            if get_is_capture_mode():
+                pass
+            else:
+                positions = positions[positions > 4]
             return input_ids, positions
 
 
@@ -311,9 +317,10 @@ SGLANG_MM_UTILS = """
 
 def test_sglang_branches_a_capture_never_takes_are_not_captured(tmp_path: Path) -> None:
     # A capture batch is decode-like and holds no multimodal inputs (capture-false-calls in the
-    # preset): the multimodal and mixed-batch branches of a model's forward are no capture
-    # region, nor what they call; a call with arguments may be true, and compiled code (the
-    # prefill path under torch.compile) still takes the branch.
+    # preset), and the runners set the capture-mode flag (capture-true-calls): the multimodal,
+    # mixed-batch and not-capturing branches of a model's forward are no capture region, nor
+    # what they call; a call with arguments may be true, and compiled code (the prefill path
+    # under torch.compile) still takes the branch.
     files = {
         "python/sglang/__init__.py": "",
         "python/sglang/srt/models/qwen2_vl.py": SGLANG_MM_MODEL,
@@ -323,13 +330,13 @@ def test_sglang_branches_a_capture_never_takes_are_not_captured(tmp_path: Path) 
     assert [(f["path"], f["line"], f["region"]["kind"]) for f in report["findings"]] == [
         ("python/sglang/srt/models/qwen2_vl.py", 17, "capture"),
         ("python/sglang/srt/models/qwen2_vl.py", 19, "capture"),
-        ("python/sglang/srt/models/qwen2_vl.py", 29, "compiled"),
+        ("python/sglang/srt/models/qwen2_vl.py", 35, "compiled"),
     ]
     # without the preset's knowledge every branch is captured
     _, plain = _project(tmp_path, files, pyproject='[tool.graphlint]\ncapture-exports = {"sglang.srt.models.*" = ["EntryClass"]}\n')
     assert {(f["path"], f["line"]) for f in plain["findings"]} == {
         ("python/sglang/srt/managers/mm_utils.py", 3),
-        *(("python/sglang/srt/models/qwen2_vl.py", line) for line in (13, 15, 17, 19, 29)),
+        *(("python/sglang/srt/models/qwen2_vl.py", line) for line in (13, 15, 17, 19, 25, 35)),
     }
 
 
