@@ -65,7 +65,14 @@ class Knowledge:
     outside every compiled and captured region: it prepares what they compute before a forward
     and hands it in (vLLM's DP batch agreement, ``coordinate_batch_across_dp``), or turns
     compilation and graphs off wherever they run (vLLM's 8-bit bitsandbytes matmul). No region
-    enters them, as for ``other-platform-modules``; the preset says why for each."""
+    enters them, as for ``other-platform-modules``; the preset says why for each.
+    ``capture-false-calls``: calls, as written (dotted globs; the head resolved through the
+    file's imports), that are false in every graph capture the framework makes, when called with
+    no arguments (sglang's ``forward_batch.contains_mm_inputs()``: a capture batch holds no
+    multimodal inputs): the branch an ``if`` on one never takes under capture is no capture
+    region, its calls are not followed by a capture and its sites are not capture findings; a
+    compiled region still takes it. ``capture-true-calls``: the same for calls that are true in
+    every capture (sglang's ``get_is_capture_mode()``)."""
 
     compile_entrypoints: tuple[str, ...] = ()
     capture_entrypoints: tuple[str, ...] = ()
@@ -81,6 +88,8 @@ class Knowledge:
     eager_backends: tuple[str, ...] = ()
     other_platform_modules: tuple[str, ...] = ()
     outside_regions: tuple[str, ...] = ()
+    capture_false_calls: tuple[str, ...] = ()
+    capture_true_calls: tuple[str, ...] = ()
 
     def merged(self, other: "Knowledge") -> "Knowledge":
         values: dict[str, Any] = {}
@@ -107,6 +116,8 @@ KNOWLEDGE_LIST_KEYS = (
     "eager-backends",
     "other-platform-modules",
     "outside-regions",
+    "capture-false-calls",
+    "capture-true-calls",
 )
 KNOWLEDGE_TABLE_KEYS = ("compile-exports", "capture-exports", "dispatch", "not-dispatched")
 

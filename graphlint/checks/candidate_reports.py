@@ -21,6 +21,7 @@ class Report:
     scope: str
     fix: bool
     eager: bool
+    uncaptured: bool
     block: int | None
     anywhere: bool
     entry_scope_only: bool
@@ -38,6 +39,7 @@ class CandidateReports:
     eager_nodes: set[int]
     function_scope: Any
     eager: bool
+    uncaptured: bool
     block: int | None
 
     def report(
@@ -64,6 +66,7 @@ class CandidateReports:
                 scope=self.function_scope.qualname,
                 fix=fix,
                 eager=self.eager,
+                uncaptured=self.uncaptured,
                 block=self.block,
                 anywhere=anywhere,
                 entry_scope_only=entry_scope_only,
@@ -91,6 +94,7 @@ class CandidateReports:
                     anchor=(kind, ordinal),
                     fix=report.rule.fix_safety if report.fix else None,
                     eager=report.eager or id(report.node) in self.eager_nodes,
+                    uncaptured=report.uncaptured,
                     block=report.block,
                     anywhere=report.anywhere,
                     entry_scope_only=report.entry_scope_only,

@@ -4,17 +4,22 @@ A mixin of ``extract.py``'s extractor. The walk is a plan of nodes and state cha
 handlers schedule the changes (and mark the moves a branch makes once: ``_moves_once``): the
 eager branch of ``if is_compiling():`` (and of
 ``not is_tracing(x) and ...``, ``is_compiling() or ...``; the checks are data in
-``dynamo.toml``), what follows ``if is_compiling(): return``, and the statements inside
-``with torch.npu.graph(g):`` or between ``capture_begin()`` and ``capture_end()``.
+``dynamo.toml``), what follows ``if is_compiling(): return``, the statements inside
+``with torch.npu.graph(g):`` or between ``capture_begin()`` and ``capture_end()``, and the branch
+of an ``if`` that a framework's graph capture never takes (``capture-false-calls``:
+``capture_values.py``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import libcst as cst
 
 from graphlint.checks import apis, dynamo
+from graphlint.checks.capture_values import value_when_captured
+from graphlint.checks.facts import ExtractOptions
 from graphlint.checks.site_values import SOURCE_TEXT
 from graphlint.checks.syntax import preorder
 
@@ -26,10 +31,13 @@ class CompileBranches:
     ``eager_nodes`` and ``_add_entry``)."""
 
     eager: bool
+    uncaptured: bool  # in a branch no graph capture takes (``capture-false-calls``)
     block: int | None
     eager_nodes: set[int]
     moved_once: set[int]
     qualify: Callable[[cst.BaseExpression], str | None]
+    options: ExtractOptions
+    function_scope: Any
     _add_entry: Callable[..., int]
 
     def _set_eager(self, eager: bool) -> Callable[[], None]:
@@ -44,11 +52,17 @@ class CompileBranches:
 
         return apply
 
+    def _set_uncaptured(self, uncaptured: bool) -> Callable[[], None]:
+        def apply() -> None:
+            self.uncaptured = uncaptured
+
+        return apply
+
     def _restore(self) -> Callable[[], None]:
-        eager, block = self.eager, self.block
+        eager, uncaptured, block = self.eager, self.uncaptured, self.block
 
         def apply() -> None:
-            self.eager, self.block = eager, block
+            self.eager, self.uncaptured, self.block = eager, uncaptured, block
 
         return apply
 
@@ -76,10 +90,24 @@ class CompileBranches:
         value = self._value_when_compiling(node.test)
         if value is None:
             self.moved_once.update(_moves_once(node))
-            return None
+            return self._on_capture_if(node)
         restore = self._restore()
         tail = [self._set_eager(self.eager or value), node.orelse] if node.orelse else []
         return [node.test, self._set_eager(self.eager or not value), node.body, *tail, restore]
+
+    def _on_capture_if(self, node: cst.If) -> list[WalkItem] | None:
+        """``if forward_batch.contains_mm_inputs():``, the ``else`` of ``if get_is_capture_mode():``:
+        a branch the framework's capture never takes is walked as uncaptured."""
+        if not (self.options.capture_false_calls or self.options.capture_true_calls):
+            return None
+        value = value_when_captured(
+            node.test, self.qualify, self.options.capture_false_calls, self.options.capture_true_calls
+        )
+        if value is None:
+            return None
+        restore = self._restore()
+        tail = [self._set_uncaptured(self.uncaptured or value), node.orelse] if node.orelse else []
+        return [node.test, self._set_uncaptured(self.uncaptured or not value), node.body, *tail, restore]
 
     def _on_if_exp(self, node: cst.CSTNode) -> None:
         assert isinstance(node, cst.IfExp)
@@ -100,11 +128,19 @@ class CompileBranches:
         assert isinstance(node, cst.With)
         for item in node.items:
             call = item.item
-            if isinstance(call, cst.Call) and self.qualify(call.func) in apis.CAPTURE_CONTEXTS:
+            if isinstance(call, cst.Call) and self._is_capture_context(call.func):
                 index = self._add_entry(call, "capture", traced=False, targets=[], via="block")
                 restore = self._restore()
                 return [*node.items, self._set_block(index), node.body, restore]
         return None
+
+    def _is_capture_context(self, func: cst.BaseExpression) -> bool:
+        """``torch.npu.graph``, or a local name some branch bound to it (sglang's NPU graph
+        backend: ``graph_ctx = partial(saver.cuda_graph, ...)`` or ``graph_ctx = torch.npu.graph``,
+        then ``with graph_ctx(graph, pool=...):``)."""
+        if self.qualify(func) in apis.CAPTURE_CONTEXTS:
+            return True
+        return isinstance(func, cst.Name) and func.value in self.function_scope.capture_contexts
 
     def _on_block(self, node: cst.CSTNode) -> list[WalkItem] | None:
         """Statement-level regions: between ``g.capture_begin()`` and ``g.capture_end()`` code is

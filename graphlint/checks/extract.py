@@ -117,6 +117,7 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, Candid
         self.scopes = [WalkScope("module", MODULE_SCOPE)]
         self.facts.functions[MODULE_SCOPE] = FunctionFacts(MODULE_SCOPE)
         self.eager = False
+        self.uncaptured = False
         # Expressions dynamo never evaluates: the right side of ``not is_tracing() and ...``.
         self.eager_nodes: set[int] = set()
         self.moved_once: set[int] = set()  # id(t.to(d)) in ``if t.device != d: t = t.to(d)``
@@ -208,7 +209,7 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, Candid
         self.facts.flow = flow_facts(self.tree, self._never_selected_key if self.options.not_selected_keys else None)
         if len(self.facts.flow.calls) != self.counts["Call"]:  # calls cannot be matched by ordinal
             self.facts.flow = FlowFacts(error="the calls of this file could not be numbered")
-            self.facts.eager_calls, self.facts.block_calls = [], {}
+            self.facts.eager_calls, self.facts.uncaptured_calls, self.facts.block_calls = [], [], {}
         self.facts.flow.digest = self.facts.flow.solver_digest()
         anchors = [(*self.ordinals[id(r.node)], r.node) for r in self.reports]
         sites = [(*self.ordinals[id(node)], node) for node in self.entry_sites]
@@ -290,7 +291,7 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, Candid
             self._decorator_entry(decorator, [["def", qualname]])
         returns = [node.returns] if node.returns else []
         restore = self._restore()
-        enter = [self._push(scope), self._set_eager(False), self._set_block(None)]
+        enter = [self._push(scope), self._set_eager(False), self._set_uncaptured(False), self._set_block(None)]
         return [*node.decorators, *enter, node.params, *returns, node.body, self.scopes.pop, restore]
 
     def _on_lambda(self, node: cst.CSTNode) -> list[WalkItem]:
@@ -300,7 +301,7 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, Candid
         self.facts.functions.setdefault(qualname, FunctionFacts(qualname))
         scope = WalkScope("function", qualname, class_name=self.function_scope.class_name)
         restore = self._restore()
-        enter = [self._push(scope), self._set_eager(False), self._set_block(None)]
+        enter = [self._push(scope), self._set_eager(False), self._set_uncaptured(False), self._set_block(None)]
         return [node.params, *enter, node.body, self.scopes.pop, restore]
 
     def _push(self, scope: WalkScope) -> Callable[[], None]:
@@ -354,6 +355,8 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, Candid
         self._note_host_readback(node)
         if self.eager:
             self.facts.eager_calls.append(ordinal)
+        if self.uncaptured:
+            self.facts.uncaptured_calls.append(ordinal)
         if self.block is not None:
             self.facts.block_calls[ordinal] = self.block
         return None

@@ -44,6 +44,8 @@ class ExtractOptions:
     replaced_entrypoints: tuple[str, ...] = ()  # compile entry points the framework makes a plain call
     not_selected_keys: tuple[str, ...] = ()  # dict keys (dotted globs) whose entries are never picked
     eager_backends: tuple[str, ...] = ()  # compile backends that run the traced graph eagerly
+    capture_false_calls: tuple[str, ...] = ()  # calls (dotted globs) that are false while a capture runs
+    capture_true_calls: tuple[str, ...] = ()  # … and true
 
 
 @dataclass
@@ -221,6 +223,7 @@ class Candidate:
     anchor: tuple[str, int]  # (node kind, ordinal in source order): how fixes find the node
     fix: Literal["safe", "unsafe"] | None = None
     eager: bool = False
+    uncaptured: bool = False  # in a branch no graph capture takes (``capture-false-calls``)
     block: int | None = None
     anywhere: bool = False  # reported wherever it is, region or not
     entry_scope_only: bool = False  # only where ``scope`` is itself an entry's target
@@ -240,6 +243,8 @@ class FileFacts:
     functions: dict[str, FunctionFacts] = field(default_factory=dict)
     flow: FlowFacts = field(default_factory=FlowFacts)
     eager_calls: list[int] = field(default_factory=list)  # ordinals of calls under ``not is_compiling()``
+    # ordinals of calls in a branch no graph capture takes (``capture-false-calls``)
+    uncaptured_calls: list[int] = field(default_factory=list)
     block_calls: dict[int, int] = field(default_factory=dict)  # call ordinal → capture block (entry index)
     # Ordinals of calls whose result is a tensor on the host on purpose (``device="cpu"``, ``.cpu()``)
     host_calls: list[int] = field(default_factory=list)
@@ -271,6 +276,7 @@ class FileFacts:
             functions={k: FunctionFacts(**v) for k, v in data["functions"].items()},
             flow=FlowFacts.from_json(data["flow"]),
             eager_calls=data["eager_calls"],
+            uncaptured_calls=data["uncaptured_calls"],
             block_calls={int(k): v for k, v in data["block_calls"].items()},
             host_calls=data["host_calls"],
             entries=[EntryFacts(**e) for e in data["entries"]],

@@ -154,6 +154,7 @@ def _region(project: Project, regions: Regions, file: int, candidate: Candidate,
         if hit.kind in rule.regions or candidate.anywhere
         if not (rule.traced_only and not hit.traced)
         if not (candidate.eager and hit.traced)
+        if not (candidate.uncaptured and hit.kind == "capture")
         if not (candidate.entry_scope_only and (len(hit.chain) != 1 or hit.dynamic is False))
     ]
     if not usable:

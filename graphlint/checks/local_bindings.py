@@ -107,6 +107,8 @@ class LocalBindings:
             scope.computed.add(name)
         else:  # an alias of a parameter, an attribute or a constant
             scope.computed.discard(name)
+        if isinstance(value, (cst.Name, cst.Attribute)) and self.qualify(value) in apis.CAPTURE_CONTEXTS:
+            scope.capture_contexts.add(name)  # kept across branches: ``with name(...)`` may capture
         maker = self.qualify(value.func) if isinstance(value, cst.Call) else None
         if maker:
             scope.made[name] = maker

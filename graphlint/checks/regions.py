@@ -150,9 +150,10 @@ def _walk(
                 marked.add(key)
                 regions.by_function.setdefault(key, []).append(hit(chain, through))
         facts = project.files[key.file].facts
-        eager = set(facts.eager_calls) if traced else set()
+        # not followed: calls dynamo does not trace (compiled), calls in a branch no capture takes
+        skipped = set(facts.eager_calls) if traced else set(facts.uncaptured_calls)
         for ordinal in project.calls_in(key):
-            if ordinal in done or ordinal in eager or not runs(project, edge, key, ordinal):
+            if ordinal in done or ordinal in skipped or not runs(project, edge, key, ordinal):
                 continue
             done.add(ordinal)
             for inner, inner_copy in project.runs_in(key.file, ordinal, copy):

@@ -34,6 +34,8 @@ class WalkScope(Scope):
     module_params: set[str] = field(default_factory=set)  # parameters annotated as a module: layer: nn.Module
     conditions: set[str] = field(default_factory=set)  # names bound to a tensor's truth: p < self.layerdrop
     displays: set[str] = field(default_factory=set)  # names bound to a list, tuple or set display or comprehension
+    # names bound, in any branch, to a capture context manager: ``graph_ctx = torch.npu.graph``
+    capture_contexts: set[str] = field(default_factory=set)
     loops: int = 0
 
 

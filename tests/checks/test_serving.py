@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from graphlint.checks import value_graph
 from tests.checks.conftest import found, lint_project, run_cli
 
 VLLM_MODEL = """
@@ -293,6 +294,145 @@ def test_sglang_entry_classes_are_captured_in_a_namespace_package(tmp_path: Path
     assert report["summary"]["presets"] == ["sglang"]
     assert [(f["code"], f["line"], f["severity"], f["region"]["kind"]) for f in report["findings"]] == [
         ("GL202", 11, "error", "capture")  # the read through a mask; the scalar store is not one
+    ]
+
+
+def test_entry_class_with_a_decorated_forward_is_captured_when_the_solve_stops_early(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every sglang model's forward is @torch.no_grad(): through the value flow the class's
+    # ``forward`` holds the method only after the decorator is decided, which waited for the
+    # whole solve; on sglang's srt the solve stops at its budget first and 163 of 224 EntryClass
+    # roots reached nothing (a GL001 on the class). The entry now finds the def through the MRO.
+    model = """
+        import torch
+        from torch import nn
+
+
+        class LlamaForCausalLM(nn.Module):
+            @torch.no_grad()
+            def forward(self, input_ids, positions, forward_batch):
+                return input_ids[input_ids > 0]
+
+
+        class MistralForCausalLM(LlamaForCausalLM):
+            pass
+
+
+        EntryClass = [LlamaForCausalLM, MistralForCausalLM]
+    """
+    files = {"python/sglang/__init__.py": "", "python/sglang/srt/models/llama.py": model}
+    monkeypatch.setattr(value_graph, "WORK_BUDGET", 3)
+    _, report = _project(tmp_path, files, pyproject='[tool.graphlint]\npresets = ["sglang"]\n')
+    assert report["summary"]["notice"].startswith("value flow stopped")
+    assert [(f["code"], f["line"], f["region"]["chain"]) for f in report["findings"]] == [
+        ("GL202", 9, ["LlamaForCausalLM.forward"])
+    ]
+
+
+SGLANG_MM_MODEL = """
+    import torch
+    from torch import nn
+    from sglang.srt.managers.mm_utils import embed_images
+
+
+    class Qwen2VLForConditionalGeneration(nn.Module):
+        @torch.no_grad()
+        def forward(self, input_ids, positions, forward_batch):
+            if forward_batch.contains_mm_inputs():
+                input_ids = embed_images(input_ids, forward_batch)
+            if not forward_batch.forward_mode.is_decode() and forward_batch.contains_image_inputs():
+                positions = positions[positions > 0]
+            if forward_batch.forward_mode.is_mixed():
+                positions = positions[positions > 1]
+            elif forward_batch.forward_mode.is_extend_or_draft_extend_or_mixed(True):
+                positions = positions[positions > 2]
+            else:
+                positions = positions[positions > 3]
+            from sglang.srt.model_executor.runner import get_is_capture_mode
+
+            if get_is_capture_mode():
+                pass
+            else:
+                positions = positions[positions > 4]
+            return input_ids, positions
+
+
+    EntryClass = Qwen2VLForConditionalGeneration
+
+
+    @torch.compile
+    def prefill(input_ids, forward_batch):
+        if forward_batch.contains_mm_inputs():
+            input_ids = input_ids[input_ids > 0]
+        return input_ids
+"""
+
+SGLANG_MM_UTILS = """
+    def embed_images(input_ids, forward_batch):
+        return input_ids[input_ids > 0]
+"""
+
+
+def test_sglang_branches_a_capture_never_takes_are_not_captured(tmp_path: Path) -> None:
+    # A capture batch is decode-like and holds no multimodal inputs (capture-false-calls in the
+    # preset), and the runners set the capture-mode flag (capture-true-calls): the multimodal,
+    # mixed-batch and not-capturing branches of a model's forward are no capture region, nor
+    # what they call; a call with arguments may be true, and compiled code (the prefill path
+    # under torch.compile) still takes the branch.
+    files = {
+        "python/sglang/__init__.py": "",
+        "python/sglang/srt/models/qwen2_vl.py": SGLANG_MM_MODEL,
+        "python/sglang/srt/managers/mm_utils.py": SGLANG_MM_UTILS,
+    }
+    _, report = _project(tmp_path, files, pyproject='[tool.graphlint]\npresets = ["sglang"]\n')
+    assert [(f["path"], f["line"], f["region"]["kind"]) for f in report["findings"]] == [
+        ("python/sglang/srt/models/qwen2_vl.py", 17, "capture"),
+        ("python/sglang/srt/models/qwen2_vl.py", 19, "capture"),
+        ("python/sglang/srt/models/qwen2_vl.py", 35, "compiled"),
+    ]
+    # without the preset's knowledge every branch is captured
+    _, plain = _project(tmp_path, files, pyproject='[tool.graphlint]\ncapture-exports = {"sglang.srt.models.*" = ["EntryClass"]}\n')
+    assert {(f["path"], f["line"]) for f in plain["findings"]} == {
+        ("python/sglang/srt/managers/mm_utils.py", 3),
+        *(("python/sglang/srt/models/qwen2_vl.py", line) for line in (13, 15, 17, 19, 25, 35)),
+    }
+
+
+def test_a_capture_context_bound_to_a_local_in_one_branch_is_a_capture_block(tmp_path: Path) -> None:
+    # sglang's NPU graph backend picks its capture context per branch and then enters it: the
+    # block is a capture entry (it was not: the live NPU capture path had no region at all).
+    backend = """
+        from functools import partial
+
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def forward(self, x):
+                return x[x > 0]
+
+
+        class NPUGraphBackend:
+            def __init__(self, saver):
+                self.saver = saver
+
+            def capture_one(self, forward_fn):
+                graph = torch.npu.NPUGraph()
+                if self.saver is not None:
+                    graph_ctx = partial(self.saver.cuda_graph, tag="graph")
+                else:
+                    graph_ctx = torch.npu.graph
+                with graph_ctx(graph, pool=None):
+                    return forward_fn()
+
+
+        def capture(model: Model, x):
+            NPUGraphBackend(None).capture_one(lambda: model(x))
+    """
+    _, report = _project(tmp_path, {"backend.py": backend})
+    assert [(f["code"], f["line"], f["region"]["kind"], f["region"]["chain"]) for f in report["findings"]] == [
+        ("GL202", 9, "capture", ["NPUGraphBackend.capture_one", "capture.<lambda1>", "Model.forward"])
     ]
 
 
