@@ -133,8 +133,10 @@ class _FlowWalker(FlowDefinitions, ReturnGuards, ReturnedArgumentsWalk, CallCond
             if node.value is not None:
                 # ``x += v`` stores what ``x.__iadd__(v)`` returns, not ``v``
                 self._assignment([node.target], node.value, plain=isinstance(node, ast.AnnAssign))
-            elif self.scope.kind == "class" and isinstance(node.target, ast.Name):
-                self._note_store(self._store(node.target.id), None)  # a dataclass field: set by a generated __init__
+            if isinstance(node, ast.AnnAssign) and self.scope.kind == "class" and isinstance(node.target, ast.Name):
+                # a dataclass (attrs, pydantic) field, its default or not: a generated __init__
+                # stores what the caller hands in
+                self._note_store(self._store(node.target.id), None)
         elif isinstance(node, (ast.For, ast.AsyncFor)):
             self.scope.known.forget(self.changed_names(node))
             self._bind_loop(node.target, node.iter)

@@ -126,6 +126,26 @@ class LegacyQuant(QuantFP8):
     assert LOGGED in lint(tmp_path, "self.use_ue8m0", extra=extra)
 
 
+def test_a_dataclass_field_may_be_none(tmp_path: Path) -> None:
+    """``e8m0_scales: bool = True`` in a class body is a field a generated ``__init__`` sets
+    from its caller (``Options(e8m0_scales=None)``), whatever its default."""
+    extra = """
+
+import dataclasses
+
+
+@dataclasses.dataclass
+class Options:
+    e8m0_scales: bool = True
+
+    def quantize(self, x):
+        return group_quant(x, 32, use_ue8m0=self.e8m0_scales)
+"""
+    quant = QUANT.replace("return group_quant(x, 128, use_ue8m0=ARGUMENT)", "return Options().quantize(x)")
+    _, report = lint_project(tmp_path, {"utils.py": UTILS, "quant.py": quant.replace("STORE", "True").format(extra=extra)})
+    assert LOGGED in findings(report)
+
+
 def test_a_setattr_of_the_name_may_be_none(tmp_path: Path) -> None:
     extra = """
 
