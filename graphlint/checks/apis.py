@@ -221,3 +221,6 @@ RESHAPE_METHODS = frozenset({"view", "reshape"})
 BROADCAST_FUNCTIONS = frozenset({"torch.distributed.broadcast"})
 REPEAT_INTERLEAVE = "repeat_interleave"
 
+# Methods of ``nn.Module`` that register a tensor under a name: ``self.register_buffer("x", t)``
+# makes ``self.x`` read it (and ``None`` where ``t`` is None).
+REGISTERING_METHODS = ("register_buffer", "register_parameter")

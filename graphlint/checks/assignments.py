@@ -26,6 +26,7 @@ from graphlint.checks.flow_expressions import FlowExpressions, dotted, union
 from graphlint.checks.flow_definitions import FlowDefinitions
 from graphlint.checks.flow_scopes import FUNCTION_NODES, ScopeScan
 from graphlint.checks.known_values import ChangedNames
+from graphlint.checks.not_none_walk import NotNoneWalk
 from graphlint.checks.return_guards import ReturnGuards
 from graphlint.checks.returned_arguments import ReturnedArgumentsWalk
 
@@ -36,7 +37,7 @@ def flow_facts(tree: ast.Module, never_selected: Callable[[str], bool] | None = 
     return _FlowWalker(tree, never_selected).run()
 
 
-class _FlowWalker(FlowDefinitions, ReturnGuards, ReturnedArgumentsWalk, CallConditions, FlowExpressions):
+class _FlowWalker(FlowDefinitions, ReturnGuards, ReturnedArgumentsWalk, CallConditions, NotNoneWalk, FlowExpressions):
     def __init__(self, tree: ast.Module, never_selected: Callable[[str], bool] | None = None) -> None:
         self.changed_names = ChangedNames()  # what each compound statement may bind or fill
         self.tree = tree
@@ -130,7 +131,12 @@ class _FlowWalker(FlowDefinitions, ReturnGuards, ReturnedArgumentsWalk, CallCond
             self._assignment(node.targets, node.value)
         elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
             if node.value is not None:
-                self._assignment([node.target], node.value)
+                # ``x += v`` stores what ``x.__iadd__(v)`` returns, not ``v``
+                self._assignment([node.target], node.value, plain=isinstance(node, ast.AnnAssign))
+            if isinstance(node, ast.AnnAssign) and self.scope.kind == "class" and isinstance(node.target, ast.Name):
+                # a dataclass (attrs, pydantic) field, its default or not: a generated __init__
+                # stores what the caller hands in
+                self._note_store(self._store(node.target.id), None)
         elif isinstance(node, (ast.For, ast.AsyncFor)):
             self.scope.known.forget(self.changed_names(node))
             self._bind_loop(node.target, node.iter)
@@ -243,7 +249,7 @@ class _FlowWalker(FlowDefinitions, ReturnGuards, ReturnedArgumentsWalk, CallCond
         iterator protocol of an instance returns."""
         return union([iterable, self._implicit("iterate", iterable)])
 
-    def _assignment(self, targets: list[ast.expr], value_node: ast.expr) -> None:
+    def _assignment(self, targets: list[ast.expr], value_node: ast.expr, plain: bool = True) -> None:
         pairwise = [
             t for t in targets
             if isinstance(t, (ast.Tuple, ast.List)) and _unpacks_pairwise(t, value_node)
@@ -253,7 +259,7 @@ class _FlowWalker(FlowDefinitions, ReturnGuards, ReturnedArgumentsWalk, CallCond
             if isinstance(value_node, ast.Call):
                 self._note_rebinding(targets, value_node)
             for target in targets:
-                self._bind_target(target, value, value_node)
+                self._bind_target(target, value, value_node if plain else None)
             return
         elements = [self._expr(e) for e in value_node.elts]  # type: ignore[attr-defined]
         for target in targets:
@@ -284,6 +290,8 @@ class _FlowWalker(FlowDefinitions, ReturnGuards, ReturnedArgumentsWalk, CallCond
         if isinstance(target, ast.Name):
             stored = self._store(target.id)
             self._assign(stored, value)
+            if self.scope.kind == "class":
+                self._note_store(stored, node)
             if isinstance(node, ast.Tuple) and id(node) in self.scope.known.literals:
                 known = self.scope.known.literals[id(node)]
                 self.tuples[stored[1]] = [known[i].value for i in range(len(node.elts))]
@@ -291,7 +299,9 @@ class _FlowWalker(FlowDefinitions, ReturnGuards, ReturnedArgumentsWalk, CallCond
             if plain:
                 self.scope.known.bind(target.id, value, node)
         elif isinstance(target, ast.Attribute):
-            self._assign(self._attribute_target(target), value)
+            attribute = self._attribute_target(target)
+            self._assign(attribute, value)
+            self._note_store(attribute, node)
         elif isinstance(target, (ast.Tuple, ast.List)):
             for element in target.elts:
                 self._bind_target(element, value)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from graphlint.checks import apis
@@ -36,6 +37,7 @@ class CallConditions(ScopeStack[FlowScope]):
     # (function, test tree, what the test is, whether in a loop of that function) around here
     conditions: list[tuple[str, Expr, bool, bool]]
     loops: Counter[str]  # function → loops open around here
+    _note_arguments: Callable[[ast.Call, CallSite], None]
 
     def _push_condition(self, test: ast.expr, holds: bool) -> bool:
         """Code after this runs where ``test`` is ``holds``; False if the test names no parameter.
@@ -86,6 +88,7 @@ class CallConditions(ScopeStack[FlowScope]):
             known = self._known_argument(keyword.value, dict(site.keywords).get(keyword.arg)) if keyword.arg is not None else None
             if known is not None:
                 site.known[keyword.arg] = known  # type: ignore[index]
+        self._note_arguments(node, site)
         around = [[tree, holds, looped] for function, tree, holds, looped in self.conditions if function == site.scope]
         if around:
             self.facts.call_conditions[ordinal] = around

@@ -5,11 +5,13 @@
 None):`` nothing runs for that call; ``maybe_compile(fn, enable=False)`` returns at ``if not
 enable: return fn`` before its ``torch.compile``. The conditions are written down by the walk
 (``call_conditions.py``); here a call of the callee is followed from an edge unless the edge's
-arguments make one of its conditions false. Three-valued: what the edge hands over is known only
-by its form (a literal, a display, a lambda, or a default of that form the call leaves in
-place); anything else (a variable, a call, ``*xs`` / ``**kw``, an entry point's framework call)
-is unknown, and unknown runs the call. Sound: a call is left out only where Python could not
-run it from that edge.
+arguments make one of its conditions false. Three-valued: what the edge hands over is known by
+its form (a literal, a display, a lambda, or a default of that form the call leaves in place)
+or, for the regions walk, through the caller's copy: a parameter every call of it hands the same
+known value, a value never None (``parameter_constants.edge_given``, ``not_none.py``); anything
+else (``*xs`` / ``**kw``, an entry point's framework call, what nothing decides) is unknown, and
+unknown runs the call. Sound: a call is left out only where Python could not run it from that
+edge.
 """
 
 from __future__ import annotations
@@ -23,25 +25,30 @@ from graphlint.checks.value_graph import FunctionKey
 
 Known = list[Any]  # [is None, truth], either None when not known
 Edge = tuple[int, int]  # (file, call ordinal) of the call that enters the callee
+# What an argument (its value expression, and what makes it never None: ``not_none.py``) holds
+Resolve = Callable[[Expr | None, list[Expr] | None], Known | None]
 
 
-def runs(project: Project, edge: Edge | None, callee: FunctionKey, ordinal: int) -> bool:
+def runs(
+    project: Project, edge: Edge | None, callee: FunctionKey, ordinal: int, given: Callable[[], dict[str, Known]] | None = None
+) -> bool:
     """Whether call ``ordinal`` of ``callee`` can run when ``callee`` is entered by ``edge``
-    (None: by an entry point, with what the framework passes)."""
+    (None: by an entry point, with what the framework passes); ``given``: what the edge hands
+    over, beyond the arguments' form too (``parameter_constants.edge_given``)."""
     conditions = project.files[callee.file].facts.flow.call_conditions.get(ordinal)
     if not conditions or edge is None:
         return True
-    given = handed_over(project, edge, callee)
-    if not given:
+    handed = given() if given is not None else handed_over(project, edge, callee)
+    if not handed:
         return True
-    return all(value(tree, given) is not (not holds) for tree, holds in conditions)
+    return all(value(tree, handed) is not (not holds) for tree, holds in conditions)
 
 
 def handed_over(
     project: Project,
     edge: Edge,
     callee: FunctionKey,
-    resolve: Callable[[Expr], Known | None] | None = None,
+    resolve: Resolve | None = None,
     copy: str = "",
 ) -> dict[str, Known]:
     """What the call at ``edge`` hands ``callee``'s parameters, where its form says (or, for an
@@ -66,7 +73,7 @@ def handed_over(
         if any(keyword == name for keyword, _ in site.keywords):
             found = site.known.get(name)
             if found is None and resolve is not None:
-                found = resolve(dict(site.keywords)[name])
+                found = resolve(*_argument(site, name, dict(site.keywords)[name]))
         else:
             candidates = [
                 _positional(site, positional.index(name) - shift, defaults.get(name), unpacked, resolve) if name in positional
@@ -97,12 +104,18 @@ def _direct(site: CallSite, callee: FunctionKey, kind: str | None, copy: str = "
 
 
 def _positional(
-    site: CallSite, index: int, default: Known | None, unpacked: bool, resolve: Callable[[Expr], Known | None] | None
+    site: CallSite, index: int, default: Known | None, unpacked: bool, resolve: Resolve | None
 ) -> Known | None:
     if index < len(site.args):
         found = site.known.get(str(index))
-        return resolve(site.args[index]) if found is None and resolve is not None else found
+        return resolve(*_argument(site, str(index), site.args[index])) if found is None and resolve is not None else found
     return None if unpacked else default
+
+
+def _argument(site: CallSite, key: str, expr: Expr | None) -> tuple[Expr | None, list[Expr] | None]:
+    """An argument's value expression, and what makes it never None (``CallSite.nonnull``)."""
+    needs = site.nonnull.get(key)
+    return expr, ([expr] if expr is not None else None) if needs == 1 else needs  # type: ignore[return-value]
 
 
 def _receiver_shifts(site: CallSite, definition: DefFacts, kind: str | None) -> list[int]:

@@ -93,6 +93,10 @@ class CallSite:
     # Arguments known by their form (position as a string, or keyword) → [is None, truth], each
     # None where the form does not say (``call_conditions.py``)
     known: dict[str, list[bool | None]] = field(default_factory=dict)
+    # Arguments not known by their form that are never None where each of these value
+    # expressions is never None (a variable, ``self.x``, what a call returns: ``not_none.py``);
+    # 1: where the argument's own value expression is (the common case, kept small in the cache)
+    nonnull: dict[str, list[Expr] | int] = field(default_factory=dict)
 
 
 @dataclass
@@ -140,6 +144,11 @@ class FlowFacts:
     # call ordinal → [[test tree, what the test is], ...] of the ``if``s around it on its
     # function's parameters (``call_conditions.py``; read by the regions walk, not the solve)
     call_conditions: dict[int, list[list[Any]]] = field(default_factory=dict)
+    # every store of an attribute or class variable: (the target, the value expressions that
+    # make the stored value never None, or None where it may be None: ``not_none.py``)
+    stores: list[tuple[Expr, list[Expr] | None]] = field(default_factory=list)
+    # functions whose return annotation says they never return None (``-> bool``)
+    never_none_returns: list[str] = field(default_factory=list)
     error: str | None = None  # why the calls of this file could not be numbered
     digest: str = ""  # ``solver_digest`` of these facts, taken when they are extracted ("": not taken)
 
@@ -159,6 +168,8 @@ class FlowFacts:
             defaults={k: [tuple(d) for d in v] for k, v in data["defaults"].items()},
             known_defaults=data["known_defaults"],
             call_conditions={int(k): v for k, v in data["call_conditions"].items()},
+            stores=[tuple(s) for s in data["stores"]],
+            never_none_returns=data["never_none_returns"],
             error=data["error"],
             digest=data["digest"],
         )

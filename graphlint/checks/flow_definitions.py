@@ -33,6 +33,7 @@ class FlowDefinitions(ScopeStack[FlowScope]):
     _load: Callable[[str], Expr]
     _statements: Callable[[list[ast.stmt]], None]
     _return_branches: Callable[[ast.expr], None]
+    _note_returns: Callable[..., None]
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         outer = self.scope
@@ -50,6 +51,7 @@ class FlowDefinitions(ScopeStack[FlowScope]):
         self.facts.defs.setdefault(qualname, DefFacts("function", params, method, line=node.lineno))
         self._defaults(qualname, node.args)
         self._annotations(qualname, node.args)
+        self._note_returns(qualname, node, [expr for _, expr in decorators])
         value: Expr = ["d", qualname]
         for decorator, expr in reversed(decorators):
             if expr and expr[0] == "x" and f"builtins.{expr[1]}" in _METHOD_DECORATORS:

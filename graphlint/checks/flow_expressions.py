@@ -28,6 +28,7 @@ class FlowExpressions(ScopeStack[FlowScope]):
     _return: Callable[[Expr | None], None]
     _lambda: Callable[[ast.Lambda], Expr]
     _note_call: Callable[[int, ast.Call, CallSite], None]
+    _note_store: Callable[[Expr | None, ast.expr | None], None]
     never_selected: Callable[[str], bool]
 
     def _load(self, name: str) -> Expr:
@@ -203,9 +204,15 @@ class FlowExpressions(ScopeStack[FlowScope]):
                     self._fill(receiver, value)
             elif func.attr in apis.CONTAINER_READ_METHODS and callee is not None:
                 result = ["u", result, callee[1]]  # d.get(k), d.values(): what the container holds
-        elif isinstance(func, ast.Name) and callee == ["x", func.id] and func.id in ("getattr", "setattr"):
+        if isinstance(func, ast.Attribute) and func.attr in apis.REGISTERING_METHODS and callee is not None and node.args:
+            name = node.args[0].value if isinstance(node.args[0], ast.Constant) else None
+            if isinstance(name, str):  # ``self.register_buffer("x", None)``: ``self.x`` may be None
+                self._note_store(["a", callee[1], name], None)
+        if isinstance(func, ast.Name) and callee == ["x", func.id] and func.id in ("getattr", "setattr"):
             name = node.args[1].value if len(node.args) > 1 and isinstance(node.args[1], ast.Constant) else None
             owner = site.args[0] if site.args else None
+            if isinstance(name, str) and func.id == "setattr":
+                self._note_store(["a", owner or ["?"], name], None)  # of a value not judged: may be None
             if isinstance(name, str) and owner is not None:
                 if func.id == "setattr" and len(site.args) > 2:
                     self._assign(["a", owner, name], site.args[2])

@@ -22,7 +22,6 @@ from graphlint.checks.site_values import WalkScope, is_display, is_method_call, 
 from graphlint.checks.syntax import children, keyword, positional, string_value
 
 REGISTERED_BUFFER = "torch.nn.Module.register_buffer"  # what "made" self.name after register_buffer("name", t)
-REGISTERING_METHODS = ("register_buffer", "register_parameter")
 
 
 class LocalBindings:
@@ -141,7 +140,7 @@ class LocalBindings:
         func, args = node.func, positional(node)
         class_name = self.function_scope.class_name
         if (
-            isinstance(func, cst.Attribute) and func.attr.value in REGISTERING_METHODS and is_self_attribute(func)
+            isinstance(func, cst.Attribute) and func.attr.value in apis.REGISTERING_METHODS and is_self_attribute(func)
             and class_name is not None and args and (name := string_value(args[0].value))
         ):
             self.made_attributes[class_name, name] = REGISTERED_BUFFER
@@ -152,13 +151,13 @@ def module_state_names(tree: ast.Module, text: str) -> frozenset[str]:
     (``layer.register_parameter("input_scale", p)`` in vLLM's ``create_weights``): read from
     that module anywhere in the file (``layer.input_scale`` in ``apply_weights``), they are on
     the model's device."""
-    if not any(method in text for method in REGISTERING_METHODS):
+    if not any(method in text for method in apis.REGISTERING_METHODS):
         return frozenset()
     return frozenset(
         node.args[0].value
         for node in ast.walk(tree)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-        and node.func.attr in REGISTERING_METHODS
+        and node.func.attr in apis.REGISTERING_METHODS
         and not (isinstance(node.func.value, ast.Name) and node.func.value.id == "self")
         and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
     )

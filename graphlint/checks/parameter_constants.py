@@ -28,8 +28,9 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from graphlint.checks.condition_atoms import atoms
-from graphlint.checks.edge_conditions import Known, handed_over, value
+from graphlint.checks.edge_conditions import Edge, Known, handed_over, value
 from graphlint.checks.facts import Expr
+from graphlint.checks.not_none import NeverNone
 from graphlint.checks.value_graph import FunctionKey
 
 if TYPE_CHECKING:
@@ -59,9 +60,8 @@ def live_entry_functions(project: Project, file: int, entry: int) -> list[Functi
     return list(dict.fromkeys(key for key, _ in live_entry_starts(project, file, entry)))
 
 
-def _live_copies(project: Project, file: int, entry: int) -> list[str] | None:
-    """The copies (of the method it is in) where entry ``entry`` can run; None: every copy (or
-    the entry is in no method's copies)."""
+def constants_of(project: Project) -> ParameterConstants:
+    """The project's ``ParameterConstants``, made once."""
     if project.constants is None:
         by_entry: dict[tuple[int, int], list[str]] = {}
         for key in project.graph.copies:
@@ -69,6 +69,20 @@ def _live_copies(project: Project, file: int, entry: int) -> list[str] | None:
                 by_entry.setdefault((key[1], key[2]), []).append(key[3])
         project.constants = ParameterConstants(project, by_entry)
     constants: ParameterConstants = project.constants
+    return constants
+
+
+def edge_given(project: Project, edge: Edge, callee: FunctionKey, caller_copy: str) -> dict[str, Known]:
+    """What the call at ``edge``, made in ``caller_copy`` of its function, hands ``callee``'s
+    parameters: by the arguments' form, a parameter known through every call of that copy, a
+    value never None (``edge_conditions.runs``)."""
+    return constants_of(project).handed(edge, callee, caller_copy)
+
+
+def _live_copies(project: Project, file: int, entry: int) -> list[str] | None:
+    """The copies (of the method it is in) where entry ``entry`` can run; None: every copy (or
+    the entry is in no method's copies)."""
+    constants = constants_of(project)
     copies = constants.entry_copies.get((file, entry))
     if not copies:
         return None
@@ -81,6 +95,20 @@ class ParameterConstants:
         self.project = project
         self.entry_copies = entry_copies  # (file, entry) → the copies its site was bound in
         self._known: dict[tuple[FunctionKey, str, str], Known | None] = {}
+        self.never_none = NeverNone(project, self)
+        self._handed: dict[tuple[Edge, FunctionKey, str], dict[str, Known]] = {}
+
+    def handed(self, edge: Edge, callee: FunctionKey, caller_copy: str) -> dict[str, Known]:
+        """``edge_given``, each edge worked out once (the regions walk asks for every call under
+        an ``if`` in the callee, in every region)."""
+        key = (edge, callee, caller_copy)
+        found = self._handed.get(key)
+        if found is None:
+            site = self.project.files[edge[0]].facts.flow.calls[edge[1]]
+            scope = FunctionKey(edge[0], site.scope if site is not None else "")
+            resolve = lambda expr, needs: self.argument(scope, caller_copy, expr, needs)  # noqa: E731
+            found = self._handed[key] = handed_over(self.project, edge, callee, resolve)
+        return found
 
     def entry_runs(self, file: int, index: int, copy: str) -> bool:
         """Whether entry ``index`` of ``file``, in ``copy`` of the function it is in, can run:
@@ -127,7 +155,7 @@ class ParameterConstants:
             if site is None:
                 return None
             scope = FunctionKey(file, site.scope)
-            resolve = lambda expr: self._parameter(scope, caller_copy, expr, depth)  # noqa: E731
+            resolve = lambda expr, needs: self.argument(scope, caller_copy, expr, needs, depth)  # noqa: E731
             given = handed_over(self.project, (file, ordinal), function, resolve, copy).get(parameter)
             if given is None:
                 return None
@@ -136,7 +164,15 @@ class ParameterConstants:
                 return None
         return joined
 
-    def _parameter(self, scope: FunctionKey, copy: str, expr: Expr | None, depth: int) -> Known | None:
+    def argument(self, scope: FunctionKey, copy: str, expr: Expr | None, needs: list[Expr] | None, depth: int = 0) -> Known | None:
+        """What an argument ``expr`` of a call in ``scope``'s ``copy`` is known to hold: a
+        parameter known the same way, or never None (``needs``: ``not_none.py``)."""
+        found = self.parameter(scope, copy, expr, depth)
+        if found is None and needs and self.never_none.holds(scope.file, scope, copy, needs, depth):
+            return [False, None]
+        return found
+
+    def parameter(self, scope: FunctionKey, copy: str, expr: Expr | None, depth: int) -> Known | None:
         """What ``expr``, a caller's own parameter nothing in it rebinds, is known to hold."""
         flow = self.project.files[scope.file].facts.flow
         definition = flow.defs.get(scope.qualname)
@@ -145,12 +181,12 @@ class ParameterConstants:
         name = expr[1][len(scope.qualname) + 1 :] if expr[1].startswith(f"{scope.qualname}.") else None
         if name is None or not any((name, kind) in definition.params for kind in ("o", "p", "k")):
             return None
-        if expr[1] in self._rebound[scope.file]:
+        if expr[1] in self.rebound[scope.file]:
             return None
         return self.known(scope, copy, name, depth + 1)
 
     @cached_property
-    def _rebound(self) -> list[set[str]]:
+    def rebound(self) -> list[set[str]]:
         """Per file, the variables a statement binds (a parameter among them is not what the
         call handed over)."""
         return [

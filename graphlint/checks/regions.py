@@ -18,7 +18,7 @@ from graphlint.checks.edge_conditions import Edge, runs
 from graphlint.checks.facts import EntryFacts, RegionKind
 from graphlint.checks.link import Project
 from graphlint.checks.presets import glob_pattern
-from graphlint.checks.parameter_constants import live_entry_functions, live_entry_starts
+from graphlint.checks.parameter_constants import edge_given, live_entry_functions, live_entry_starts
 from graphlint.checks.value_graph import FunctionKey
 
 
@@ -138,11 +138,12 @@ def _walk(
     followed: dict[tuple[FunctionKey, str], set[int]] = {}  # the calls each one has run
     marked: set[FunctionKey] = set()
     # Each item also says whether its chain entered a compiled function before it (``through_compile``).
-    queue: deque[tuple[FunctionKey, str, tuple[ChainStep, ...], Edge | None, bool]] = deque(
-        (*start, False) for start in starts if not (traced and project.function(start[0]).boundary)
+    # And the copy of the function that made the call ``edge`` (what its arguments hold there).
+    queue: deque[tuple[FunctionKey, str, tuple[ChainStep, ...], Edge | None, bool, str]] = deque(
+        (*start, False, "") for start in starts if not (traced and project.function(start[0]).boundary)
     )
     while queue:
-        key, copy, chain, edge, through = queue.popleft()
+        key, copy, chain, edge, through, caller_copy = queue.popleft()
         done = followed.get((key, copy))
         if done is None:
             done = followed[key, copy] = set()
@@ -152,8 +153,10 @@ def _walk(
         facts = project.files[key.file].facts
         # not followed: calls dynamo does not trace (compiled), calls in a branch no capture takes
         skipped = set(facts.eager_calls) if traced else set(facts.uncaptured_calls)
+        # what the edge hands over, beyond the arguments' form (read only where a call is under an ``if``)
+        given = (lambda e=edge, k=key, c=caller_copy: edge_given(project, e, k, c)) if edge is not None else None
         for ordinal in project.calls_in(key):
-            if ordinal in done or ordinal in skipped or not runs(project, edge, key, ordinal):
+            if ordinal in done or ordinal in skipped or not runs(project, edge, key, ordinal, given):
                 continue
             done.add(ordinal)
             for inner, inner_copy in project.runs_in(key.file, ordinal, copy):
@@ -162,7 +165,7 @@ def _walk(
                 inner_done = followed.get((inner, inner_copy))
                 if inner_done is None or _waiting(project, inner, inner_done):
                     step = _called(project, key.file, ordinal, inner)
-                    queue.append((inner, inner_copy, (*chain, step), (key.file, ordinal), through or key in compiled))
+                    queue.append((inner, inner_copy, (*chain, step), (key.file, ordinal), through or key in compiled, copy))
 
 
 def _named_functions(project: Project, globs: tuple[str, ...]) -> set[FunctionKey]:
