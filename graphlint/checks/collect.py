@@ -46,7 +46,7 @@ def collect_facts(
     missing.sort(key=_size, reverse=True)
     import multiprocessing
 
-    from graphlint.checks.extract import prepare_walk
+    from graphlint.checks.walk_dispatch import prepare_walk
 
     prepare_walk()  # once, before a pool forks: workers inherit it
 

@@ -15,7 +15,6 @@ module has the walk itself, imports, definitions, calls and the reports.
 from __future__ import annotations
 
 import ast
-import importlib
 import io
 import re
 import tokenize
@@ -26,7 +25,7 @@ from typing import Any
 
 import libcst as cst
 
-from graphlint.checks import apis, dynamo
+from graphlint.checks import apis
 from graphlint.checks.facts import (
     MODULE_SCOPE,
     ExtractOptions,
@@ -39,6 +38,7 @@ from graphlint.checks.ast_children import child_nodes
 from graphlint.checks.candidate_reports import CandidateReports, Report
 from graphlint.checks.compile_branches import CompileBranches, WalkItem
 from graphlint.checks.entry_points import EntryPoints, decorated_callee, flag_option
+from graphlint.checks.error_messages import ErrorMessages
 from graphlint.checks.local_bindings import LocalBindings, module_state_names
 from graphlint.checks.suppressions import suppressions
 from graphlint.checks.positions import ANCHOR_KINDS, locate
@@ -99,16 +99,9 @@ def extract_facts(
     return _Extractor(text, tree, options).run(module)
 
 
-def prepare_walk() -> None:
-    """Load now what the walk otherwise loads at its first file: the rules (their modules, and
-    the table of their hooks), dynamo's table, libcst's native parser. A pool's workers, forked
-    after this, inherit them; each loaded them again at its first file."""
-    importlib.import_module("libcst.native")  # what libcst's first parse imports
-    rule_hooks()
-    dynamo.load()
-
-
-class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, CandidateReports, ScopeStack[WalkScope]):
+class _Extractor(
+    EntryPoints, SiteValues, CompileBranches, LocalBindings, CandidateReports, ErrorMessages, ScopeStack[WalkScope]
+):
     def __init__(self, text: str, tree: ast.Module, options: ExtractOptions) -> None:
         self.text = text
         self.tree = tree
@@ -124,7 +117,6 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, Candid
         # id(x.item()) of host work, and id() of the host factories such a read-back alone uses
         self.host_side_nodes: set[int] = set()
         self.block: int | None = None
-        self.in_error_message = False  # inside the message of a ``raise`` or an ``assert``
         self.stores: dict[int, cst.BaseExpression] = {}  # id(subscript target of ``=``) → value
         self.nesting_safe: set[int] = set()  # compile entries that may nest (config / presets)
         self.counts: dict[str, int] = {kind: 0 for kind in ANCHOR_KINDS.values()}
@@ -372,24 +364,6 @@ class _Extractor(EntryPoints, SiteValues, CompileBranches, LocalBindings, Candid
 
     def host_side(self, node: cst.CSTNode) -> bool:
         return id(node) in self.host_side_nodes
-
-    def _set_error_message(self, inside: bool) -> Callable[[], None]:
-        def apply() -> None:
-            self.in_error_message = inside
-
-        return apply
-
-    def _on_raise(self, node: cst.CSTNode) -> list[WalkItem]:
-        """What a ``raise`` builds is its message: dynamo does not trace it on the passing path."""
-        assert isinstance(node, cst.Raise)
-        parts = [part for part in (node.exc, node.cause.item if node.cause else None) if part is not None]
-        return [self._set_error_message(True), *parts, self._set_error_message(self.in_error_message)]
-
-    def _on_assert(self, node: cst.CSTNode) -> list[WalkItem]:
-        """``assert test, message``: the test is traced, the message only when it fails."""
-        assert isinstance(node, cst.Assert)
-        message = [self._set_error_message(True), node.msg, self._set_error_message(self.in_error_message)]
-        return [node.test, *(message if node.msg is not None else [])]
 
 
 def _tensor_annotation(qualify: Callable[[cst.BaseExpression], str | None], annotation: cst.Annotation | None) -> bool:

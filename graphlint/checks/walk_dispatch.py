@@ -8,12 +8,14 @@ stack is a step of a handler's plan (``STEP``).
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from functools import cache
 from typing import Any
 
 import libcst as cst
 
+from graphlint.checks import dynamo
 from graphlint.checks.positions import ANCHOR_KINDS
 from graphlint.checks.rules import all_rules
 from graphlint.checks.rules.base import SiteContext
@@ -48,3 +50,12 @@ def rule_hooks() -> dict[type, list[Callable[[cst.CSTNode, SiteContext], None]]]
                 node_type = getattr(cst, name[len("visit_") :])
                 hooks.setdefault(node_type, []).append(getattr(rule, name))
     return hooks
+
+
+def prepare_walk() -> None:
+    """Load now what the walk otherwise loads at its first file: the rules (their modules, and
+    the table of their hooks), dynamo's table, libcst's native parser. A pool's workers, forked
+    after this, inherit them; each loaded them again at its first file."""
+    importlib.import_module("libcst.native")  # what libcst's first parse imports
+    rule_hooks()
+    dynamo.load()

@@ -162,7 +162,8 @@ def test_a_file_is_parsed_and_walked_with_the_collector_paused(monkeypatch: pyte
 _FIRST_WALK = """
 import json, sys
 import graphlint.checks.engine  # the parent's own imports, before it forks a pool
-from graphlint.checks.extract import extract_facts, prepare_walk
+from graphlint.checks.extract import extract_facts
+from graphlint.checks.walk_dispatch import prepare_walk
 from graphlint.checks.facts import ExtractOptions
 if sys.argv[2] == "prepared":
     prepare_walk()
