@@ -26,8 +26,8 @@ def callgraph_edges(project: Project, targets: int) -> list[dict[str, Any]]:
                 continue
             caller = project.dotted(FunctionKey(file, site.scope))
             # the targets are a set's iteration (string hashes): sorted, so two runs print alike
-            named = ((_name(project, target), kind) for target, kind in project.targets(file, ordinal).items())
-            for name, kind in sorted((name, kind) for name, kind in named if name is not None):
+            targets = project.targets(file, ordinal).items()
+            for name, kind in sorted((name, kind) for target, kind in targets if (name := _name(project, target)) is not None):
                 edges.append({"caller": caller, "callee": name, "path": linked.display, "line": site.line, "kind": kind})
         for (implicit_file, scope), implicit in project.graph.implicit_calls.items():
             if implicit_file != file:
