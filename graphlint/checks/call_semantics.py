@@ -164,7 +164,9 @@ class CallSemantics(
         kind = obj[0]
         if kind == "F":
             copy = self.site_copy(obj, site)  # a small helper's copy for this site (``call_site_copies.py``)
-            if copy is None and self.bind_per_class(site, obj, args, out, None, None):  # ``parameter_class_copies.py``
+            # per class of the wrapped parameter (``parameter_class_copies.py``), within the site's
+            # copy where it has one: sglang's in-place hook is a small helper with one call site
+            if self.bind_per_class(site, obj, args, out, None, copy):
                 return
             self.record(site, FunctionKey(obj[1], obj[2]), "call", copy.context if copy else obj[3] if len(obj) > 3 else "")
             self.bind(obj, args, out, site=site)
@@ -177,7 +179,7 @@ class CallSemantics(
             base = self.copy_for(function, receiver)
             copy = self.site_copy(function, site, base) or base
             with_receiver = args.with_receiver(self.constant(receiver))
-            if (copy is None or copy is base) and self.bind_per_class(site, function, with_receiver, out, receiver, copy):
+            if self.bind_per_class(site, function, with_receiver, out, receiver, copy):
                 return
             self.record(site, FunctionKey(function[1], function[2]), "call", copy.context if copy else "")
             self.bind(function, with_receiver, out, receiver, site, copy)

@@ -263,3 +263,122 @@ def test_a_method_copied_per_receiver_class_is_copied_per_call_site_in_a_helpers
     assert status == 0, out
     (entry,) = json.loads(out)["entries"]
     assert entry["functions"] == ["app.models.LlamaLayer.forward", "app.models.LlamaModel.forward"]
+
+
+SMALL_HOOK = {  # sglang's shape: the in-place hook is a small helper that calls its parameters
+    "srt/__init__.py": "",
+    "srt/offloader.py": """
+        from torch.func import functional_call
+
+
+        class BaseOffloader:
+            def wrap_modules(self, modules):
+                return list(modules)
+
+
+        class LayerOffloader(BaseOffloader):
+            def __init__(self, prefetch_step):
+                self.prefetch_step = prefetch_step
+                self.offloaders = []
+
+            def wrap_modules(self, modules):
+                all_modules = []
+                for index, module in enumerate(modules):
+                    all_modules.append(module)
+                    _hook_for_offloader(index, module, self.offloaders, self.prefetch_step)
+                return all_modules
+
+
+        def _hook_for_offloader(index, module, offloaders, prefetch_step):
+            def _on_forward_end():
+                offloaders[(index + prefetch_step) % len(offloaders)].start_onload()
+
+            _hook_module_forward_raw(
+                module,
+                on_forward_end=_on_forward_end,
+                get_tensors=lambda: offloaders[index].device_tensors(),
+            )
+
+
+        def _hook_module_forward_raw(module, on_forward_end, get_tensors):
+            original_forward = module.forward
+
+            def forward(*args, **kwargs):
+                module.forward = original_forward
+                output = functional_call(module, get_tensors(), args=args, kwargs=kwargs)
+                on_forward_end()
+                module.forward = forward
+                return output
+
+            module.forward = forward
+
+
+        _OFFLOADER = LayerOffloader(1)
+
+
+        def get_offloader():
+            return _OFFLOADER
+        """,
+    "srt/models.py": """
+        import torch
+        from torch import nn
+
+        from srt.offloader import get_offloader
+
+
+        def make_layers(num_layers, layer_fn, prefix=""):
+            return nn.ModuleList(get_offloader().wrap_modules(layer_fn(idx=i, prefix=prefix) for i in range(num_layers)))
+
+
+        class LlamaLayer(nn.Module):
+            def forward(self, x):
+                return x * 2
+
+
+        class MambaLayer(nn.Module):
+            def forward(self, x):
+                return x.sum().item()
+
+
+        class LlamaModel(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = make_layers(2, lambda idx, prefix: LlamaLayer())
+
+            @torch.compile
+            def forward(self, x):
+                for layer in self.layers:
+                    x = layer(x)
+                return x
+
+
+        class MambaModel(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = make_layers(2, lambda idx, prefix: MambaLayer())
+
+            def forward(self, x):
+                for layer in self.layers:
+                    x = layer(x)
+                return x
+        """,
+}
+
+
+def test_an_in_place_hook_copied_per_call_site_is_copied_per_class_within_that_copy(tmp_path: Path) -> None:
+    """sglang's offloader hooks layers through ``_hook_module_forward_raw(module, on_forward_end,
+    get_tensors)``, a small helper that calls its parameters, so it is copied per call site; its
+    one call site hands it every model's layers, and that copy stored every layer's bound
+    ``forward`` on every layer class (the compiled ``LlamaModel`` ran ``MambaLayer.forward`` and
+    its ``.item()``; on sglang's srt ~130 layer ``forward``s per layer). The copy per class of the
+    wrapped parameter is now made within the call site's copy."""
+    files = {k: textwrap.dedent(v) for k, v in SMALL_HOOK.items()}
+    _, report = lint_project(tmp_path, files)
+    assert report["findings"] == []
+    with chdir(tmp_path):
+        status, out = run_cli("regions", "--format", "json", "--no-cache", ".")
+    assert status == 0, out
+    (entry,) = json.loads(out)["entries"]
+    functions = set(entry["functions"])
+    assert {"srt.models.LlamaLayer.forward", "srt.models.LlamaModel.forward"} <= functions
+    assert "srt.models.MambaLayer.forward" not in functions
