@@ -54,6 +54,10 @@ class _FlowWalker(FlowDefinitions, ReturnGuards, ReturnedArgumentsWalk, CallCond
         # scan of the assignments made so far was quadratic in the file's length)
         self.first_values: dict[str, Expr] = {}
         self.tuples: dict[str, list[Expr | None]] = {}  # variable key → the tuple display bound to it
+        # variable key → the keywords of the ``dict(k=v)`` call or ``{"k": v}`` display bound to it
+        self.dicts: dict[str, list[tuple[str, Expr | None]]] = {}
+        self.keyword_spreads = []
+        self.handed = set()
         # (function, parameter, classes) of each ``if isinstance(parameter, classes):`` around here
         self.guards: list[tuple[str, str, Expr]] = []
         self.annotated: Counter[str] = Counter()  # parameter key → annotations that bind it
@@ -65,6 +69,7 @@ class _FlowWalker(FlowDefinitions, ReturnGuards, ReturnedArgumentsWalk, CallCond
         self.scopes.append(module)
         self._statements(self.tree.body)
         self._spread_tuples()
+        self._spread_dicts()
         self._keep_sound_guards()
         self._keep_sound_conditions()
         return self.facts
@@ -82,6 +87,22 @@ class _FlowWalker(FlowDefinitions, ReturnGuards, ReturnedArgumentsWalk, CallCond
             if elements is not None and self.bindings[key] == 1 and not parameter and site is not None:
                 site.args.extend(elements)
                 site.star, site.star_last = [], False
+
+    def _spread_dicts(self) -> None:
+        """``kwargs = dict(model=model, embed=embed); f(**kwargs)``: a local bound once, to a
+        ``dict(k=v)`` call or a display with string keys, that no call is handed and no method of
+        it is called (``update``, ``pop``: its keys may change), hands each value to its keyword
+        (spread as one value, each would reach every parameter: sglang's multimodal embedding
+        handed the model to the embedding layer's parameter, whose call then ran every model)."""
+        for ordinal, key in self.keyword_spreads:
+            keywords = self.dicts.get(key)
+            site = self.facts.calls[ordinal]
+            function, _, name = key.rpartition(".")
+            definition = self.facts.defs.get(function)
+            parameter = definition is not None and any(p == name for p, _ in definition.params)
+            if keywords is not None and self.bindings[key] == 1 and not parameter and key not in self.handed and site is not None:
+                site.keywords.extend(keywords)
+                site.double_star = []
 
     def _store(self, name: str) -> Expr:
         scope = self.scope
@@ -295,6 +316,7 @@ class _FlowWalker(FlowDefinitions, ReturnGuards, ReturnedArgumentsWalk, CallCond
             if isinstance(node, ast.Tuple) and id(node) in self.scope.known.literals:
                 known = self.scope.known.literals[id(node)]
                 self.tuples[stored[1]] = [known[i].value for i in range(len(node.elts))]
+            self._note_dict(stored[1], node)
             plain = target.id in self.scope.locals and not {target.id} & (self.scope.globals | self.scope.nonlocals)
             if plain:
                 self.scope.known.bind(target.id, value, node)
@@ -311,6 +333,18 @@ class _FlowWalker(FlowDefinitions, ReturnGuards, ReturnedArgumentsWalk, CallCond
             self._expr(target.slice)
             self.scope.known.store(target, value, node)
             self._fill(target.value, value)
+
+    def _note_dict(self, key: str, node: ast.expr | None) -> None:
+        """Remember the keywords of a ``dict(k=v)`` call of the builtin or of a ``{"k": v}``
+        display bound to the variable ``key`` (``_spread_dicts``)."""
+        if isinstance(node, ast.Dict) and id(node) in self.scope.known.literals:
+            known = self.scope.known.literals[id(node)]
+            if len(known) == len(node.keys) and all(isinstance(k, str) for k in known):
+                self.dicts[key] = [(k, e.value) for k, e in known.items()]  # type: ignore[misc]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.args:
+            site = self.facts.calls[self.ordinal[id(node)]]
+            if site is not None and site.callee == ["x", "dict"] and all(k.arg is not None for k in node.keywords):
+                self.dicts[key] = list(site.keywords)  # type: ignore[arg-type]
 
     def _fill(self, container: ast.expr, value: Expr | None) -> None:
         """``container`` (a name, attribute or element of one) now also holds ``value``."""

@@ -21,6 +21,8 @@ class FlowExpressions(ScopeStack[FlowScope]):
     facts: FlowFacts
     ordinal: dict[int, int]  # id of a call node → its number in source order
     spreads: list[tuple[int, str]]  # f(*xs) with ``xs`` a function's local: (call ordinal, its key)
+    keyword_spreads: list[tuple[int, str]]  # f(**kw) with ``kw`` a function's local: (call ordinal, its key)
+    handed: set[str]  # the locals a call is handed as an argument or called a method of (may change them)
     _assign: Callable[[Expr | None, Expr | None], None]
     _bind_target: Callable[..., None]
     _fill: Callable[[ast.expr, Expr | None], None]
@@ -173,6 +175,9 @@ class FlowExpressions(ScopeStack[FlowScope]):
         spread = node.args[-1].value if site.star_last else None  # type: ignore[attr-defined]
         if isinstance(spread, ast.Name) and self.scope.kind == "function" and spread.id in self.scope.locals:
             self.spreads.append((ordinal, self.scope.key(spread.id)))
+        double = [k.value for k in node.keywords if k.arg is None]
+        if len(double) == 1 and isinstance(double[0], ast.Name) and self.scope.kind == "function" and double[0].id in self.scope.locals:
+            self.keyword_spreads.append((ordinal, self.scope.key(double[0].id)))
         for keyword in node.keywords:
             value = self._expr(keyword.value)
             if keyword.arg is None:
@@ -187,8 +192,11 @@ class FlowExpressions(ScopeStack[FlowScope]):
         for arg in (*node.args, *(k.value for k in node.keywords)):  # a callee may change what it is given
             if isinstance(arg, ast.Name) and not reads_only:
                 known.touched(arg.id)
+            if isinstance(arg, ast.Name) and not any(k.arg is None and k.value is arg for k in node.keywords):
+                self.handed.add(self.scope.key(arg.id))
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
             known.touched(func.value.id, func.attr, node.args[0] if node.args else None)
+            self.handed.add(self.scope.key(func.value.id))
         result: Expr = ["c", ordinal]
         if isinstance(func, ast.Name) and func.id == "super" and callee == ["x", "super"]:
             scope = self.function_scope

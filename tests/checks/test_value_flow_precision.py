@@ -155,6 +155,65 @@ def test_a_tuple_bound_once_is_spread_by_position(tmp_path: Path) -> None:
     assert entry["functions"] == ["app.Net.forward"]
 
 
+KEYWORD_SPREAD = """
+import torch
+from torch import nn
+
+
+class Embedding(nn.Module):
+    def forward(self, ids):
+        return ids * 2
+
+
+class VisionTower(nn.Module):
+    def forward(self, pixels):
+        return pixels.sum().item()
+
+
+def embed_mm_inputs(input_ids, input_embedding, multimodal_model=None):
+    return input_embedding(input_ids)
+
+
+def embed_with_split(input_ids, input_embedding, multimodal_model=None):
+    embed_kwargs = {BOUND}
+    {CHANGED}
+    return embed_mm_inputs(input_ids=input_ids, **embed_kwargs)
+
+
+class VisionLanguageModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed_tokens = Embedding()
+        self.vision_tower = VisionTower()
+
+    @torch.compile
+    def forward(self, ids):
+        return embed_with_split(ids, self.embed_tokens, multimodal_model=self.vision_tower)
+"""
+
+
+@pytest.mark.parametrize(
+    ("bound", "changed", "reached"),
+    [
+        ("dict(multimodal_model=multimodal_model, input_embedding=input_embedding)", "", False),
+        ('{"multimodal_model": multimodal_model, "input_embedding": input_embedding}', "", False),
+        # keys that may change (a method called on it, a call handed it): spread as one value
+        ("dict(multimodal_model=multimodal_model, input_embedding=input_embedding)", "embed_kwargs.update(extra=1)", True),
+        ("dict(multimodal_model=multimodal_model, input_embedding=input_embedding)", "print(embed_kwargs)", True),
+    ],
+)
+def test_a_dict_bound_once_is_spread_by_keyword(tmp_path: Path, bound: str, changed: str, reached: bool) -> None:
+    """sglang's multimodal embedding: ``embed_kwargs = dict(multimodal_model=..., input_embedding=
+    ...)`` handed on as ``**embed_kwargs``. Spread as one value, the vision model reached the
+    embedding parameter, and ``input_embedding(input_ids)`` ran it in the compiled forward (on
+    sglang's srt every multimodal model then travelled as ``hidden_states`` through every layer).
+    Bound once and left alone, each value goes to its own keyword."""
+    code = KEYWORD_SPREAD.replace("{BOUND}", bound).replace("{CHANGED}", changed)
+    (entry,) = regions(tmp_path, {"app.py": code})
+    assert "app.Embedding.forward" in entry["functions"]
+    assert ("app.VisionTower.forward" in entry["functions"]) is reached
+
+
 def test_arguments_of_unknown_position_still_reach_every_parameter(tmp_path: Path) -> None:
     """``*xs`` of a list built elsewhere: its position is not known, so it may be any parameter
     (nothing is dropped where Python could put it)."""
