@@ -36,9 +36,11 @@ class EntryPoints:
     def _add_entry(
         self, node: cst.CSTNode, kind: str, *, traced: bool, targets: list[Expr], via: str,
         dynamic: bool | None = None, fullgraph: bool | None = None, replaced: bool = False,
+        options: cst.Call | None = None,
     ) -> int:
         """``replaced``: the API is one the framework replaces with a plain call; the entry is
-        recorded (the coverage counts it) but is no compile site: nothing nests in it."""
+        recorded (the coverage counts it) but is no compile site: nothing nests in it.
+        ``options``: the compile call's options; one that may be disabled nests safely."""
         self.facts.entries.append(
             EntryFacts(
                 line=0,
@@ -54,6 +56,8 @@ class EntryPoints:
         )
         if traced and not replaced:
             self.entry_nodes[id(node)] = len(self.entry_sites)
+        if may_be_disabled(options):
+            self.nesting_safe.add(len(self.entry_sites))
         self.entry_sites.append(node)
         return len(self.entry_sites) - 1
 
@@ -65,7 +69,7 @@ class EntryPoints:
         if name in apis.COMPILE_FUNCTIONS:
             kind = self._compile_kind(options) if options is not None else "compiled"
             self._add_entry(
-                decorator, kind, traced=True, targets=targets, via="decorator",
+                decorator, kind, traced=True, targets=targets, via="decorator", options=options,
                 dynamic=flag_option(options, "dynamic"), fullgraph=flag_option(options, "fullgraph"), replaced=replaced,
             )
         elif name in self.options.capture_entrypoints:
@@ -141,6 +145,14 @@ class EntryPoints:
 
 def decorated_callee(expr: cst.BaseExpression) -> cst.BaseExpression:
     return expr.func if isinstance(expr, cst.Call) else expr
+
+
+def may_be_disabled(call: cst.Call | None) -> bool:
+    """``torch.compile(..., disable=flag)`` with ``flag`` not the literal ``False``: the compile
+    may be off where it runs (sglang passes ``disable=_is_npu``: on an NPU the function runs as
+    it is), so it claims no nesting (GL101)."""
+    arg = keyword(call, "disable") if call is not None else None
+    return arg is not None and not (isinstance(arg.value, cst.Name) and arg.value.value == "False")
 
 
 def flag_option(call: cst.Call | None, name: str) -> bool | None:

@@ -326,7 +326,7 @@ class _Extractor(
             options = node.func if isinstance(node.func, cst.Call) else node
             self._add_entry(
                 node, self._compile_kind(options), traced=True, targets=targets, dynamic=flag_option(options, "dynamic"),
-                fullgraph=flag_option(options, "fullgraph"), via="call", replaced=self._replaced_compile(node),
+                fullgraph=flag_option(options, "fullgraph"), via="call", replaced=self._replaced_compile(node), options=options,
             )
         # A call with keywords only hands over nothing: ``support_torch_compile(dynamic=...)``
         # makes the decorator that is the entry point.

@@ -465,3 +465,50 @@ def test_a_long_operator_chain_is_read_without_recursing_per_operator(tmp_path: 
     code = f"import torch\n\n\n@torch.compile\ndef f(t):\n    x = {chain}\n    return x.to(t.device)\n"
     report = _lint(tmp_path, {"app.py": code})
     assert {(f["code"], f["line"]) for f in report["findings"]} == {("GL201", 7)}
+
+
+MAYBE_DISABLED = {
+    "srt/__init__.py": "",
+    "srt/topk.py": """
+        import torch
+
+        _is_npu = hasattr(torch, "npu") and torch.npu.is_available()
+
+
+        @torch.compile(dynamic=True, disable=_is_npu)
+        def grouped_topk(scores, k: int):
+            return torch.topk(scores, k)
+
+
+        @torch.compile(dynamic=True)
+        def biased_topk(scores, bias, k: int):
+            return torch.topk(scores + bias, k)
+
+
+        @torch.compile(dynamic=True, disable=False)
+        def renormalize(weights):
+            return weights / weights.sum(-1, keepdim=True)
+
+
+        masked = torch.compile(lambda ids: ids * 2, disable=_is_npu)
+
+
+        def route(scores, bias):
+            weights, ids = grouped_topk(scores, 2)
+            biased_topk(scores, bias, 2)
+            return renormalize(weights), masked(ids)
+
+
+        def capture(graph, scores, bias):
+            with torch.npu.graph(graph):
+                return route(scores, bias)
+    """,
+}
+
+
+def test_a_compile_that_may_be_disabled_is_no_nested_compile(tmp_path: Path) -> None:
+    """sglang's helpers compile with ``@torch.compile(..., disable=_is_npu)``: on an NPU they run
+    as they are inside the capture, so they compile nothing there (GL101 fired on 7 such sites
+    on srt). ``disable=False`` and no ``disable=`` compile inside the capture (GL101)."""
+    report = _lint(tmp_path, MAYBE_DISABLED)
+    assert _sites(report) == {("topk.py", "GL101", 11), ("topk.py", "GL101", 16)}

@@ -63,7 +63,9 @@ class NestedCompile(Rule):
     vllm-ascend's NPU platform sets to `"eager"`) has no graph of its own, and is not flagged.
     Entry points that skip compiling when they are already inside a compile are never flagged:
     `nesting-safe-entrypoints` in `[tool.graphlint]`, and the presets' (vLLM's
-    `support_torch_compile` runs the plain `forward` while dynamo is tracing).
+    `support_torch_compile` runs the plain `forward` while dynamo is tracing). Nor is a compile
+    that may be off: `torch.compile(..., disable=flag)` with `flag` anything but the literal
+    `False` (sglang's helpers pass `disable=_is_npu`: on an NPU they run as they are).
 
     ## Fix safety
     Removing the inner decorator is an unsafe fix (`--unsafe-fixes`): the function is no longer
