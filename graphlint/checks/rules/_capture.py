@@ -21,11 +21,14 @@ class CaptureRule(Rule):
 
 def is_factory_without_device(call: cst.BaseExpression, ctx: SiteContext) -> bool:
     """``torch.arange(n)``: a factory that makes its tensor on the host without saying so (one
-    made there on purpose, ``device="cpu"`` or ``pin_memory=True``, is host-side work)."""
+    made there on purpose, ``device="cpu"`` or ``pin_memory=True``, is host-side work). One that
+    takes ``**kwargs`` may be handed its device there (sglang's ``torch.arange(a, b,
+    **self.cuda_int32_kwargs)``)."""
     return (
         isinstance(call, cst.Call)
         and ctx.qualify(call.func) in apis.TENSOR_FACTORIES
         and ctx.known_device(call) is None
+        and not any(arg.star == "**" for arg in call.args)
     )
 
 

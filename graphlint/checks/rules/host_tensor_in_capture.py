@@ -15,7 +15,8 @@ class HostTensorInCapture(CaptureRule):
     on purpose, `device="cpu"` or `pin_memory=True` (host-side bookkeeping, staging buffers),
     is not flagged; copying it to the device is GL201's. Nor is a factory that only host work
     read back to Python uses (`torch.quantile(torch.tensor(times), q=0.5).item()`: statistics of
-    Python floats, which never meet a device tensor).
+    Python floats, which never meet a device tensor), nor one handed `**kwargs`, which may carry
+    its `device=` (`torch.arange(0, n, **self.int32_kwargs)`).
 
     ## Why is this bad?
     Without `device=` the tensor is made on the host. Inside a captured graph it is either a
@@ -93,6 +94,17 @@ class HostTensorInCapture(CaptureRule):
                 host_positions = torch.arange(n, device="cpu")
                 staging = torch.empty(n, dtype=torch.int64, pin_memory=True)
                 return x, host_positions, staging
+        """),
+        snippet("""
+            import torch
+
+            class Backend:
+                def __init__(self, device):
+                    self.int32_kwargs = {"device": device, "dtype": torch.int32}
+
+                @torch.compile(mode="reduce-overhead")
+                def positions(self, n: int):
+                    return torch.arange(0, n, **self.int32_kwargs)
         """),
     ]
     INVALID = [
