@@ -41,14 +41,20 @@ class DeclaredTypes(ValueGraph):
         node = self.variables.get((file, key))
         if node is None:
             node = super().variable(file, key)
-            function, _, parameter = key.rpartition(".")
-            # a copy's parameter: the function's own key. A function nested in a method's copy
-            # (``A.f@1:B.inner.x``) reads as ``A.f.x`` here; it is filtered only if ``A.f`` has a
-            # parameter of that name typed as values too.
-            cut = min((i for i in (function.find(c) for c in _CONTEXTS) if i >= 0), default=len(function))
-            if f"{function[:cut]}.{parameter}" in self.value_parameters[file]:
+            typed = self.value_parameters[file]
+            if typed and self.typed_key(file, key) in typed:
                 self.typed.add(node)
         return node
+
+    def typed_key(self, file: int, key: str) -> str:
+        """The parameter a variable is (a copy's, ``A.f@3:B.x``, is ``A.f``'s ``x``; a function
+        nested in a copy, ``A.f@3:B.inner.x``, is ``A.f.inner``'s)."""
+        function, _, parameter = key.rpartition(".")
+        cut = min((i for i in (function.find(c) for c in _CONTEXTS) if i >= 0), default=len(function))
+        base, rest = function[:cut], function[cut:]
+        defs = self.files[file].facts.flow.defs
+        nested = next((f"{base}{rest[i:]}" for i, c in enumerate(rest) if c == "." and f"{base}{rest[i:]}" in defs), base)
+        return f"{nested}.{parameter}"
 
     def may_hold(self, obj: Obj) -> bool:
         if obj[0] in ("X", "H"):

@@ -128,6 +128,19 @@ def test_the_forms_of_a_tensor_annotation_filter_alike(tmp_path: Path) -> None:
         assert "models.ImagePixelInputs.to" not in functions, annotation
 
 
+def test_a_copy_per_receiver_class_filters_as_the_method_does(tmp_path: Path) -> None:
+    """``RMSNorm`` with a subclass: its ``forward`` is analysed per receiver class
+    (``receiver_copies.py``), and each copy's ``x`` keeps the annotation's filter."""
+    files = write(tmp_path, "torch.Tensor")
+    files["layers.py"] += "\n\nclass GemmaRMSNorm(RMSNorm):\n    pass\n"
+    files["models.py"] = files["models.py"].replace("import RMSNorm", "import GemmaRMSNorm as RMSNorm")
+    (functions,) = [e["functions"] for e in regions(tmp_path, files) if "models.TextModel.forward" in e["functions"]]
+    assert "layers.RMSNorm.forward" in functions and "models.ImagePixelInputs.to" not in functions
+    files["layers.py"] = files["layers.py"].replace("x: torch.Tensor", "x")
+    (functions,) = [e["functions"] for e in regions(tmp_path, files) if "models.TextModel.forward" in e["functions"]]
+    assert "models.ImagePixelInputs.to" in functions
+
+
 def test_an_unannotated_or_wider_parameter_still_takes_every_value(tmp_path: Path) -> None:
     """No annotation, one that names a project class, or one with a subscripted part: the values
     flow as before (the schema's ``to`` and its ``.item()`` are reached)."""
