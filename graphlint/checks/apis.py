@@ -120,6 +120,15 @@ CONTAINER_READ_METHODS = frozenset({"get", "pop", "popitem", "popleft", "values"
 # A parameter annotated as one of these is a module (``layer: torch.nn.Module`` in vLLM's
 # quantization methods): what the file registers on it lives on the model's device.
 MODULE_CLASSES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
+# A parameter annotated with these classes only (and None) holds tensors or plain values: no
+# function, class or module of the project, and no instance of one unless its class derives from
+# one of these (or, for the tensor classes, any ``torch.*Tensor``: ``torch.LongTensor``).
+VALUE_CLASSES = frozenset(
+    {
+        "torch.Tensor", "torch.nn.Parameter", "builtins.int", "builtins.float", "builtins.bool",
+        "builtins.str", "builtins.bytes", "builtins.complex", "enum.IntEnum", "enum.StrEnum", "enum.IntFlag",
+    }
+)
 # Calling an instance of a class runs this method, found through its bases; a torch ``nn.Module``
 # without its own ``__call__`` runs ``forward``.
 INSTANCE_CALL_METHODS = ("__call__", "forward")

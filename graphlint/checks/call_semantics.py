@@ -17,6 +17,7 @@ from typing import Any
 
 from graphlint.checks import apis
 from graphlint.checks.class_hierarchy import ClassHierarchy
+from graphlint.checks.declared_types import DeclaredTypes
 from graphlint.checks.facts import FALSY, CallSite, Expr
 from graphlint.checks.implicit_calls import ImplicitCalls, is_decoration
 from graphlint.checks.parameter_defaults import ParameterDefaults
@@ -43,7 +44,8 @@ from graphlint.checks.value_graph import (
 
 
 class CallSemantics(
-    ReturnedArguments, ImplicitCalls, CallSiteCopies, ParameterClassCopies, InstanceGuards, WrapOrder, ParameterDefaults
+    ReturnedArguments, ImplicitCalls, CallSiteCopies, ParameterClassCopies, InstanceGuards, WrapOrder, ParameterDefaults,
+    DeclaredTypes,
 ):
     """The call half of the solver (it provides ``compile``, ``member`` and the tables below)."""
 

@@ -39,6 +39,7 @@ class CompileBranches:
     options: ExtractOptions
     function_scope: Any
     _add_entry: Callable[..., int]
+    _failing_block: Callable[[cst.CSTNode, list[WalkItem]], list[WalkItem]]  # error_messages.py
 
     def _set_eager(self, eager: bool) -> Callable[[], None]:
         def apply() -> None:
@@ -167,7 +168,7 @@ class CompileBranches:
             plan.append(end_capture)
         if made_eager:
             plan.append(self._set_eager(self.eager))
-        return plan
+        return self._failing_block(node, plan)
 
     def _returns_when_compiling(self, statement: cst.CSTNode) -> bool:
         """``if is_compiling(): ... return`` (no else): what follows runs only in eager mode."""

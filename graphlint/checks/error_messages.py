@@ -1,14 +1,19 @@
-"""The messages of ``raise`` and ``assert``: built only when the code fails.
+"""The messages of ``raise`` and ``assert``, and blocks that end by raising: run only when the code fails.
 
 Dynamo does not trace what a ``raise`` builds (its exception and cause) nor an ``assert``'s
-message on the passing path, so a rule that judges what the graph traces (``GL102``: an
-f-string of a traced value) asks ``in_error_message`` and leaves them alone. A mixin of the
-extractor: its walk calls ``_on_raise`` and ``_on_assert`` for those statements.
+message on the passing path, nor a block that always ends in a ``raise`` (``if bad: msg =
+f"..."; logger.error(msg); raise ValueError(msg)``): it guards on the test and traces the other
+way. So a rule that judges what the graph traces (``GL102``: an f-string of a traced value;
+``GL106``: a logging call) asks ``in_error_message`` and leaves them alone. A block is failing
+when its last statement is a ``raise`` and nothing in it can leave it another way (``return``,
+``break``, ``continue``, ``yield`` outside the functions and classes defined in it). A mixin of the
+extractor: its walk calls ``_on_raise`` and ``_on_assert`` for those statements, and
+``_failing_block`` for each indented block.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import libcst as cst
 
@@ -30,8 +35,33 @@ class ErrorMessages:
         parts = [part for part in (node.exc, node.cause.item if node.cause else None) if part is not None]
         return [self._set_error_message(True), *parts, self._set_error_message(self.in_error_message)]
 
+    def _failing_block(self, node: cst.CSTNode, plan: list[WalkItem]) -> list[WalkItem]:
+        """``plan`` (the walk of the block ``node``), marked as run only on the way to a raise
+        where the block always ends in one."""
+        body = node.body if isinstance(node, cst.IndentedBlock) else ()
+        last = body[-1] if body else None
+        if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Raise)) or _leaves(body):
+            return plan
+        return [self._set_error_message(True), *plan, self._set_error_message(self.in_error_message)]
+
     def _on_assert(self, node: cst.CSTNode) -> list[WalkItem]:
         """``assert test, message``: the test is traced, the message only when it fails."""
         assert isinstance(node, cst.Assert)
         message = [self._set_error_message(True), node.msg, self._set_error_message(self.in_error_message)]
         return [node.test, *(message if node.msg is not None else [])]
+
+
+_LEAVING = (cst.Return, cst.Break, cst.Continue, cst.Yield)
+_OWN_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+def _leaves(statements: Sequence[cst.CSTNode]) -> bool:
+    """Whether any of ``statements`` can leave the block without raising."""
+    pending = list(statements)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, _LEAVING):
+            return True
+        if not isinstance(node, _OWN_SCOPES):
+            pending.extend(node.children)
+    return False

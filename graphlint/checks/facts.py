@@ -149,6 +149,10 @@ class FlowFacts:
     stores: list[tuple[Expr, list[Expr] | None]] = field(default_factory=list)
     # functions whose return annotation says they never return None (``-> bool``)
     never_none_returns: list[str] = field(default_factory=list)
+    # parameters whose annotation names every class it allows (``x: torch.Tensor | None``; no
+    # ``list[...]``, ``Callable[...]``, ...): the solve keeps only what such a class's instances
+    # can be (``declared_types.py``)
+    typed_parameters: list[str] = field(default_factory=list)
     error: str | None = None  # why the calls of this file could not be numbered
     digest: str = ""  # ``solver_digest`` of these facts, taken when they are extracted ("": not taken)
 
@@ -170,6 +174,7 @@ class FlowFacts:
             call_conditions={int(k): v for k, v in data["call_conditions"].items()},
             stores=[tuple(s) for s in data["stores"]],
             never_none_returns=data["never_none_returns"],
+            typed_parameters=data["typed_parameters"],
             error=data["error"],
             digest=data["digest"],
         )
@@ -194,7 +199,7 @@ class FlowFacts:
             "implicit": [[i.scope, i.kind, i.value] for i in self.implicit],
             "star_imports": self.star_imports, "guarded": self.guarded, "passes": self.passes,
             "rest_passes": self.rest_passes, "returned_calls": self.returned_calls, "defaults": self.defaults,
-            "error": self.error,
+            "typed_parameters": self.typed_parameters, "error": self.error,
         }
 
 

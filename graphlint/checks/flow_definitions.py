@@ -105,6 +105,8 @@ class FlowDefinitions(ScopeStack[FlowScope]):
     def _annotations(self, qualname: str, args: ast.arguments) -> None:
         """``model: Decoder``: the parameter holds a ``Decoder`` (whoever calls the function)."""
         for param in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+            if param.annotation is not None and _fully_named(param.annotation):
+                self.facts.typed_parameters.append(f"{qualname}.{param.arg}")
             if param.annotation is not None:
                 for named in _annotated_names(param.annotation):
                     value = self._expr(named) if isinstance(named, ast.expr) else self._dotted_load(named)
@@ -176,6 +178,21 @@ def _called_in_body(node: ast.ClassDef) -> set[str]:
             called.add(item.func.id)
         pending.extend(ast.iter_child_nodes(item))
     return called
+
+
+def _fully_named(annotation: ast.expr) -> bool:
+    """Whether ``_annotated_names`` gives every class the annotation allows: names, ``None`` and
+    their unions (``A | None``, ``Optional[A]``, ``Union[A, B]``), nothing subscripted besides."""
+    if isinstance(annotation, ast.Constant):
+        return annotation.value is None or bool(_annotated_names(annotation))
+    if isinstance(annotation, (ast.Name, ast.Attribute)):
+        return True
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        return _fully_named(annotation.left) and _fully_named(annotation.right)
+    if isinstance(annotation, ast.Subscript) and dotted(annotation.value) in ("Optional", "Union", "typing.Optional", "typing.Union"):
+        inner = annotation.slice
+        return all(_fully_named(part) for part in (inner.elts if isinstance(inner, ast.Tuple) else [inner]))
+    return False
 
 
 def _annotated_names(annotation: ast.expr) -> list[ast.expr | str]:

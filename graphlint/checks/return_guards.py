@@ -25,6 +25,7 @@ class ReturnGuards(ScopeStack[FlowScope]):
     _assign: Callable[[Expr | None, Expr | None], None]
     _expr: Callable[[ast.expr], Expr | None]
     _load: Callable[[str], Expr]
+    tree: ast.Module
 
     def _keep_sound_guards(self) -> None:
         """A guard says what its parameter was given only if nothing else binds it."""
@@ -73,6 +74,8 @@ class ReturnGuards(ScopeStack[FlowScope]):
             if any(s is None for s in sides) or len({s[0] for s in sides}) != 1:  # type: ignore[index]
                 return None
             return sides[0][0], [c for s in sides for c in s[1]]  # type: ignore[index]
+        if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id != "isinstance":
+            return self._predicate_implied(test, exact)
         if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"):
             return None
         if len(test.args) != 2 or test.keywords or not isinstance(test.args[0], ast.Name):
@@ -81,6 +84,31 @@ class ReturnGuards(ScopeStack[FlowScope]):
         if not all(dotted(n) is not None for n in named):  # names only: reading them again calls nothing
             return None
         return test.args[0].id, list(named)
+
+    def _predicate_implied(self, test: ast.Call, exact: bool) -> tuple[str, list[ast.expr]] | None:
+        """``is_moe(layer)`` of a predicate the module defines once at its top level as ``def
+        is_moe(layer): return isinstance(layer, (A, B))`` (a docstring aside): what its test
+        implies, on the argument handed to that parameter (vllm-ascend's quantization configs'
+        ``_is_fused_moe_layer``). Its class names are read where the call is: module-level names
+        of the same file."""
+        name = test.func.id  # type: ignore[attr-defined]
+        if self._load(name) != ["v", name] or test.keywords:
+            return None
+        defined = [n for n in self.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Assign, ast.AnnAssign, ast.Import, ast.ImportFrom)) and name in _bound_names(n)]
+        if len(defined) != 1 or not isinstance(defined[0], ast.FunctionDef) or defined[0].decorator_list:
+            return None
+        helper = defined[0]
+        body = [b for b in helper.body if not (isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant))]
+        if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+            return None
+        implied = self._classes_implied(body[0].value, exact)
+        positional = [a.arg for a in (*helper.args.posonlyargs, *helper.args.args)]
+        if implied is None or implied[0] not in positional:
+            return None
+        index = positional.index(implied[0])
+        if index >= len(test.args) or not isinstance(test.args[index], ast.Name):
+            return None
+        return test.args[index].id, implied[1]  # type: ignore[attr-defined]
 
     def _falsy_guard(self, test: ast.expr, negated: bool) -> tuple[str, str, Expr] | None:
         """``if p is None:`` / ``if not p:`` (``negated``), or the test of ``if p:`` / ``if p is
@@ -122,6 +150,16 @@ class ReturnGuards(ScopeStack[FlowScope]):
         key = f"{scope.qualname}.<return {len(guarded)}>"
         guarded.append((guard[1], guard[2], key))
         self._assign(["v", key], value)
+
+
+def _bound_names(node: ast.stmt) -> set[str]:
+    """The module-level names a top-level statement binds (imports by their first name)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return {node.name}
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return {(a.asname or a.name).split(".")[0] for a in node.names}
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[union-attr]
+    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
 
 
 def _is_none(node: ast.expr) -> bool:

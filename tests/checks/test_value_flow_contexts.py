@@ -12,8 +12,10 @@ contexts"); ``preview = false`` shares the helpers between every caller, as befo
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
+from tests.checks.conftest import lint_project
 from tests.checks.test_value_flow import regions
 
 
@@ -721,3 +723,112 @@ def test_a_helper_returning_the_elements_of_a_list_it_is_handed_returns_each_cal
     assert "kernels.MarlinKernel.apply_weights" in gptq and "kernels.ExllamaKernel.apply_weights" in gptq
     assert "kernels.Fp8BlockKernel.apply_weights" not in gptq
     assert "kernels.Fp8BlockKernel.apply_weights" in fp8 and "kernels.MarlinKernel.apply_weights" not in fp8
+
+
+LAYER_PACKAGE = {
+    "models/__init__.py": "",
+    "models/utils.py": """
+from torch import nn
+
+
+class PPMissingLayer(nn.Identity):
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def forward(self, *args, **kwargs):
+        return args[0] if args else next(iter(kwargs.values()))
+
+
+def make_layers(num_hidden_layers, layer_fn, prefix):
+    start_layer, end_layer = 0, num_hidden_layers
+    modules = nn.ModuleList(
+        [PPMissingLayer() for _ in range(start_layer)]
+        + [layer_fn(prefix=f"{prefix}.{idx}") for idx in range(start_layer, end_layer)]
+        + [PPMissingLayer() for _ in range(end_layer, num_hidden_layers)]
+    )
+    return start_layer, end_layer, modules
+""",
+    "models/llama.py": """
+import torch
+from torch import nn
+
+from models.utils import make_layers
+
+
+class LlamaDecoderLayer(nn.Module):
+    def __init__(self, config, prefix=""):
+        super().__init__()
+
+    def forward(self, hidden_states):
+        return hidden_states * 2
+
+
+@torch.compile
+class LlamaModel(nn.Module):
+    def __init__(self, config, prefix=""):
+        super().__init__()
+        self.start_layer, self.end_layer, self.layers = make_layers(
+            config.num_hidden_layers,
+            lambda prefix: LlamaDecoderLayer(config, prefix=prefix),
+            prefix=f"{prefix}.layers",
+        )
+
+    def forward(self, hidden_states):
+        for layer in self.layers[self.start_layer:self.end_layer]:
+            hidden_states = layer(hidden_states)
+        return hidden_states
+""",
+    "models/mamba.py": """
+import torch
+from torch import nn
+
+from models.utils import make_layers
+
+
+class MambaDecoderLayer(nn.Module):
+    def __init__(self, config, prefix=""):
+        super().__init__()
+
+    def forward(self, hidden_states):
+        if hidden_states.sum().item() > 0:
+            return hidden_states
+        return -hidden_states
+
+
+@torch.compile
+class MambaModel(nn.Module):
+    def __init__(self, config, prefix=""):
+        super().__init__()
+        self.start_layer, self.end_layer, self.layers = make_layers(
+            config.num_hidden_layers,
+            lambda prefix: MambaDecoderLayer(config, prefix=prefix),
+            prefix=f"{prefix}.layers",
+        )
+
+    def forward(self, hidden_states):
+        for layer in self.layers:
+            hidden_states = layer(hidden_states)
+        return hidden_states
+""",
+}
+
+
+def test_a_shared_layer_factory_reports_a_layers_sync_through_its_own_model_only(tmp_path: Path) -> None:
+    """A models package in vLLM's shape: two compiled models build their layers with one
+    ``make_layers(n, lambda prefix: Layer(...), prefix)`` and loop over them. Each model's forward
+    reaches its own decoder layer only, and the ``.item()`` in ``MambaDecoderLayer.forward`` is
+    reported once, through ``MambaModel.forward``; with the contexts off (``preview = false``) the
+    shared factory gives both models both layers, and the sync is reported through another chain."""
+    llama = compiled(tmp_path, LAYER_PACKAGE, "models.llama.LlamaModel.forward", pyproject="")
+    mamba = compiled(tmp_path, LAYER_PACKAGE, "models.mamba.MambaModel.forward", pyproject="")
+    assert "models.llama.LlamaDecoderLayer.forward" in llama and "models.mamba.MambaDecoderLayer.forward" not in llama
+    assert "models.mamba.MambaDecoderLayer.forward" in mamba and "models.llama.LlamaDecoderLayer.forward" not in mamba
+
+    def syncs(pyproject: str) -> list[tuple[str, int, tuple[str, ...]]]:
+        _, report = lint_project(tmp_path, {k: textwrap.dedent(v) for k, v in LAYER_PACKAGE.items()}, pyproject=pyproject)
+        return sorted((f["path"], f["line"], tuple(f["region"]["chain"])) for f in report["findings"] if f["code"] == "GL202")
+
+    assert syncs("") == [("models/mamba.py", 13, ("MambaModel.forward", "MambaDecoderLayer.forward"))]
+    off = "[tool.graphlint]\npreview = false\n"
+    assert "models.mamba.MambaDecoderLayer.forward" in compiled(tmp_path, LAYER_PACKAGE, "models.llama.LlamaModel.forward", pyproject=off)
+    assert syncs(off) != syncs("")

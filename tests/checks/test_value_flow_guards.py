@@ -82,6 +82,15 @@ class Model(nn.Module):
 
 
 fast = torch.compile(Model(QuantConfig()))
+
+
+def _is_fused_moe_layer(layer: nn.Module) -> bool:
+    return isinstance(layer, (FusedMoE,))
+
+
+def _is_linear(layer, strict=True):
+    \"\"\"A linear layer or the LM head (vllm-ascend's configs define such predicates per file).\"\"\"
+    return isinstance(layer, LinearBase) or isinstance(layer, ParallelLMHead)
 """
 
 GUARD_FORMS = {
@@ -129,6 +138,16 @@ GUARD_FORMS = {
             quant_method = MoeMethod()
             return quant_method if quant_method is not None else MoeMethod()
         return None""",
+    "predicate": """
+        if _is_fused_moe_layer(layer):
+            return MoeMethod()
+        if _is_linear(layer):
+            return LinearMethod()
+        return None""",
+    "not-predicate-then-return": """
+        if not _is_fused_moe_layer(layer):
+            return LinearMethod()
+        return MoeMethod()""",
     "not-else": """
         if not isinstance(layer, (LinearBase, ParallelLMHead)):
             return MoeMethod()

@@ -56,7 +56,9 @@ class SiteContext(Protocol):
 
     @property
     def in_error_message(self) -> bool:
-        """Whether the node builds the message of a ``raise`` or of an ``assert``'s failure."""
+        """Whether the node builds the message of a ``raise`` or of an ``assert``'s failure, or is in
+        a block that always ends by raising (``error_messages.py``): dynamo traces none of them on
+        the passing path."""
 
     def assigned_value(self, target: cst.BaseExpression) -> cst.BaseExpression | None:
         """The value of ``target = value`` when ``target`` is the left side of an assignment."""

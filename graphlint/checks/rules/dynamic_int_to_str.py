@@ -27,8 +27,9 @@ class DynamicIntToStr(Rule):
             return x * 2
     ```
 
-    The message of a `raise` or of an `assert` is not flagged: it is built only on the failing
-    path, which dynamo does not trace (`assert n % 8 == 0, f"n={n}"`).
+    The message of a `raise` or of an `assert` is not flagged, nor anything in a block that
+    always ends by raising (`if bad: msg = f"n={n}"; raise ValueError(msg)`): it is built only on
+    the failing path, which dynamo does not trace (`assert n % 8 == 0, f"n={n}"`).
 
     ## Use instead
     Pass such values as module attributes or constants, not as dynamic inputs; build strings
@@ -112,6 +113,9 @@ class DynamicIntToStr(Rule):
                     raise ValueError("too long: %d" % x.size(1))
                 if n > 1024:
                     raise RuntimeError("batch {} too large".format(n)) from None
+                if n % 3 == 0:
+                    message = f"batch {n} is a multiple of 3"
+                    raise ValueError(message)
                 return x * 2
         """),
     ]

@@ -14,6 +14,8 @@ class LoggingInCompiled(BreakRule):
     `logger.warning_once(...)`), the `logging` module's functions (`logging.info(...)`),
     `warnings.warn(...)` and `print(...)`. A logger is a name bound to `logging.getLogger(...)`
     or transformers' `logging.get_logger(...)` under any import, or a name such as `logger`.
+    Not in a block that always ends by raising (`logger.error(msg); raise ValueError(msg)`):
+    dynamo traces the passing path, which never runs it.
 
     ## Why is this bad?
     Dynamo does not trace them (torch 2.13): a `logging.Logger` method is "not supported for
@@ -51,6 +53,8 @@ class LoggingInCompiled(BreakRule):
     predicts = ("GB0291", "GB0142", "GB0007", "GB0059", "GB4841")
 
     def visit_Call(self, node: cst.Call, ctx: SiteContext) -> None:
+        if ctx.in_error_message:
+            return  # logged on the way to a raise: dynamo traces the passing path, not this one
         name = ctx.qualify(node.func)
         codes = dynamo.logging_function(name)
         if codes is not None:
@@ -127,8 +131,37 @@ class LoggingInCompiled(BreakRule):
                 report(x)
                 return x + 1
         """),
+        snippet("""
+            import logging
+            import torch
+
+            logger = logging.getLogger(__name__)
+
+            @torch.compile
+            def apply(x, left):
+                if left.shape[0] * left.shape[1] != x.shape[-1]:
+                    err_msg = f"transform {left.shape} does not match {x.shape[-1]}"
+                    logger.error(err_msg)
+                    raise ValueError(err_msg)
+                return x @ left.flatten()
+        """),
     ]
     INVALID = [
+        snippet("""
+            import logging
+            import torch
+
+            logger = logging.getLogger(__name__)
+
+            @torch.compile
+            def apply(x, left):
+                if left.shape[0] != x.shape[-1]:
+                    logger.warning("falling back")  # error
+                    if x.dim() > 2:
+                        return x
+                    raise ValueError("no fallback")
+                return x @ left
+        """),
         snippet("""
             import logging as lg
             import warnings
