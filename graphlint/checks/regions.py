@@ -71,13 +71,15 @@ class Regions:
 
 
 def mark_regions(project: Project, other_platform_modules: tuple[str, ...] = (), outside_regions: tuple[str, ...] = ()) -> Regions:
-    """``other_platform_modules``: module globs of code that runs only on platforms graphlint
-    does not check (``other-platform-modules``): no region enters their functions; nor the
-    functions ``outside_regions`` names (``outside-regions``: globs of dotted names)."""
+    """``other_platform_modules``: globs of code that runs only on platforms graphlint does not
+    check (``other-platform-modules``): modules, whose functions no region enters, or classes'
+    and functions' dotted names (``pkg.vision.RocmAttention.*``: one backend class of a module
+    that holds every platform's); nor the functions ``outside_regions`` names
+    (``outside-regions``: globs of dotted names)."""
     regions = Regions()
     patterns = [glob_pattern(glob) for glob in other_platform_modules]
     foreign = {index for index, linked in enumerate(project.files) if any(p.match(linked.module) for p in patterns)}
-    outside = _named_functions(project, outside_regions)
+    outside = _named_functions(project, outside_regions + other_platform_modules)
     compiled = {
         key
         for file_index, linked in enumerate(project.files)

@@ -465,3 +465,62 @@ def test_a_long_operator_chain_is_read_without_recursing_per_operator(tmp_path: 
     code = f"import torch\n\n\n@torch.compile\ndef f(t):\n    x = {chain}\n    return x.to(t.device)\n"
     report = _lint(tmp_path, {"app.py": code})
     assert {(f["code"], f["line"]) for f in report["findings"]} == {("GL201", 7)}
+
+
+# sglang's shape: one module holds every platform's vision attention backend, picked from a table
+# by a name the server arguments give; a ViT graph runner captures the vision blocks.
+VISION_BACKENDS = {
+    "mmserve/__init__.py": "",
+    "mmserve/attention/__init__.py": "",
+    "mmserve/attention/vision.py": """
+        import torch
+        from torch import nn
+
+
+        class VisionSdpaAttention(nn.Module):
+            def forward(self, q, cu_seqlens):
+                lengths = cu_seqlens.cpu()
+                return q * lengths.shape[0]
+
+
+        class VisionXPUAttention(nn.Module):
+            def forward(self, q, cu_seqlens):
+                return q * cu_seqlens.max().item()
+
+
+        BACKENDS = {"sdpa": VisionSdpaAttention, "xpu_attn": VisionXPUAttention}
+
+
+        class VisionAttention(nn.Module):
+            def __init__(self, backend):
+                super().__init__()
+                self.impl = BACKENDS[backend]()
+
+            def forward(self, q, cu_seqlens):
+                return self.impl(q, cu_seqlens)
+    """,
+    "mmserve/vit_graph_runner.py": """
+        import torch
+        from mmserve.attention.vision import VisionAttention
+
+
+        class ViTGraphRunner:
+            def __init__(self, backend):
+                self.block = VisionAttention(backend)
+
+            def capture(self, graph, q, cu_seqlens):
+                with torch.npu.graph(graph):
+                    return self.block(q, cu_seqlens)
+    """,
+}
+
+
+def test_a_backend_class_of_another_platform_in_a_shared_module_is_no_region(tmp_path: Path) -> None:
+    """``other-platform-modules`` may name a class's functions (``...VisionXPUAttention.*``)
+    where one module holds every platform's backend: its `.item()` is no finding; the SDPA
+    backend's host copy, in the same module, still is one."""
+    (tmp_path / "with").mkdir()
+    (tmp_path / "without").mkdir()
+    config = '[tool.graphlint]\nother-platform-modules = ["mmserve.attention.vision.VisionXPUAttention.*"]\n'
+    assert _sites(_lint(tmp_path / "with", VISION_BACKENDS, config)) == {("vision.py", "GL201", 7)}
+    assert _sites(_lint(tmp_path / "without", VISION_BACKENDS)) == {("vision.py", "GL201", 7), ("vision.py", "GL202", 13)}
