@@ -18,7 +18,10 @@ class RegionUnresolved(ProjectRule):
     (`self.runnable(*args)` of a wrapper, a model passed in as a parameter). It names the call
     and the `[tool.graphlint]` key that would show graphlint what runs there. A container's own
     method (`self.segments.append(graph)`, `self.graphs.get(key)`) runs nothing and is not
-    named. Info only: it never fails a run.
+    named. It also names the capture blocks of a framework's own code that are not analysed
+    because the framework's preset is opt-in and off (sglang's graph runners: without the
+    preset's knowledge of what a capture never runs, most findings there are false). Info only:
+    it never fails a run.
 
     ## Why is this bad?
     The capture rules (GL201–GL203) only see code the region walk reaches. When the captured
@@ -68,6 +71,16 @@ class RegionUnresolved(ProjectRule):
             region = RegionHit(
                 entry_id, entry.kind, entry.traced, label, entry.dynamic, (ChainStep(entry.scope, linked.display, entry.line),)
             )
+            preset = regions.held.get(entry_id)
+            if preset is not None:
+                yield ProjectSite(
+                    entry.line,
+                    1,
+                    f"capture region not analysed: a capture of {preset}'s own code, whose findings are not "
+                    f"precise enough without its preset; turn it on with presets = [\"{preset}\"] in [tool.graphlint]",
+                    region,
+                )
+                continue
             for spelled in _unresolved(project, file, entry, index):
                 yield ProjectSite(
                     entry.line,
