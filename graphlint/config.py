@@ -60,7 +60,9 @@ class Knowledge:
     compile with one is never a nested compile (GL101).
     ``other-platform-modules``: module globs that hold only the code of platforms graphlint does
     not check (vLLM's CPU and XPU kernels, quantization methods and workers, reached through
-    registries by name): no region enters their functions.
+    registries by name): no region enters their functions. A glob may name functions by their
+    dotted names instead (``pkg.vision.RocmAttention.*``): the backend classes of other
+    platforms in a module that holds every platform's.
     ``outside-regions``: functions, by dotted name with globs, that the framework runs only
     outside every compiled and captured region: it prepares what they compute before a forward
     and hands it in (vLLM's DP batch agreement, ``coordinate_batch_across_dp``), or turns

@@ -27,11 +27,13 @@ class EntryReport:
     functions: list[str]
     unresolved: list[dict[str, Any]]
     replaced: bool = False  # a compile the framework replaces with a plain call: no region
+    held: str | None = None  # the opt-in preset of the framework whose capture this is: not walked
 
     def to_json(self) -> dict[str, Any]:
         return {
             "kind": self.kind, "path": self.path, "line": self.line, "via": self.via,
             "functions": self.functions, "unresolved": self.unresolved, "replaced": self.replaced,
+            "held": self.held,
         }
 
 
@@ -41,6 +43,7 @@ class Coverage:
     functions: dict[str, int] = field(default_factory=dict)  # kind → distinct functions reached
     capture_unresolved: int = 0  # distinct unresolved calls inside capture regions
     replaced: int = 0  # compile entry points a preset says the framework makes plain calls
+    held: dict[str, int] = field(default_factory=dict)  # opt-in preset → its framework's captures not walked
     notice: str | None = None  # the value flow was cut short by its bounds (``CallGraph.notice``)
 
 
@@ -67,6 +70,7 @@ def entry_reports(project: Project, regions: Regions) -> list[EntryReport]:
                 functions=sorted({project.dotted(key) for key in functions}),
                 unresolved=unresolved,
                 replaced=entry.replaced,
+                held=regions.held.get(entry_id),
             )
         )
     return reports
@@ -99,6 +103,9 @@ def summarize(project: Project, regions: Regions) -> Coverage:
         if report.replaced:
             coverage.replaced += 1
             continue
+        if report.held is not None:
+            coverage.held[report.held] = coverage.held.get(report.held, 0) + 1
+            continue
         coverage.entries[report.kind] = coverage.entries.get(report.kind, 0) + 1
         functions.setdefault(report.kind, set()).update(report.functions)
         if report.kind == "capture":
@@ -122,4 +129,6 @@ def coverage_line(coverage: Coverage) -> str:
     )
     if coverage.replaced:
         line += f"; {coverage.replaced} compile call(s) the framework replaces with a plain call (replaced-entrypoints): no region"
+    for preset, count in sorted(coverage.held.items()):
+        line += f"; {count} capture block(s) of {preset} not analysed: its preset is opt-in (presets = [\"{preset}\"])"
     return line if coverage.notice is None else f"{line}; {coverage.notice}"

@@ -29,7 +29,7 @@ from graphlint.checks.discover import discover
 from graphlint.checks.facts import ExtractOptions, FileFacts
 from graphlint.checks.findings import Finding, candidate_finding, parse_error, project_findings
 from graphlint.checks.graph_cache import SolvedGraphs
-from graphlint.checks.presets import active_presets, knowledge
+from graphlint.checks.presets import framework_presets, knowledge
 from graphlint.checks.link import LinkedFile, Project
 from graphlint.checks.modules import ModuleNames, imported_heads, module_name
 from graphlint.checks.class_hierarchy import absolute_name
@@ -92,7 +92,7 @@ def link_paths(options: CheckOptions) -> LinkedProject:
     root = find_project_root(paths[0])
     config = load_config(root)
     targets = discover(paths, root, config.exclude)
-    presets = active_presets(config, targets)
+    presets, held = framework_presets(config, targets)
     known = knowledge(config, presets)
     extract_options = extract_options_of(known)
     cache = FactsCache(cache_dir(options.cache_dir, root), extract_options) if options.use_cache else None
@@ -120,7 +120,9 @@ def link_paths(options: CheckOptions) -> LinkedProject:
     libraries = [f for f in discover(extra, root) if f not in facts]
     facts.update(load(libraries))
     names = module_names(root, config, facts, extra)
-    project, regions = link(targets, facts, known, names, libraries, graphs=SolvedGraphs(cache), preview=config.preview)
+    project, regions = link(
+        targets, facts, known, names, libraries, graphs=SolvedGraphs(cache), preview=config.preview, held=held
+    )
     return LinkedProject(root, config, len(targets), project, regions, selection, catalog, presets)
 
 
@@ -149,12 +151,14 @@ def link(
     display: Callable[[Path], str] = lambda path: display_path(path),
     graphs: SolvedGraphs | None = None,
     preview: bool = False,
+    held: Mapping[str, str] | None = None,
 ) -> tuple[Project, Regions]:
     """Every file of ``facts`` linked, in the order of ``facts`` (``link_paths`` puts the targets
     first), then the read-only ``libraries``, with what ``known`` says of frameworks, and the
     regions marked on it. ``graphs``: where solved call graphs are kept (none: the graph is
     solved); an order that does not change with the targets (a session's) keeps their key.
-    ``preview``: the value flow's preview contexts (``[tool.graphlint] preview``)."""
+    ``preview``: the value flow's preview contexts (``[tool.graphlint] preview``). ``held``: the
+    frameworks whose own capture blocks are not analysed (``presets.framework_presets``)."""
     read_only = set(libraries)
     files = [LinkedFile(path, display(path), *names.name(path), facts[path]) for path in facts if path not in read_only]
     files += [LinkedFile(path, display(path), *names.name(path), facts[path], library=True) for path in libraries]
@@ -162,7 +166,7 @@ def link(
         files, dispatch=known.dispatch, not_dispatched=known.not_dispatched, graphs=graphs or SolvedGraphs(), preview=preview
     )
     add_root_entries(project, known)
-    return project, mark_regions(project, known.other_platform_modules, known.outside_regions)
+    return project, mark_regions(project, known.other_platform_modules, known.outside_regions, held or {})
 
 
 def judge(
@@ -176,12 +180,13 @@ def judge(
     display: Callable[[Path], str] = lambda path: display_path(path),
     graphs: SolvedGraphs | None = None,
     preview: bool = False,
+    held: Mapping[str, str] | None = None,
 ) -> tuple[list[Finding], int]:
     """The findings in ``targets``, with every file of ``facts`` linked (the targets and their
     context) with what ``known`` says of frameworks, and how many targets met an internal error.
     ``display`` and ``graphs`` are where a long-lived caller memoizes how each path is reported
-    and the solved call graphs."""
-    project, regions = link(targets, facts, known, names, display=display, graphs=graphs, preview=preview)
+    and the solved call graphs; ``held`` as for ``link``."""
+    project, regions = link(targets, facts, known, names, display=display, graphs=graphs, preview=preview, held=held)
     named = set(targets)
     indices = [index for index, linked in enumerate(project.files) if linked.path in named]
     return judge_linked(project, regions, indices, root, selection, catalog)

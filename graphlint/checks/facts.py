@@ -218,8 +218,9 @@ class EntryFacts:
     dynamic: bool | None = None  # torch.compile(dynamic=...)
     fullgraph: bool | None = None  # torch.compile(fullgraph=...): a graph break is an error
     # How it was recognised: a decorator, a call (torch.compile(f), model.compile()), a block
-    # (``with torch.npu.graph(g):``, ``capture_begin()``), or [tool.graphlint] configuration.
-    via: Literal["decorator", "call", "block", "config"] = "call"
+    # (``with torch.npu.graph(g):``, ``capture_begin()``), [tool.graphlint] configuration, or a
+    # root the configuration or a preset names (``compile-roots``, ``capture-exports``: ``roots.py``).
+    via: Literal["decorator", "call", "block", "config", "root"] = "call"
     # Its API is one the framework replaces with a plain call (``replaced-entrypoints``: MindSpeed
     # patches ``torch.compile``): it starts no region, and says so in the coverage.
     replaced: bool = False

@@ -106,6 +106,10 @@ def run_regions_command(args: argparse.Namespace) -> int:
             print(f"{report.path}:{report.line}: {report.kind} ({report.via}): replaced with a plain call by the "
                   "framework (replaced-entrypoints): no region")
             continue
+        if report.held is not None:
+            print(f"{report.path}:{report.line}: {report.kind} ({report.via}): not analysed, a capture of {report.held}'s "
+                  f"own code: its preset is opt-in (presets = [\"{report.held}\"])")
+            continue
         print(f"{report.path}:{report.line}: {report.kind} ({report.via}): {len(report.functions)} function(s), "
               f"{len(report.unresolved)} unresolved call(s)")
         for name in report.functions:

@@ -11,7 +11,7 @@ everything it runs, so those boundaries do not stop it.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from graphlint.checks.edge_conditions import Edge, runs
@@ -65,19 +65,30 @@ class Regions:
     # The capture blocks themselves: sites written inside ``with torch.npu.graph(g):``.
     by_block: dict[EntryId, RegionHit] = field(default_factory=dict)
     entries: dict[EntryId, EntryFacts] = field(default_factory=dict)
+    # Capture blocks of a framework whose preset is opt-in and off, not walked: entry → preset
+    held: dict[EntryId, str] = field(default_factory=dict)
 
     def hits(self, key: FunctionKey) -> list[RegionHit]:
         return self.by_function.get(key, [])
 
 
-def mark_regions(project: Project, other_platform_modules: tuple[str, ...] = (), outside_regions: tuple[str, ...] = ()) -> Regions:
-    """``other_platform_modules``: module globs of code that runs only on platforms graphlint
-    does not check (``other-platform-modules``): no region enters their functions; nor the
-    functions ``outside_regions`` names (``outside-regions``: globs of dotted names)."""
+def mark_regions(
+    project: Project,
+    other_platform_modules: tuple[str, ...] = (),
+    outside_regions: tuple[str, ...] = (),
+    held: Mapping[str, str] | None = None,
+) -> Regions:
+    """``other_platform_modules``: globs of code that runs only on platforms graphlint does not
+    check (``other-platform-modules``): modules, whose functions no region enters, or classes'
+    and functions' dotted names (``pkg.vision.RocmAttention.*``: one backend class of a module
+    that holds every platform's); nor the functions ``outside_regions`` names
+    (``outside-regions``: globs of dotted names). ``held``: top-level module → opt-in preset of
+    the frameworks whose own capture blocks are left out (``presets.framework_presets``)."""
     regions = Regions()
+    held_patterns = [(glob_pattern(f"{module}.**"), preset) for module, preset in (held or {}).items()]
     patterns = [glob_pattern(glob) for glob in other_platform_modules]
     foreign = {index for index, linked in enumerate(project.files) if any(p.match(linked.module) for p in patterns)}
-    outside = _named_functions(project, outside_regions)
+    outside = _named_functions(project, outside_regions + other_platform_modules)
     compiled = {
         key
         for file_index, linked in enumerate(project.files)
@@ -90,6 +101,10 @@ def mark_regions(project: Project, other_platform_modules: tuple[str, ...] = (),
             entry_id = EntryId(file_index, entry_index)
             regions.entries[entry_id] = entry
             if entry.replaced:  # the framework makes this compile a plain call: no region
+                continue
+            preset = next((name for pattern, name in held_patterns if pattern.match(linked.module)), None)
+            if entry.kind == "capture" and entry.via not in ("config", "root") and preset is not None:  # configured: wanted
+                regions.held[entry_id] = preset
                 continue
             label = f"{linked.display}:{entry.line}"
 

@@ -70,7 +70,7 @@ def _bound_classes(facts: FileFacts, name: str) -> list[str]:
 
 
 def _entry(kind: RegionKind, line: int, targets: list[Expr]) -> EntryFacts:
-    return EntryFacts(line=line, kind=kind, traced=kind == "compiled", scope=MODULE_SCOPE, targets=targets)
+    return EntryFacts(line=line, kind=kind, traced=kind == "compiled", scope=MODULE_SCOPE, targets=targets, via="root")
 
 
 def _path_module(path: Path) -> str:

@@ -33,7 +33,7 @@ from graphlint.checks.engine import CheckResult, cache_dir, extract_options_of, 
 from graphlint.checks.facts import FileFacts
 from graphlint.checks.graph_cache import SolvedGraphs
 from graphlint.checks.modules import ModuleNames
-from graphlint.checks.presets import active_presets, knowledge
+from graphlint.checks.presets import framework_presets, knowledge
 from graphlint.config import Config, Knowledge, load_config
 
 if TYPE_CHECKING:
@@ -93,6 +93,7 @@ class CheckSession:
         self._names: ModuleNames | None = None  # module names found so far (the files' places don't change)
         self._graphs: SolvedGraphs | None = None  # solved call graphs: an edit that changes no flow solves nothing
         self._presets: list[str] = []
+        self._held: dict[str, str] = {}  # frameworks whose own capture blocks are not analysed
         self._known: Knowledge | None = None  # the project's knowledge and its presets'
         self._parser: StatementParser | None = None  # parses unsaved texts, reusing their statements
 
@@ -128,7 +129,7 @@ class CheckSession:
         named = [t for t in dict.fromkeys(p.resolve() for p in targets) if self.contains(t)]
         if self._files is None:
             self._files = [p.resolve() for p in discover([self.root], self.root, config.exclude)]
-            presets = active_presets(config, self._files)
+            presets, self._held = framework_presets(config, self._files)
             known = knowledge(config, presets)
             if known != self._known:  # other entry points: other facts
                 self._on_disk.clear()
@@ -153,7 +154,7 @@ class CheckSession:
         names = self._names = module_names(self.root, config, facts, kept=self._names)
         findings, internal = judge(
             named, facts, self.root, self._known, selection, self._catalog, names, display=self._display, graphs=self._graphs,
-            preview=config.preview,
+            preview=config.preview, held=self._held,
         )
         return CheckResult(findings, len(named), time.perf_counter() - started, internal, list(self._presets))
 

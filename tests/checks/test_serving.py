@@ -1003,3 +1003,86 @@ def test_a_custom_op_under_cuda_graph_capture_never_runs_its_cpu_kernel(tmp_path
     assert report["summary"]["presets"] == ["vllm"]
     chains = {(f["path"], f["code"], f["line"]): f["region"]["chain"] for f in report["findings"]}
     assert chains == {("vllm/model_executor/layers/layernorm.py", "GL203", 8): ["Model.forward", "RMSNorm.forward_cuda"]}
+
+
+# sglang's shape: an NPU graph runner in sglang's own code captures a vision block whose attention
+# backend comes from a table of every platform's; a user's own runner in a project that imports
+# sglang captures its own model.
+SGLANG_RUNNER = {
+    "python/sglang/__init__.py": "",
+    "python/sglang/srt/vision.py": """
+        import torch
+        from torch import nn
+
+
+        class CudaAttention(nn.Module):
+            def forward(self, q, lengths):
+                return q * lengths.max().item()
+
+
+        class AscendAttention(nn.Module):
+            def forward(self, q, lengths):
+                return q + 1
+
+
+        BACKENDS = {"fa3": CudaAttention, "ascend_attn": AscendAttention}
+
+
+        class VisionBlock(nn.Module):
+            def __init__(self, backend):
+                super().__init__()
+                self.attn = BACKENDS[backend]()
+
+            def forward(self, q, lengths):
+                return self.attn(q, lengths)
+    """,
+    "python/sglang/srt/vit_npu_graph_runner.py": """
+        import torch
+        from sglang.srt.vision import VisionBlock
+
+
+        class ViTNpuGraphRunner:
+            def __init__(self, backend):
+                self.block = VisionBlock(backend)
+
+            def create_graph(self, graph, q, lengths):
+                with torch.npu.graph(graph):
+                    return self.block(q, lengths)
+    """,
+    "python/myserve/runner.py": """
+        import torch
+        import sglang
+
+
+        def step(x):
+            return x * x.sum().item()
+
+
+        def capture(graph, x):
+            with torch.npu.graph(graph):
+                return step(x)
+    """,
+}
+
+
+def test_an_opt_in_frameworks_own_captures_are_named_not_analysed(tmp_path: Path) -> None:
+    """sglang's preset is opt-in: its own graph runner's capture is not walked (its backend table
+    would give it every platform's attention: a false error), and a GL001 notice and the coverage
+    line say so; the project's own capture is still analysed. With the preset on, sglang's
+    capture is walked like any other."""
+    (tmp_path / "off").mkdir()
+    (tmp_path / "on").mkdir()
+    _, report = _project(tmp_path / "off", SGLANG_RUNNER)
+    assert report["summary"]["presets"] == []
+    found = {(f["path"], f["line"], f["code"]): f["message"] for f in report["findings"]}
+    assert set(found) == {
+        ("python/myserve/runner.py", 7, "GL202"),  # the project's own capture is analysed
+        ("python/sglang/srt/vit_npu_graph_runner.py", 11, "GL001"),
+    }
+    assert 'presets = ["sglang"]' in found["python/sglang/srt/vit_npu_graph_runner.py", 11, "GL001"]
+    with chdir(tmp_path / "off"):
+        status, text = run_cli("check", ".", "--no-cache")
+    assert '1 capture block(s) of sglang not analysed: its preset is opt-in (presets = ["sglang"])' in text
+    _, report = _project(tmp_path / "on", SGLANG_RUNNER, pyproject='[tool.graphlint]\npresets = ["sglang"]\n')
+    found = {(f["path"], f["line"], f["code"]) for f in report["findings"]}
+    assert found == {("python/myserve/runner.py", 7, "GL202"), ("python/sglang/srt/vision.py", 8, "GL202")}

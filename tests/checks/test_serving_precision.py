@@ -512,3 +512,62 @@ def test_a_compile_that_may_be_disabled_is_no_nested_compile(tmp_path: Path) -> 
     on srt). ``disable=False`` and no ``disable=`` compile inside the capture (GL101)."""
     report = _lint(tmp_path, MAYBE_DISABLED)
     assert _sites(report) == {("topk.py", "GL101", 11), ("topk.py", "GL101", 16)}
+
+
+# sglang's shape: one module holds every platform's vision attention backend, picked from a table
+# by a name the server arguments give; a ViT graph runner captures the vision blocks.
+VISION_BACKENDS = {
+    "mmserve/__init__.py": "",
+    "mmserve/attention/__init__.py": "",
+    "mmserve/attention/vision.py": """
+        import torch
+        from torch import nn
+
+
+        class VisionSdpaAttention(nn.Module):
+            def forward(self, q, cu_seqlens):
+                lengths = cu_seqlens.cpu()
+                return q * lengths.shape[0]
+
+
+        class VisionXPUAttention(nn.Module):
+            def forward(self, q, cu_seqlens):
+                return q * cu_seqlens.max().item()
+
+
+        BACKENDS = {"sdpa": VisionSdpaAttention, "xpu_attn": VisionXPUAttention}
+
+
+        class VisionAttention(nn.Module):
+            def __init__(self, backend):
+                super().__init__()
+                self.impl = BACKENDS[backend]()
+
+            def forward(self, q, cu_seqlens):
+                return self.impl(q, cu_seqlens)
+    """,
+    "mmserve/vit_graph_runner.py": """
+        import torch
+        from mmserve.attention.vision import VisionAttention
+
+
+        class ViTGraphRunner:
+            def __init__(self, backend):
+                self.block = VisionAttention(backend)
+
+            def capture(self, graph, q, cu_seqlens):
+                with torch.npu.graph(graph):
+                    return self.block(q, cu_seqlens)
+    """,
+}
+
+
+def test_a_backend_class_of_another_platform_in_a_shared_module_is_no_region(tmp_path: Path) -> None:
+    """``other-platform-modules`` may name a class's functions (``...VisionXPUAttention.*``)
+    where one module holds every platform's backend: its `.item()` is no finding; the SDPA
+    backend's host copy, in the same module, still is one."""
+    (tmp_path / "with").mkdir()
+    (tmp_path / "without").mkdir()
+    config = '[tool.graphlint]\nother-platform-modules = ["mmserve.attention.vision.VisionXPUAttention.*"]\n'
+    assert _sites(_lint(tmp_path / "with", VISION_BACKENDS, config)) == {("vision.py", "GL201", 7)}
+    assert _sites(_lint(tmp_path / "without", VISION_BACKENDS)) == {("vision.py", "GL201", 7), ("vision.py", "GL202", 13)}

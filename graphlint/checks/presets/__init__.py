@@ -46,30 +46,41 @@ def all_presets() -> dict[str, Preset]:
     return presets
 
 
-def active_presets(config: Config, files: Iterable[Path]) -> list[str]:
+def framework_presets(config: Config, files: Iterable[Path]) -> tuple[list[str], dict[str, str]]:
     """The presets a run uses: the configured ones, else those of the frameworks ``files``
-    import or are part of (a file under a ``vllm_ascend/`` directory). Raises ``ConfigError`` for a name that is not a preset."""
+    import or are part of (a file under a ``vllm_ascend/`` directory); and the held ones: those
+    frameworks
+    whose preset is opt-in (``auto = false``) and not configured, as top-level module → preset.
+    Raises ``ConfigError`` for a name that is not a preset.
+    A held framework's own capture blocks are not analysed (its findings there are not precise
+    enough without the preset) and a notice says so. One pass over the files for both."""
     presets = all_presets()
     if config.presets is not None:
         unknown = sorted(set(config.presets) - set(presets))
         if unknown:
             raise ConfigError(f"[tool.graphlint] presets: no preset {unknown}; known: {sorted(presets)}")
-        return list(dict.fromkeys(config.presets))
-    wanted = {module: name for name, preset in presets.items() if preset.auto for module in preset.detect}
+        return list(dict.fromkeys(config.presets)), {}
+    found = _detected({module: name for name, preset in presets.items() for module in preset.detect}, files)
+    active = sorted({name for name in found.values() if presets[name].auto})
+    return active, {module: name for module, name in found.items() if not presets[name].auto}
+
+
+def _detected(wanted: dict[str, str], files: Iterable[Path]) -> dict[str, str]:
+    """Of ``wanted`` (top-level module → preset), those ``files`` import or are part of."""
     if not wanted:
-        return []
+        return {}
     pattern = re.compile(_IMPORT % b"|".join(re.escape(m.encode()) for m in sorted(wanted)), re.MULTILINE)
-    found: set[str] = set()
+    found: dict[str, str] = {}
     for path in files:
-        found.update(wanted[part] for part in path.parts[:-1] if part in wanted)  # the framework itself
+        found.update((part, wanted[part]) for part in path.parts[:-1] if part in wanted)  # the framework itself
         try:
             text = read_source(path)
         except OSError:
             continue
-        found.update(wanted[m.decode()] for m in pattern.findall(text))
-        if len(found) == len(set(wanted.values())):
+        found.update((m.decode(), wanted[m.decode()]) for m in pattern.findall(text))
+        if len(found) == len(wanted):
             break
-    return sorted(found)
+    return found
 
 
 # ``import vllm…`` / ``from vllm… import``: the framework's top-level module, at a line start.

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from graphlint.checks import apis
 from graphlint.checks.facts import EntryFacts
 from graphlint.checks.link import Project
 from graphlint.checks.value_graph import FunctionKey
@@ -15,8 +16,12 @@ class RegionUnresolved(ProjectRule):
     function of the analysed code (`ACLGraphWrapper(self.model)` where `self.model` comes from a
     library), or a call made inside a capture block that graphlint cannot follow
     (`self.runnable(*args)` of a wrapper, a model passed in as a parameter). It names the call
-    and the `[tool.graphlint]` key that would show graphlint what runs there. Info only: it never
-    fails a run.
+    and the `[tool.graphlint]` key that would show graphlint what runs there. A container's own
+    method (`self.segments.append(graph)`, `self.graphs.get(key)`) runs nothing and is not
+    named. It also names the capture blocks of a framework's own code that are not analysed
+    because the framework's preset is opt-in and off (sglang's graph runners: without the
+    preset's knowledge of what a capture never runs, most findings there are false). Info only:
+    it never fails a run.
 
     ## Why is this bad?
     The capture rules (GL201–GL203) only see code the region walk reaches. When the captured
@@ -66,6 +71,16 @@ class RegionUnresolved(ProjectRule):
             region = RegionHit(
                 entry_id, entry.kind, entry.traced, label, entry.dynamic, (ChainStep(entry.scope, linked.display, entry.line),)
             )
+            preset = regions.held.get(entry_id)
+            if preset is not None:
+                yield ProjectSite(
+                    entry.line,
+                    1,
+                    f"capture region not analysed: a capture of {preset}'s own code, whose findings are not "
+                    f"precise enough without its preset; turn it on with presets = [\"{preset}\"] in [tool.graphlint]",
+                    region,
+                )
+                continue
             for spelled in _unresolved(project, file, entry, index):
                 yield ProjectSite(
                     entry.line,
@@ -110,6 +125,19 @@ class RegionUnresolved(ProjectRule):
         """),
         snippet("""
             import torch
+
+            class SegmentedCapture:
+                def __init__(self, holder, pool):
+                    self.holder = holder
+                    self.pool = pool
+
+                def begin(self):
+                    graph = torch.cuda.CUDAGraph()
+                    graph.capture_begin(pool=self.pool)
+                    self.holder.segments.append(graph)
+        """),
+        snippet("""
+            import torch
             from torch.nn.attention.flex_attention import create_block_mask
 
             create_block_mask_compiled = torch.compile(create_block_mask, mode="reduce-overhead")
@@ -145,6 +173,11 @@ class RegionUnresolved(ProjectRule):
     ]
 
 
+# What the value flow reads as a container's own store or read (``flow_expressions.py``): a call
+# through one runs nothing of the project's, whatever its receiver holds.
+_CONTAINER_METHODS = apis.CONTAINER_STORE_METHODS | apis.CONTAINER_READ_METHODS
+
+
 def _unresolved(project: Project, file: int, entry: EntryFacts, index: int) -> list[str]:
     """What a capture entry runs that graphlint cannot follow, as written: its targets when none
     resolves to a function; else, for a block, its calls written as a name or an attribute of
@@ -161,6 +194,8 @@ def _unresolved(project: Project, file: int, entry: EntryFacts, index: int) -> l
         site = project.site(file, ordinal)
         if block_calls.get(ordinal) != index or site is None or not site.named or project.resolved(file, ordinal):
             continue
+        if site.text.rpartition(".")[2] in _CONTAINER_METHODS and "." in site.text:
+            continue  # `self.segments.append(graph)`: the value flow's container store, no runnable
         spelled = f"`{site.text}(...)`"
         if site.text.startswith("self.") and "." in entry.scope:  # the wrapper it is a member of
             spelled += f" on {entry.scope.rsplit('.', 1)[0]}"
