@@ -11,9 +11,8 @@ parameter annotated ``x: torch.Tensor``, ``residual: torch.Tensor | None``, ``ep
 class named, ``apis.VALUE_CLASSES``, nothing subscripted) takes only values that can be one: host
 tensors, the value classes themselves, instances of the project's classes that derive from one of
 those, and any other outside name as the one outside value (declared-type filtering, as points-to
-analyses for Java do with declared types). A parameter
-whose annotation is wider, partly unnamed (``list[...]``, ``Callable[...]``) or names a project
-class is not filtered. Annotations that lie (a project object passed where ``torch.Tensor`` is
+analyses for Java do with declared types). A parameter whose annotation is wider, partly unnamed
+(``list[...]``, ``Callable[...]``) or names a project class is not filtered. Annotations that lie (a project object passed where ``torch.Tensor`` is
 written) lose the calls made through it.
 """
 
