@@ -8,21 +8,22 @@ and with vLLM on vllm-ascend's path ~90 such values travelled through every norm
 rotary layer's ``forward`` (``RMSNorm.forward_native``'s return: 87 values, 1,457 successors), and
 the solve spent its step budget there. The annotations say what those parameters hold: a
 parameter annotated ``x: torch.Tensor``, ``residual: torch.Tensor | None``, ``eps: float`` (every
-class named, ``apis.VALUE_CLASSES``, nothing subscripted) takes only values that can be one: outside
-values, host tensors, and instances of the project's classes that derive from one of those
-(declared-type filtering, as points-to analyses for Java do with declared types). A parameter
-whose annotation is wider, partly unnamed (``list[...]``, ``Callable[...]``) or names a project
-class is not filtered. Annotations that lie (a project object passed where ``torch.Tensor`` is
+class named, ``apis.VALUE_CLASSES``, nothing subscripted) takes only values that can be one: host
+tensors, the value classes themselves, instances of the project's classes that derive from one of
+those, and any other outside name as the one outside value (declared-type filtering, as points-to
+analyses for Java do with declared types). A parameter whose annotation is wider, partly unnamed
+(``list[...]``, ``Callable[...]``) or names a project class is not filtered. Annotations that lie (a project object passed where ``torch.Tensor`` is
 written) lose the calls made through it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import cached_property
 
 from graphlint.checks import apis
 from graphlint.checks.class_hierarchy import ClassHierarchy
-from graphlint.checks.value_graph import LinkedModule, Obj, ValueGraph
+from graphlint.checks.value_graph import EXTERNAL_VALUE, LinkedModule, Obj, ValueGraph
 
 _CONTEXTS = "@#%"  # what a copy appends to a function's qualname (``receiver_copies.py``)
 
@@ -56,10 +57,20 @@ class DeclaredTypes(ValueGraph):
         nested = next((f"{base}{rest[i:]}" for i, c in enumerate(rest) if c == "." and f"{base}{rest[i:]}" in defs), base)
         return f"{nested}.{parameter}"
 
-    def may_hold(self, obj: Obj) -> bool:
-        if obj[0] in ("X", "H"):
-            return True
-        return obj[0] == "I" and any(_value_class(base) for base in self.classes.mro(("C", obj[1], obj[2])))
+    def typed_values(self, objects: Iterable[Obj]) -> list[Obj]:
+        """What a parameter typed as values takes: host tensors, the value classes' instances,
+        instances of project classes derived from one; any other outside name as the one outside
+        value (a tensor is no ``torch.nn.Linear`` nor ``PretrainedConfig.rms_norm_eps``, and
+        sixteen such names would travel through every layer before they collapse)."""
+        kept = []
+        for obj in objects:
+            if obj[0] == "H" or _value_class(obj):
+                kept.append(obj)
+            elif obj[0] == "X":
+                kept.append(EXTERNAL_VALUE)
+            elif obj[0] == "I" and any(_value_class(base) for base in self.classes.mro(("C", obj[1], obj[2]))):
+                kept.append(obj)
+        return kept
 
     @cached_property
     def value_parameters(self) -> list[frozenset[str]]:

@@ -186,7 +186,7 @@ def _guarded_add(solver: Solver, existing: int) -> Callable[[int, Iterable[Obj]]
 
     def add(node: int, objects: Iterable[Obj]) -> None:
         if node < existing:
-            objects = {o for o in objects if node not in solver.typed or solver.may_hold(o)}
+            objects = set(solver.typed_values(objects) if node in solver.typed else objects)
             if node in late or not objects <= solver.values[node] or node in solver.saturated:
                 raise _Touched
             return

@@ -26,6 +26,7 @@ class ReturnGuards(ScopeStack[FlowScope]):
     _expr: Callable[[ast.expr], Expr | None]
     _load: Callable[[str], Expr]
     tree: ast.Module
+    _open_predicates: tuple[str, ...] = ()  # the predicates being read: one that calls itself ends there
 
     def _keep_sound_guards(self) -> None:
         """A guard says what its parameter was given only if nothing else binds it."""
@@ -92,7 +93,7 @@ class ReturnGuards(ScopeStack[FlowScope]):
         ``_is_fused_moe_layer``). Its class names are read where the call is: module-level names
         of the same file."""
         name = test.func.id  # type: ignore[attr-defined]
-        if self._load(name) != ["v", name] or test.keywords:
+        if self._load(name) != ["v", name] or test.keywords or name in self._open_predicates:
             return None
         defined = [n for n in self.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Assign, ast.AnnAssign, ast.Import, ast.ImportFrom)) and name in _bound_names(n)]
         if len(defined) != 1 or not isinstance(defined[0], ast.FunctionDef) or defined[0].decorator_list:
@@ -101,7 +102,11 @@ class ReturnGuards(ScopeStack[FlowScope]):
         body = [b for b in helper.body if not (isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant))]
         if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
             return None
-        implied = self._classes_implied(body[0].value, exact)
+        self._open_predicates = (*self._open_predicates, name)
+        try:
+            implied = self._classes_implied(body[0].value, exact)
+        finally:
+            self._open_predicates = self._open_predicates[:-1]
         positional = [a.arg for a in (*helper.args.posonlyargs, *helper.args.args)]
         if implied is None or implied[0] not in positional:
             return None

@@ -127,7 +127,7 @@ class ValueGraph:
         self.decorated: dict[tuple[int, int], int] = {}
         self.iterated: dict[tuple[int, int], int] = {}
         self.saturated: set[int] = set()
-        self.typed: set[int] = set()  # nodes that keep only what ``may_hold`` (``declared_types.py``)
+        self.typed: set[int] = set()  # nodes that keep only ``typed_values`` (``declared_types.py``)
         self.refused: set[Obj] = set()  # what saturated sets refused: calls through them are not all seen
         self.steps = 0
         self.stopped = False
@@ -151,7 +151,7 @@ class ValueGraph:
             return
         held = self.values[node]
         if node in self.typed:
-            objects = [o for o in objects if self.may_hold(o)]
+            objects = self.typed_values(objects)
         new = set(objects) - held
         if not new:
             return
@@ -173,9 +173,9 @@ class ValueGraph:
             if self.late is not None:
                 self.late.add(node)
 
-    def may_hold(self, obj: Obj) -> bool:
-        """Whether a node of ``typed`` may take ``obj``."""
-        return True
+    def typed_values(self, objects: Iterable[Obj]) -> Iterable[Obj]:
+        """What a node of ``typed`` takes of ``objects``."""
+        return objects
 
     def spend(self, steps: int) -> bool:
         """Count ``steps`` of work against the budget; False (and the solve stopped) past it."""

@@ -740,3 +740,17 @@ def test_a_handler_does_not_see_what_its_try_body_bound(tmp_path: Path) -> None:
         return None"""
     (entry,) = regions(tmp_path, {"app.py": QUANT_CONFIG.format(body=body, called="lm_head")})
     assert {"app.MoeMethod.apply", "app.LinearMethod.apply"} <= set(entry["functions"])
+
+
+def test_a_predicate_that_calls_itself_is_no_guard(tmp_path: Path) -> None:
+    """``def _is_fused_moe_layer(layer): return _is_fused_moe_layer(layer) or isinstance(...)``
+    says nothing the walk can read (and reading it must end): every layer keeps every method."""
+    body = """
+        if _is_fused_moe_layer(layer):
+            return MoeMethod()
+        return LinearMethod()"""
+    code = QUANT_CONFIG.format(body=body, called="proj").replace(
+        "return isinstance(layer, (FusedMoE,))", "return _is_fused_moe_layer(layer) or isinstance(layer, (FusedMoE,))"
+    )
+    (entry,) = regions(tmp_path, {"app.py": code})
+    assert {"app.LinearMethod.apply", "app.MoeMethod.apply"} <= set(entry["functions"])
