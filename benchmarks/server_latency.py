@@ -13,7 +13,9 @@ tree and edits each ``--edits`` times (a full-text change that adds a line insid
 that every edit is walked again and the whole project linked again). ``--edit constant`` (the
 default) adds ``EDIT_n = n``: no assignment fact changes, so the solved call graph is used again
 (``graph_cache.py``); ``--edit value`` adds ``EDIT_n = int(n)``, a call: every call after it is
-numbered anew, and the graph is solved again. The latency of an edit is
+numbered anew, and the graph is solved again; ``--edit append`` adds the same call at the file's
+end (each edit one more line), which the server may extend the kept solve by
+(``incremental_solve.py``). The latency of an edit is
 the time from sending ``didChange`` to receiving the diagnostics published for that version;
 it includes ``--debounce``. Also printed: the time to the first diagnostics after ``didOpen``
 (the first one loads the whole project from the cache) and the server's resident memory.
@@ -46,12 +48,15 @@ def spread(files: Sequence[Path], count: int) -> list[Path]:
     return ordered[::step][:count]
 
 
-EDITS = {"constant": "EDIT_{0} = {0}\n", "value": "EDIT_{0} = int({0})\n"}
+EDITS = {"constant": "EDIT_{0} = {0}\n", "value": "EDIT_{0} = int({0})\n", "append": "EDIT_{0} = int({0})\n"}
 
 
 def edited(text: str, edit: int, kind: str = "constant") -> str:
     """The text with one more line in its middle, at a line break outside any bracket (a
-    blank line between two top-level statements), so that the file still parses."""
+    blank line between two top-level statements), so that the file still parses; ``append``:
+    edits 1 to ``edit`` at the file's end, one more line each, as typing at the end does."""
+    if kind == "append":
+        return text.rstrip("\n") + "\n\n\n" + "".join(EDITS[kind].format(n) for n in range(1, edit + 1))
     lines = text.splitlines(keepends=True)
     middle = len(lines) // 2
     line = EDITS[kind].format(edit)
@@ -100,6 +105,9 @@ async def measure(root: Path, cache: Path, files: list[Path], edits: int, deboun
                 version = editor.change(path, edited(text, edit, kind))
                 await editor.diagnostics(path, version=version, timeout=120)
                 latencies.append(time.perf_counter() - started)
+                solved = [line for line in editor.logs if line.startswith("value flow")]
+                print(f"  {path.name} edit {edit}: {latencies[-1] * 1000:.0f} ms; {solved[-1] if solved else ''}", flush=True)
+                editor.logs.clear()
         cpu = (cpu_seconds(pid) - cpu_before) / len(latencies)
         latencies.sort()
         memory = rss_mib(pid) if pid else None
@@ -119,7 +127,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--debounce", type=float, action="append",
                         help="the server's debounce in seconds, one run each (default: 0.05, its own default, and 0)")
     parser.add_argument("--edit", choices=sorted(EDITS), default="constant",
-                        help="what each edit adds: a constant (no assignment fact changes) or a call (default constant)")
+                        help="what each edit adds: a constant (no assignment fact changes), a call in the middle, "
+                             "or calls appended at the end (default constant)")
     parser.add_argument("--warm-runs", type=int, default=0, help="warm `graphlint check` runs after the fill (default 0)")
     parser.add_argument("-j", "--jobs", type=int, default=2, help="processes for the cold fill of the cache (default 2)")
     parser.add_argument("--cache-dir", type=Path, help="reuse this facts cache (filled if needed) instead of a fresh one")

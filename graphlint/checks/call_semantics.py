@@ -31,6 +31,7 @@ from graphlint.checks.wrap_order import WrapOrder, instances_made
 from graphlint.checks.value_graph import (
     MAX_DEPTH,
     EXTERNAL_VALUE,
+    OUTSIDE_ANY,
     HOST_TENSOR,
     CallArgs,
     CallGraph,
@@ -59,6 +60,7 @@ class CallSemantics(
     site_args: dict[tuple[int, int], CallArgs]
     called: set[tuple[Any, Obj]]
     site_edges: dict[tuple[Any, ...], dict[tuple[Target, str], str]]
+    outside_any_sites: set[tuple[Any, ...]]
     callee_nodes: dict[tuple[int, int], int]
     compile: Callable[..., int | None]
     member: Callable[[Obj, str, Obj, int, Obj | None], None]
@@ -157,6 +159,8 @@ class CallSemantics(
             self.graph.implicit_calls.setdefault((site[1], site[2]), set()).add(target)
             return
         key = (*site, "") if isinstance(site[0], int) and len(site) == 2 else site
+        if target == OUTSIDE_ANY[1]:
+            self.outside_any_sites.add(key[:2] if isinstance(key[0], int) else key[:3])
         self.site_edges.setdefault(key, {}).setdefault((target, copy), kind)
 
     def call(self, site: Any, obj: Obj, args: CallArgs, out: int) -> None:
@@ -201,6 +205,11 @@ class CallSemantics(
                 if self.defines(obj, name):
                     self.member(("C", obj[1], obj[2]), name, obj, method, skip_to=None)
             self.watch(method, lambda objs: [self.call(site, o, args, out) for o in objs if o[0] in ("B", "F")])
+        elif obj == OUTSIDE_ANY:  # some outside names: what any of them does (value_graph.py)
+            self.record(site, OUTSIDE_ANY[1], "call")
+            if not (isinstance(site[0], int) and site[1] in self.host_calls[site[0]]):
+                self.outside_arguments.append(args)
+                self.add(out, [OUTSIDE_ANY])
         elif kind in ("X", "H") and isinstance(site[0], int) and site[1] in self.host_calls[site[0]]:
             if obj[1] and kind == "X":  # torch.arange(..., device="cpu"), x.cpu(): a host tensor
                 self.record(site, obj[1], "call")

@@ -9,10 +9,13 @@ the one a full solve of the edited project gives, so the continuation is taken o
 follows, and otherwise ``extend`` says why not and the caller solves in full:
 
 - The value graph is monotone (values and edges only grow, each reaction is a union) except where
-  the solve's bounds cut it (a saturated set, outside names collapsed, the work budget) and at the
-  decisions taken at the fixed point (an undecided decoration hands its function back, the
-  defaults of functions no call bound, ``settle``). So the last solve must have hit no bound, and
-  the continuation none either.
+  the solve's bounds cut it (a saturated set, the work budget) and at the decisions taken at the
+  fixed point (an undecided decoration hands its function back, the defaults of functions no call
+  bound, ``settle``). So the last solve must have hit neither bound, and the continuation neither.
+  Outside names collapsed into ``OUTSIDE_ANY`` are no such cut: the collapse is absorbing, the
+  join of a lattice (``value_graph.py``), so the solve reaches the one least fixed point in any
+  order, this continuation's too; a delivery of outside names into an existing node that holds
+  ``OUTSIDE_ANY`` gives it nothing.
 - The added facts may read every existing node but give none of them a new value, and deliver
   again only into nodes that held all their values at the first fixed point, before any decision
   (``ValueGraph.late``): then each existing node is derived exactly as before, round by round of
@@ -26,8 +29,9 @@ follows, and otherwise ``extend`` says why not and the caller solves in full:
   again for the new facts; they may differ only by such fresh names and by the new calls'
   ordinals.
 - The work budget: a full solve's steps (values delivered plus reactions run) are at most
-  ``sum(|values(n)| * (1 + |watchers(n)|))`` over its nodes, since each node takes each value
-  once and each of its watchers reacts at most once per batch. That bound, kept up to date here,
+  ``sum((|values(n)| + c(n)) * (1 + |watchers(n)|))`` over its nodes, since each node takes each
+  value once and each of its watchers reacts at most once per batch; ``c(n)`` is OUTSIDE_CAP for
+  a node that holds ``OUTSIDE_ANY`` (the names it held before the collapse, dropped then), else 0. That bound, kept up to date here,
   must stay within ``WORK_BUDGET``, so that the full solve would not have stopped either.
 
 Removing or changing facts (retraction: delete and re-derive) and calls renumbered by a line
@@ -45,7 +49,16 @@ from typing import Any
 
 from graphlint.checks import apis
 from graphlint.checks.facts import FileFacts
-from graphlint.checks.value_graph import WORK_BUDGET, CallGraph, LinkedModule, Obj, ValueGraph
+from graphlint.checks.value_graph import (
+    OUTSIDE_ANY,
+    OUTSIDE_CAP,
+    WORK_BUDGET,
+    CallGraph,
+    LinkedModule,
+    Obj,
+    ValueGraph,
+    collapsible,
+)
 from graphlint.checks.valueflow import Solver, solve_kept
 
 log = logging.getLogger(__name__)
@@ -166,7 +179,7 @@ class LiveSolve:
         grown = [name for name in _NOT_GROWING if _mass(getattr(solver, name)) != sizes[name]]
         if grown or _mass(solver.graph.implicit_calls) != implicit:
             return f"an added fact changes what the fixed point decides ({', '.join(grown) or 'implicit calls'})"
-        work = self.work + sum(len(solver.values[n]) for n in watched if n < existing) + _work_bound(solver, existing)
+        work = self.work + sum(_delivered(solver.values[n]) for n in watched if n < existing) + _work_bound(solver, existing)
         if work > WORK_BUDGET:
             return "a full solve might reach the work budget"
         self.work = work
@@ -186,8 +199,10 @@ def _guarded_add(solver: Solver, existing: int) -> Callable[[int, Iterable[Obj]]
 
     def add(node: int, objects: Iterable[Obj]) -> None:
         if node < existing:
+            held = solver.values[node]
             objects = set(solver.typed_values(objects) if node in solver.typed else objects)
-            if node in late or not objects <= solver.values[node] or node in solver.saturated:
+            objects = {o for o in objects if not collapsible(o)} if OUTSIDE_ANY in held else objects
+            if node in late or not objects <= held or node in solver.saturated:
                 raise _Touched
             return
         ValueGraph.add(solver, node, objects)
@@ -204,17 +219,22 @@ def _recording_watch(solver: Solver, watched: list[int]) -> Callable[..., None]:
 
 
 def _bounded(solved: Solver | CallGraph) -> bool:
-    """Whether the solve hit a bound: stopped, a set saturated, outside names collapsed (each
-    makes its answer hang on the order the values came in)."""
+    """Whether the solve hit a bound that makes its answer hang on the order the values came in:
+    stopped, a set saturated (collapsed outside names do not: ``value_graph.OUTSIDE_ANY``)."""
     if isinstance(solved, CallGraph):
-        return solved.stopped is not None or solved.saturated > 0 or solved.collapsed > 0
-    return solved.stopped or bool(solved.saturated) or solved.collapsed > 0
+        return solved.stopped is not None or solved.saturated > 0
+    return solved.stopped or bool(solved.saturated)
 
 
 def _work_bound(solver: Solver, start: int) -> int:
     """The most steps a full solve spends on the nodes from ``start`` on (module docstring)."""
     values, watchers = solver.values, solver.watchers
-    return sum(len(values[n]) * (1 + len(watchers[n])) for n in range(start, len(values)))
+    return sum(_delivered(values[n]) * (1 + len(watchers[n])) for n in range(start, len(values)))
+
+
+def _delivered(values: set[Obj]) -> int:
+    """The most values a node took: those it holds and, if it collapsed, the names it dropped."""
+    return len(values) + (OUTSIDE_CAP if OUTSIDE_ANY in values else 0)
 
 
 def _mass(table: Any) -> int:

@@ -26,7 +26,7 @@ from typing import Any
 
 from graphlint.checks.facts import FALSY, Expr
 from graphlint.checks.pass_through import PassThrough
-from graphlint.checks.value_graph import EXTERNAL_VALUE, CallArgs, Obj
+from graphlint.checks.value_graph import EXTERNAL_VALUE, OUTSIDE_ANY, CallArgs, Obj
 
 Params = list[tuple[str, str]]
 Test = tuple[str, bool, int]  # (parameter, negated, node of the classes)
@@ -178,7 +178,7 @@ class InstanceGuards(PassThrough):
 
     def instance_of(self, obj: Obj, cls: Obj) -> bool | None:
         """Whether ``obj`` is an instance of class ``cls`` (None: not known)."""
-        if obj == EXTERNAL_VALUE or cls[0] not in ("C", "X"):
+        if obj in (EXTERNAL_VALUE, OUTSIDE_ANY) or cls == OUTSIDE_ANY or cls[0] not in ("C", "X"):
             return None
         if obj[0] == "I":
             return cls in self.classes.mro(("C", obj[1], obj[2]))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphlint.checks.value_graph import Target
+from graphlint.checks.value_graph import OUTSIDE_ANY, Target
 
 
 def calls_by_site(
@@ -43,3 +43,26 @@ def entries_per_copy(edges: dict[tuple[Any, ...], dict[tuple[Target, str], str]]
         for target, kind in edges.pop(key).items():
             merged.setdefault(target, kind)
     return per_copy
+
+
+def absorb_outside(
+    callees: dict[Any, dict[Target, str]],
+    copies: dict[tuple[Any, ...], dict[tuple[Target, str], str]],
+    implicit: dict[tuple[int, str], set[Target]],
+    sites: set[tuple[Any, ...]],
+) -> dict[tuple[int, str], set[Target]]:
+    """At a site that runs OUTSIDE_ANY's ``"*"`` (some outside names: ``value_graph.py``) the
+    outside names recorded before the collapse are dropped: which ones came first hangs on the
+    order. ``sites``: such sites as ``(file, ordinal)`` or ``("entry", file, index)``; the
+    scopes' implicit calls are given back as a copy. Each table's entry on its own: a call in
+    one copy of a method that runs ``"*"`` leaves the others' names as they are."""
+    star = OUTSIDE_ANY[1]
+    for key in [key for key in callees if key in sites and star in callees[key]]:
+        callees[key] = {t: kind for t, kind in callees[key].items() if not isinstance(t, str) or t == star}
+    for key in [key for key in copies if (key[:2] if isinstance(key[0], int) else key[:3]) in sites]:
+        if any(t == star for t, _ in copies[key]):  # each copy on its own: it runs "*" or not
+            copies[key] = {(t, c): kind for (t, c), kind in copies[key].items() if not isinstance(t, str) or t == star}
+    return {
+        key: {t for t in targets if not isinstance(t, str) or t == star} if star in targets else set(targets)
+        for key, targets in implicit.items()
+    }

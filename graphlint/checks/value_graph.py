@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Union
 
+from graphlint.checks import apis
 from graphlint.checks.facts import FileFacts
 
 Obj = tuple  # ("F"|"C"|"I", file, qualname), ("B", function, receiver), ("S", file, class, receiver),
@@ -26,13 +27,38 @@ MAX_DEPTH = 16
 # Bounds that keep the fixed point a matter of seconds on any tree (sglang's srt, transformers'
 # models/). A node holding more than VALUE_CAP values is *saturated*: it takes no more, and the
 # calls through it count as unresolved (what it already holds are still values it can have, so
-# no link is wrong; the region may be incomplete). Outside names are collapsed into one outside
-# value past OUTSIDE_CAP in a node: they resolve to no project function either way. Past
-# WORK_BUDGET steps (values delivered, deliveries a saturated node refused, reactions run) the
-# solve stops, and the run says so (``CallGraph.stopped``).
+# no link is wrong; the region may be incomplete). Past OUTSIDE_CAP outside names in a node, the
+# node holds OUTSIDE_ANY ("some outside names") in place of all of them (they resolve to no
+# project function either way). Past WORK_BUDGET steps (values delivered, deliveries a saturated
+# node refused, reactions run) the solve stops, and the run says so (``CallGraph.stopped``).
 VALUE_CAP = 256
 OUTSIDE_CAP = 16
 WORK_BUDGET = 3_000_000
+# The collapse of outside names is absorbing, so that the solve has one answer whatever order the
+# values arrive in (the least fixed point of a lattice where a node's outside names are a set of at
+# most OUTSIDE_CAP names or OUTSIDE_ANY above them all): a node that passes the cap drops the names
+# it held, and OUTSIDE_ANY, handed on, absorbs the names it handed on before. What a name handed
+# on did is covered by what OUTSIDE_ANY does: an attribute of it, a call of it (its arguments
+# handed outside) and its call's result are OUTSIDE_ANY, a site that calls it runs the outside
+# name "*", an ``isinstance`` test of it is not known. Not collapsed (KEPT_OUTSIDE): the names
+# the solver treats by name (``functools.partial``, ``builtins.list``...) and every dotted prefix
+# of them (``functools``), since an attribute of one may be one of them; so no collapse changes
+# the project's own values.
+OUTSIDE_ANY: Obj = ("X", "*")
+
+
+def _with_prefixes(names: Iterable[str]) -> frozenset[str]:
+    parts = [name.split(".") for name in names]
+    return frozenset(".".join(p[:end]) for p in parts for end in range(1, len(p) + 1))
+
+
+KEPT_OUTSIDE = _with_prefixes(apis.PASS_THROUGH_CALLS | apis.CALLS_ITS_ARGUMENTS | apis.PARTIAL_FUNCTIONS)
+
+
+def collapsible(obj: Obj) -> bool:
+    """An outside value OUTSIDE_ANY stands for: an outside name not in KEPT_OUTSIDE, the value of
+    an outside call (EXTERNAL_VALUE), OUTSIDE_ANY itself."""
+    return obj[0] == "X" and obj[1] not in KEPT_OUTSIDE
 
 
 @dataclass(frozen=True)
@@ -90,7 +116,7 @@ class CallGraph:
     # (file, call ordinal) of ``x.m()`` calls whose receiver ``x`` holds host tensors only
     host_receivers: set[tuple[int, int]] = field(default_factory=set)
     saturated: int = 0  # nodes that reached VALUE_CAP values and took no more
-    collapsed: int = 0  # times a node's outside names were collapsed into one outside value
+    collapsed: int = 0  # nodes whose outside names were collapsed into OUTSIDE_ANY
     # (file, qualname, copy; "*": every copy) of the functions something out of sight may call,
     # with arguments graphlint does not see (``parameter_constants.py``)
     unseen: set[tuple[int, str, str]] = field(default_factory=set)
@@ -131,7 +157,7 @@ class ValueGraph:
         self.refused: set[Obj] = set()  # what saturated sets refused: calls through them are not all seen
         self.steps = 0
         self.stopped = False
-        self.collapsed = 0  # times outside names were collapsed (the result then hangs on the order)
+        self.collapsed = 0  # nodes whose outside names were collapsed into OUTSIDE_ANY
         # Nodes that gained values after the first fixed point, in the rounds of its decisions
         # (None until then): ``incremental_solve.py`` may deliver again only into the others.
         self.late: set[int] | None = None
@@ -155,13 +181,18 @@ class ValueGraph:
         new = set(objects) - held
         if not new:
             return
-        if len(held) + len(new) > OUTSIDE_CAP:  # many outside names: one outside value
-            outside = {o for o in new if o[0] == "X" and o[1]}
-            if outside and sum(1 for o in held if o[0] == "X") + len(outside) > OUTSIDE_CAP:
-                new = (new - outside) | ({EXTERNAL_VALUE} - held)
+        if OUTSIDE_ANY in held:  # collapsed: outside names are absorbed
+            new = {o for o in new if not collapsible(o)}
+            if not new:
+                return
+        elif OUTSIDE_ANY in new or len(held) + len(new) > OUTSIDE_CAP:
+            outside = {o for o in new if collapsible(o)}
+            if OUTSIDE_ANY in new or (outside and sum(1 for o in held if collapsible(o)) + len(outside) > OUTSIDE_CAP):
+                # what it held of them is retracted: OUTSIDE_ANY absorbs what they were handed
+                # on to, and covers what they did (the comment at OUTSIDE_ANY)
+                held -= {o for o in held if collapsible(o)}
+                new = (new - outside) | {OUTSIDE_ANY}
                 self.collapsed += 1
-                if not new:
-                    return
         if len(held) + len(new) > VALUE_CAP:
             self.saturated.add(node)
             self.refused.update(new)

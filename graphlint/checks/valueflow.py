@@ -26,7 +26,7 @@ from graphlint.checks.call_semantics import CallSemantics
 from graphlint.checks.class_hierarchy import ClassHierarchy, absolute_name
 from graphlint.checks.facts import CallSite, Expr
 from graphlint.checks.presets import glob_pattern
-from graphlint.checks.site_edges import calls_by_site, entries_per_copy
+from graphlint.checks.site_edges import absorb_outside, calls_by_site, entries_per_copy
 from graphlint.checks.value_graph import (
     MAX_DEPTH,
     EXTERNAL_VALUE,
@@ -35,6 +35,7 @@ from graphlint.checks.value_graph import (
     FunctionKey,
     LinkedModule,
     Obj,
+    OUTSIDE_ANY,
     instance_of,
 )
 
@@ -103,6 +104,7 @@ class Solver(CallSemantics):
         self.forwarding = False
         self.guard_classes = {}
         self.site_edges = {}
+        self.outside_any_sites = set()  # sites that run OUTSIDE_ANY (``absorb_outside``)
         self.decorations_made = []
         self.bound_functions = set()
         self.defaulted = set()
@@ -172,6 +174,7 @@ class Solver(CallSemantics):
         graph = self.graph
         graph.callees, graph.copies = calls_by_site(edges)
         graph.copies.update(per_copy)
+        implicit = absorb_outside(graph.callees, graph.copies, graph.implicit_calls, self.outside_any_sites)
         graph.resolved = {
             key[:2] for key, node in self.callee_nodes.items() if self.values[node] and node not in self.saturated
         }
@@ -197,7 +200,7 @@ class Solver(CallSemantics):
                 graph.entry_outside[file, index] = [t for t in targets if isinstance(t, str)]
         graph.unseen = self.called_unseen()
         # the implicit calls are the solver's own table (``record`` fills it): the answer keeps a copy
-        return dataclasses.replace(graph, implicit_calls={key: set(targets) for key, targets in graph.implicit_calls.items()})
+        return dataclasses.replace(graph, implicit_calls=implicit)
 
     def assign(self, file: int, target: Expr, value: int | None) -> None:
         if value is None:
@@ -337,6 +340,8 @@ class Solver(CallSemantics):
             self.member(("C", receiver[1], receiver[2]), name, receiver, node, skip_to=("C", obj[1], obj[2]))
         elif kind == "H":
             self.add(node, [("H", name)] if not obj[1] and name in apis.DEVICE_PRESERVING_METHODS else [EXTERNAL_VALUE])
+        elif obj == OUTSIDE_ANY:
+            self.add(node, [OUTSIDE_ANY])
         elif kind == "X" and obj[1] and obj[1].count(".") < MAX_DEPTH:
             self.add(node, [("X", f"{obj[1]}.{name}")])
         elif kind == "X":  # past the depth too: an attribute of an outside value is outside
