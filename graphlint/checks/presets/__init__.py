@@ -48,12 +48,11 @@ def all_presets() -> dict[str, Preset]:
 
 def framework_presets(config: Config, files: Iterable[Path]) -> tuple[list[str], dict[str, str]]:
     """The presets a run uses: the configured ones, else those of the frameworks ``files``
-    import or are part of (a file under a ``vllm_ascend/`` directory); and the held ones: those
-    frameworks
-    whose preset is opt-in (``auto = false``) and not configured, as top-level module → preset.
-    Raises ``ConfigError`` for a name that is not a preset.
-    A held framework's own capture blocks are not analysed (its findings there are not precise
-    enough without the preset) and a notice says so. One pass over the files for both."""
+    import or are part of (a file under a ``vllm_ascend/`` directory); and the held ones, as
+    top-level module → preset: those frameworks whose preset is opt-in (``auto = false``) and
+    not configured. A held framework's own capture blocks are not analysed (its findings there
+    are not precise enough without the preset) and a notice says so. One pass over the files for
+    both. Raises ``ConfigError`` for a name that is not a preset."""
     presets = all_presets()
     if config.presets is not None:
         unknown = sorted(set(config.presets) - set(presets))
