@@ -81,10 +81,7 @@ class _FlowWalker(FlowDefinitions, ReturnGuards, ReturnedArgumentsWalk, CallCond
         for ordinal, key in self.spreads:
             elements = self.tuples.get(key)
             site = self.facts.calls[ordinal]
-            function, _, name = key.rpartition(".")
-            definition = self.facts.defs.get(function)
-            parameter = definition is not None and any(p == name for p, _ in definition.params)
-            if elements is not None and self.bindings[key] == 1 and not parameter and site is not None:
+            if elements is not None and self._local_bound_once(key) and site is not None:
                 site.args.extend(elements)
                 site.star, site.star_last = [], False
 
@@ -97,12 +94,17 @@ class _FlowWalker(FlowDefinitions, ReturnGuards, ReturnedArgumentsWalk, CallCond
         for ordinal, key in self.keyword_spreads:
             keywords = self.dicts.get(key)
             site = self.facts.calls[ordinal]
-            function, _, name = key.rpartition(".")
-            definition = self.facts.defs.get(function)
-            parameter = definition is not None and any(p == name for p, _ in definition.params)
-            if keywords is not None and self.bindings[key] == 1 and not parameter and key not in self.handed and site is not None:
+            if keywords is not None and self._local_bound_once(key) and key not in self.handed and site is not None:
                 site.keywords.extend(keywords)
                 site.double_star = []
+
+    def _local_bound_once(self, key: str) -> bool:
+        """Whether the local ``key`` (``"f.x"``) is bound once in its function and is none of its
+        parameters (a parameter holds whatever each caller hands)."""
+        function, _, name = key.rpartition(".")
+        definition = self.facts.defs.get(function)
+        parameter = definition is not None and any(p == name for p, _ in definition.params)
+        return self.bindings[key] == 1 and not parameter
 
     def _store(self, name: str) -> Expr:
         scope = self.scope
