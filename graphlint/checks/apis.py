@@ -143,6 +143,14 @@ TENSOR_FACTORIES = frozenset(
     }
 )
 
+# Factories that make their tensor where their first argument is, unless given ``device=``.
+LIKE_FACTORIES = frozenset(
+    {
+        "torch.zeros_like", "torch.ones_like", "torch.empty_like", "torch.full_like",
+        "torch.rand_like", "torch.randn_like", "torch.randint_like",
+    }
+)
+
 # The host device: a tensor made there on purpose (``device="cpu"``, ``pin_memory=True``) is
 # host-side work, not a forgotten ``device=`` (GL203), and ``.cpu()`` of it copies nothing (GL201).
 HOST_DEVICE = "cpu"

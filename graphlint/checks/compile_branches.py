@@ -38,6 +38,7 @@ class CompileBranches:
     qualify: Callable[[cst.BaseExpression], str | None]
     options: ExtractOptions
     function_scope: Any
+    device_text: Callable[[cst.BaseExpression], str]  # site_values.py
     _add_entry: Callable[..., int]
     _failing_block: Callable[[cst.CSTNode, list[WalkItem]], list[WalkItem]]  # error_messages.py
 
@@ -133,6 +134,29 @@ class CompileBranches:
                 index = self._add_entry(call, "capture", traced=False, targets=[], via="block")
                 restore = self._restore()
                 return [*node.items, self._set_block(index), node.body, restore]
+        device = next((d for d in map(self._context_device, (item.item for item in node.items)) if d), None)
+        if device is None:
+            return None
+        scope = self.function_scope
+        previous = scope.default_device
+
+        def enter() -> None:
+            scope.default_device = device
+
+        def leave() -> None:
+            scope.default_device = previous
+
+        return [*node.items, enter, node.body, leave]
+
+    def _context_device(self, expr: cst.BaseExpression) -> str | None:
+        """The device a ``with`` item makes the default for tensor factories: a ``torch.device``
+        is a context manager that does (``with forward_batch.out_cache_loc.device:``, sglang's
+        ``_batch_image_inputs``; ``with torch.device("npu"):``), not ``torch.cuda.device(i)``,
+        which only picks the current GPU."""
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "device":
+            return self.device_text(expr)
+        if isinstance(expr, cst.Call) and self.qualify(expr.func) == "torch.device" and expr.args:
+            return self.device_text(expr)
         return None
 
     def _is_capture_context(self, func: cst.BaseExpression) -> bool:

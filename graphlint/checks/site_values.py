@@ -37,6 +37,9 @@ class WalkScope(Scope):
     # names bound, in any branch, to a capture context manager: ``graph_ctx = torch.npu.graph``
     capture_contexts: set[str] = field(default_factory=set)
     loops: int = 0
+    # inside ``with x.device:`` / ``with torch.device(d):``: where a factory without device= makes
+    # its tensor (a nested function's body runs later, in a scope of its own)
+    default_device: str | None = None
 
 
 ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo, cst.Divide, cst.Power)
@@ -192,6 +195,14 @@ class SiteValues:
             pinned = keyword(expr, "pin_memory")
             if pinned is not None and isinstance(pinned.value, cst.Name) and pinned.value.value == "True":
                 return apis.HOST_DEVICE
+            return self.function_scope.default_device
+        if self.qualify(func) in apis.LIKE_FACTORIES and expr.args and expr.args[0].keyword is None:
+            device = keyword(expr, "device")
+            if device is not None:
+                return self.device_text(device.value)
+            # where its input is: ``torch.zeros_like(h).to(h.device)`` copies nothing
+            source = expr.args[0].value
+            return self.known_device(source) or f"{SOURCE_TEXT.code_for_node(source)}.device"
         return None
 
     def _operands_device(self, expr: cst.Comparison | cst.BinaryOperation) -> str | None:

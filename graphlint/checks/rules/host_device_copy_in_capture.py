@@ -17,7 +17,8 @@ class HostDeviceCopyInCapture(CaptureRule):
     flagged: `torch.tensor(data, device="cpu")` (host-side work on purpose), `.cpu()` / `.numpy()`
     of a tensor made on the host (here, or in another function whose value reaches here only
     through arguments, returns or attributes), `.to(d)` of a tensor made on or moved to that same `d`
-    (`t = torch.zeros(n, device=x.device)` … `t.to(x.device)`; the device is kept through
+    (`t = torch.zeros(n, device=x.device)` … `t.to(x.device)`, `torch.zeros_like(h).to(h.device)`:
+    a `*_like` factory makes its tensor where its input is; the device is kept through
     device-preserving methods, `.to(dtype)`, comparisons and arithmetic with a tensor on it:
     `mask = mask.repeat(b, 1) >= lens.unsqueeze(1)` … `mask.unsqueeze(1).to(x.device)`), and `.to(x.device)` of what lives
     with the model's weights: a parameter or registered buffer (`self.inv_freq.to(x.device)`,
@@ -109,6 +110,14 @@ class HostDeviceCopyInCapture(CaptureRule):
         return factory.with_changes(args=[*args, device_arg], lpar=node.lpar, rpar=node.rpar)
 
     VALID = [
+        snippet("""
+            import torch
+
+            def run(g, hidden_states):
+                with torch.npu.graph(g):
+                    output = torch.zeros_like(hidden_states).to(hidden_states.device)
+                    output.add_(hidden_states)
+        """),
         snippet("""
             import torch
 

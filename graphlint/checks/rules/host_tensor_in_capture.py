@@ -16,7 +16,9 @@ class HostTensorInCapture(CaptureRule):
     is not flagged; copying it to the device is GL201's. Nor is a factory that only host work
     read back to Python uses (`torch.quantile(torch.tensor(times), q=0.5).item()`: statistics of
     Python floats, which never meet a device tensor), nor one handed `**kwargs`, which may carry
-    its `device=` (`torch.arange(0, n, **self.int32_kwargs)`).
+    its `device=` (`torch.arange(0, n, **self.int32_kwargs)`), nor one made inside
+    `with x.device:` or `with torch.device(d):` (a `torch.device` is a context manager that makes
+    itself the factories' default: sglang's `with forward_batch.out_cache_loc.device:`).
 
     ## Why is this bad?
     Without `device=` the tensor is made on the host. Inside a captured graph it is either a
@@ -105,6 +107,15 @@ class HostTensorInCapture(CaptureRule):
                 @torch.compile(mode="reduce-overhead")
                 def positions(self, n: int):
                     return torch.arange(0, n, **self.int32_kwargs)
+        """),
+        snippet("""
+            import torch
+
+            def run(g, static_x, n: int):
+                with torch.npu.graph(g):
+                    with static_x.device:
+                        mask = torch.zeros(n, dtype=torch.bool)
+                    static_x.masked_fill_(mask, 0)
         """),
     ]
     INVALID = [
