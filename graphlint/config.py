@@ -68,6 +68,9 @@ class Knowledge:
     and hands it in (vLLM's DP batch agreement, ``coordinate_batch_across_dp``), or turns
     compilation and graphs off wherever they run (vLLM's 8-bit bitsandbytes matmul). No region
     enters them, as for ``other-platform-modules``; the preset says why for each.
+    ``outside-captures``: the same for capture regions only: functions no graph capture of the
+    framework runs, which may still run compiled (sglang's vision attention backends that its ViT
+    graph runners refuse: they capture only with the backend the server arguments name).
     ``capture-false-calls``: calls, as written (dotted globs; the head resolved through the
     file's imports), that are false in every graph capture the framework makes, when called with
     no arguments (sglang's ``forward_batch.contains_mm_inputs()``: a capture batch holds no
@@ -90,6 +93,7 @@ class Knowledge:
     eager_backends: tuple[str, ...] = ()
     other_platform_modules: tuple[str, ...] = ()
     outside_regions: tuple[str, ...] = ()
+    outside_captures: tuple[str, ...] = ()
     capture_false_calls: tuple[str, ...] = ()
     capture_true_calls: tuple[str, ...] = ()
 
@@ -118,6 +122,7 @@ KNOWLEDGE_LIST_KEYS = (
     "eager-backends",
     "other-platform-modules",
     "outside-regions",
+    "outside-captures",
     "capture-false-calls",
     "capture-true-calls",
 )

@@ -166,7 +166,9 @@ def link(
         files, dispatch=known.dispatch, not_dispatched=known.not_dispatched, graphs=graphs or SolvedGraphs(), preview=preview
     )
     add_root_entries(project, known)
-    return project, mark_regions(project, known.other_platform_modules, known.outside_regions, held or {})
+    return project, mark_regions(
+        project, known.other_platform_modules, known.outside_regions, held or {}, outside_captures=known.outside_captures
+    )
 
 
 def judge(

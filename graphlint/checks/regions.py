@@ -77,18 +77,22 @@ def mark_regions(
     other_platform_modules: tuple[str, ...] = (),
     outside_regions: tuple[str, ...] = (),
     held: Mapping[str, str] | None = None,
+    outside_captures: tuple[str, ...] = (),
 ) -> Regions:
     """``other_platform_modules``: globs of code that runs only on platforms graphlint does not
     check (``other-platform-modules``): modules, whose functions no region enters, or classes'
     and functions' dotted names (``pkg.vision.RocmAttention.*``: one backend class of a module
     that holds every platform's); nor the functions ``outside_regions`` names
-    (``outside-regions``: globs of dotted names). ``held``: top-level module → opt-in preset of
-    the frameworks whose own capture blocks are left out (``presets.framework_presets``)."""
+    (``outside-regions``: globs of dotted names); nor, from a capture entry, the functions
+    ``outside_captures`` names (``outside-captures``: a compiled region still enters them).
+    ``held``: top-level module → opt-in preset of the frameworks whose own capture blocks are
+    left out (``presets.framework_presets``)."""
     regions = Regions()
     held_patterns = [(glob_pattern(f"{module}.**"), preset) for module, preset in (held or {}).items()]
     patterns = [glob_pattern(glob) for glob in other_platform_modules]
     foreign = {index for index, linked in enumerate(project.files) if any(p.match(linked.module) for p in patterns)}
     outside = _named_functions(project, outside_regions + other_platform_modules)
+    outside_capture = outside | _named_functions(project, outside_captures)
     compiled = {
         key
         for file_index, linked in enumerate(project.files)
@@ -129,8 +133,9 @@ def mark_regions(
                     if linked.facts.block_calls.get(ordinal) == entry_index
                     for callee, copy in project.runs_in(file_index, ordinal, None)
                 ]
-            starts = [start for start in starts if start[0].file not in foreign and start[0] not in outside]
-            _walk(project, regions, starts, hit, traced=entry.traced, compiled=compiled, foreign=foreign, outside=outside)
+            skip = outside_capture if entry.kind == "capture" else outside
+            starts = [start for start in starts if start[0].file not in foreign and start[0] not in skip]
+            _walk(project, regions, starts, hit, traced=entry.traced, compiled=compiled, foreign=foreign, outside=skip)
     return regions
 
 
