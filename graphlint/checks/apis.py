@@ -42,6 +42,13 @@ EAGER_BACKENDS = frozenset({"eager", "aot_eager"})
 CAPTURE_CONTEXTS = frozenset(
     {"torch.npu.graph", "torch.cuda.graph", "torch.npu.graphs.graph", "torch.cuda.graphs.graph"}
 )
+# True in every graph capture, whatever the framework: the `else` of ``if
+# torch.cuda.is_current_stream_capturing():`` is never captured (``capture_values.py``).
+CAPTURE_TRUE_CALLS = (
+    "torch.cuda.is_current_stream_capturing",
+    "torch.npu.is_current_stream_capturing",
+    "torch_npu.npu.is_current_stream_capturing",
+)
 CAPTURE_BEGIN_METHOD = "capture_begin"
 CAPTURE_END_METHOD = "capture_end"
 MAKE_GRAPHED_CALLABLES = frozenset(

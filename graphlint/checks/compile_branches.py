@@ -98,18 +98,27 @@ class CompileBranches:
         return [node.test, self._set_eager(self.eager or not value), node.body, *tail, restore]
 
     def _on_capture_if(self, node: cst.If) -> list[WalkItem] | None:
-        """``if forward_batch.contains_mm_inputs():``, the ``else`` of ``if get_is_capture_mode():``:
-        a branch the framework's capture never takes is walked as uncaptured."""
-        if not (self.options.capture_false_calls or self.options.capture_true_calls):
-            return None
-        value = value_when_captured(
-            node.test, self.qualify, self.options.capture_false_calls, self.options.capture_true_calls
-        )
+        """``if forward_batch.contains_mm_inputs():``, the ``else`` of ``if get_is_capture_mode():``
+        or of ``if torch.cuda.is_current_stream_capturing():``: a branch no capture takes is
+        walked as uncaptured."""
+        value = self.value_when_captured(node.test)
         if value is None:
             return None
         restore = self._restore()
         tail = [self._set_uncaptured(self.uncaptured or value), node.orelse] if node.orelse else []
         return [node.test, self._set_uncaptured(self.uncaptured or not value), node.body, *tail, restore]
+
+    def value_when_captured(self, expr: cst.BaseExpression) -> bool | None:
+        """What ``expr`` is in every capture (``capture_values.py``), its local names read through
+        the function's bindings a capture runs."""
+        scope = self.function_scope
+        return value_when_captured(
+            expr,
+            self.qualify,
+            self.options.capture_false_calls,
+            self.options.capture_true_calls + apis.CAPTURE_TRUE_CALLS,
+            scope.capture_locals.value if scope.capture_locals is not None else lambda name: None,
+        )
 
     def _on_if_exp(self, node: cst.CSTNode) -> None:
         assert isinstance(node, cst.IfExp)

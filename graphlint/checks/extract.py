@@ -36,6 +36,7 @@ from graphlint.checks.facts import (
 from graphlint.checks.assignments import flow_facts
 from graphlint.checks.ast_children import child_nodes
 from graphlint.checks.candidate_reports import CandidateReports, Report
+from graphlint.checks.capture_values import CaptureLocals
 from graphlint.checks.compile_branches import CompileBranches, WalkItem
 from graphlint.checks.entry_points import EntryPoints, decorated_callee, flag_option
 from graphlint.checks.error_messages import ErrorMessages
@@ -265,6 +266,7 @@ class _Extractor(
         # A second def of one name (property setters, TYPE_CHECKING branches) adds to the first.
         facts = self.facts.functions.setdefault(qualname, FunctionFacts(qualname))
         scope = WalkScope("function", qualname, class_name=outer.class_name if outer.kind == "class" else None)
+        scope.capture_locals = CaptureLocals(node)
         if scope.class_name is None and outer.kind == "function":
             scope.class_name = outer.class_name  # closures inside methods still see ``self``
         params = node.params

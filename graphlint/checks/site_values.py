@@ -40,6 +40,8 @@ class WalkScope(Scope):
     # inside ``with x.device:`` / ``with torch.device(d):``: where a factory without device= makes
     # its tensor (a nested function's body runs later, in a scope of its own)
     default_device: str | None = None
+    # a function's plain bindings a capture can run (``capture_values.CaptureLocals``)
+    capture_locals: Any = None
 
 
 ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo, cst.Divide, cst.Power)

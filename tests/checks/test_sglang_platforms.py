@@ -346,3 +346,53 @@ def test_deep_gemms_jit_warm_up_is_never_captured(tmp_path: Path) -> None:
     bare = _sites(tmp_path / "bare", DEEP_GEMM, "[tool.graphlint]\npresets = []\n" + exports)
     assert ("compile_utils.py", "GL202", 9) in bare
     assert _sites(tmp_path / "preset", DEEP_GEMM, SGLANG) == set()
+
+
+# sglang's Ernie 4.5 VL MoE layer: a local set from torch's capture check, then flags that the
+# branch a capture takes sets to False, tested further down.
+CAPTURING_LOCALS = {
+    "app/__init__.py": "",
+    "app/moe.py": """
+        import torch
+
+
+        def route(hidden_states, visual_token_mask):
+            capturing = torch.cuda.is_current_stream_capturing()
+            if visual_token_mask is not None and not capturing:
+                all_visual = visual_token_mask.all()
+                any_visual = visual_token_mask.any()
+            else:
+                all_visual = False
+                any_visual = False
+            if all_visual:
+                return hidden_states * 2
+            elif any_visual:
+                text = hidden_states[~visual_token_mask]
+                return text.sum().item()
+            else:
+                return hidden_states + 1
+
+
+        def relabel(hidden_states, visual_token_mask):
+            seen = False
+            for _ in range(2):
+                if seen:
+                    return hidden_states[visual_token_mask].sum().item()
+                seen = visual_token_mask.any()
+            return hidden_states
+
+
+        def capture(graph, hidden_states, mask):
+            with torch.cuda.graph(graph):
+                return route(hidden_states, mask), relabel(hidden_states, mask)
+    """,
+}
+
+
+def test_a_local_a_capture_always_binds_to_false_guards_no_captured_code(tmp_path: Path) -> None:
+    """``capturing = torch.cuda.is_current_stream_capturing()`` is True in every capture, so the
+    flags are False there and the ``elif any_visual:`` branch (a mask read and a sync) is never
+    captured, with no preset. A flag another binding may change before the test (in a loop)
+    decides nothing: that sync is still found."""
+    sites = _sites(tmp_path / "app", CAPTURING_LOCALS, "[tool.graphlint]\npresets = []\n")
+    assert {s[2] for s in sites if s[0] == "moe.py"} == {25}
