@@ -16,7 +16,10 @@ A local name is read through its bindings (``local``): sglang's Ernie 4.5 VL MoE
 in the branch ``if mask is not None and not capturing:`` leaves to a capture, and tests ``elif
 any_visual:``. Where every binding of the name in the function is a plain ``name = value`` and
 those a capture can run (not in an uncaptured branch) all give the same known value, the name
-has that value in every capture (``CaptureLocals``).
+has that value in every capture (``CaptureLocals``). So has a module's name, read in a function
+that does not bind it, where the module's top level binds it so (``_is_hip = is_hip()``, then
+``_use_aiter = get_bool_env_var("SGLANG_USE_AITER") and _is_hip``, with ``is_hip`` among the
+capture's false calls): the module ran before any capture.
 """
 
 from __future__ import annotations
@@ -72,7 +75,7 @@ class CaptureLocals:
     """The bindings of one function's local names that a capture can run, recorded as the walk
     meets them (``record``), and what a name is known to be in every capture (``value``)."""
 
-    def __init__(self, function: cst.FunctionDef) -> None:
+    def __init__(self, function: cst.FunctionDef | cst.Module) -> None:
         self.function = function
         self._counts: dict[str, int] | None = None  # every binding in the function, counted once asked
         self.seen: dict[str, int] = {}
@@ -89,17 +92,24 @@ class CaptureLocals:
         values = set(self.values.get(name, [None]))
         if len(values) != 1 or None in values:
             return None
-        if self._counts is None:  # counted only for a name that may be known
-            self._counts = _binding_counts(self.function)
-        if self._counts.get(name) != self.seen.get(name):  # a binding not met yet, or not plain
+        if self._counts_of().get(name) != self.seen.get(name):  # a binding not met yet, or not plain
             return None
         return values.pop()
 
+    def binds(self, name: str) -> bool:
+        return name in self._counts_of()
 
-def _binding_counts(function: cst.FunctionDef) -> dict[str, int]:
-    """How often each name is bound in ``function``'s own body: plain ``name = ...`` once each,
-    any other binding ``_UNRECORDED`` (functions, classes, lambdas and comprehensions nested in it
-    have scopes of their own)."""
+    def _counts_of(self) -> dict[str, int]:
+        if self._counts is None:  # counted only once a name may be known
+            self._counts = _binding_counts(self.function)
+        return self._counts
+
+
+def _binding_counts(function: cst.FunctionDef | cst.Module) -> dict[str, int]:
+    """How often each name is bound in ``function``'s own body (or a module's top level): plain
+    ``name = ...`` once each, any other binding ``_UNRECORDED`` (functions, classes, lambdas and
+    comprehensions nested in it have scopes of their own; a module's name that a ``global``
+    statement anywhere in it may rebind is never known)."""
     counts: dict[str, int] = {}
 
     def add(target: cst.CSTNode, amount: int) -> None:
@@ -107,13 +117,20 @@ def _binding_counts(function: cst.FunctionDef) -> dict[str, int]:
             if isinstance(node, cst.Name):
                 counts[node.value] = counts.get(node.value, 0) + amount
 
-    params = function.params
-    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
-        add(param.name, _UNRECORDED)
-    for star in (params.star_arg, params.star_kwarg):
-        if isinstance(star, cst.Param):
-            add(star.name, _UNRECORDED)
-    stack: list[cst.CSTNode] = [function.body]
+    if isinstance(function, cst.Module):
+        for node in preorder(function):
+            if isinstance(node, cst.Global):
+                for item in node.names:
+                    add(item.name, _UNRECORDED)
+        stack: list[cst.CSTNode] = list(function.body)
+    else:
+        params = function.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            add(param.name, _UNRECORDED)
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                add(star.name, _UNRECORDED)
+        stack = [function.body]
     while stack:
         node = stack.pop()
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)):

@@ -38,6 +38,7 @@ class CompileBranches:
     qualify: Callable[[cst.BaseExpression], str | None]
     options: ExtractOptions
     function_scope: Any
+    scopes: list[Any]
     device_text: Callable[[cst.BaseExpression], str]  # site_values.py
     _add_entry: Callable[..., int]
     _failing_block: Callable[[cst.CSTNode, list[WalkItem]], list[WalkItem]]  # error_messages.py
@@ -111,14 +112,27 @@ class CompileBranches:
     def value_when_captured(self, expr: cst.BaseExpression) -> bool | None:
         """What ``expr`` is in every capture (``capture_values.py``), its local names read through
         the function's bindings a capture runs."""
-        scope = self.function_scope
         return value_when_captured(
             expr,
             self.qualify,
             self.options.capture_false_calls,
             self.options.capture_true_calls + apis.CAPTURE_TRUE_CALLS,
-            scope.capture_locals.value if scope.capture_locals is not None else lambda name: None,
+            self._captured_name,
         )
+
+    def _captured_name(self, name: str) -> bool | None:
+        """A name's value in every capture: the innermost function that binds it decides, else
+        the module's top level (``capture_values.CaptureLocals``); a lambda's names are unknown."""
+        scopes = [scope for scope in self.scopes if scope.kind != "class"]
+        for scope in reversed(scopes[1:]):
+            bindings = scope.capture_locals
+            if bindings is None:
+                return None
+            if name in bindings.values:
+                return bindings.value(name)
+            if scopes[0].capture_locals.value(name) is None or bindings.binds(name):
+                return None  # a module's name known here only when no function between binds it
+        return scopes[0].capture_locals.value(name)
 
     def _on_if_exp(self, node: cst.CSTNode) -> None:
         assert isinstance(node, cst.IfExp)

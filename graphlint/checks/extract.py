@@ -131,6 +131,7 @@ class _Extractor(
 
     # ---- the walk ---------------------------------------------------------------------------
     def run(self, module: cst.Module) -> FileFacts:
+        self.module_scope.capture_locals = CaptureLocals(module)  # its top level's names (capture_values.py)
         # What each node type asks of the walk (its anchor kind, handler, rules' hooks), looked
         # up once per node; most nodes (names, attributes, strings) ask nothing. Local to the
         # walk: kept on the extractor, its bound methods would make a reference cycle that

@@ -396,3 +396,77 @@ def test_a_local_a_capture_always_binds_to_false_guards_no_captured_code(tmp_pat
     decides nothing: that sync is still found."""
     sites = _sites(tmp_path / "app", CAPTURING_LOCALS, "[tool.graphlint]\npresets = []\n")
     assert {s[2] for s in sites if s[0] == "moe.py"} == {25}
+
+
+# sglang's standard dispatcher: a module flag built from the platform checks at import.
+PLATFORM_FLAGS = {
+    "sglang/__init__.py": "",
+    "sglang/srt/__init__.py": "",
+    "sglang/srt/utils.py": """
+        import torch
+
+
+        def is_hip():
+            return torch.version.hip is not None
+
+
+        def get_bool_env_var(name):
+            return False
+    """,
+    "sglang/srt/layers/__init__.py": "",
+    "sglang/srt/layers/dispatcher.py": """
+        import torch
+
+        from sglang.srt.utils import get_bool_env_var, is_hip
+
+        _is_hip = is_hip()
+        _use_aiter = get_bool_env_var("SGLANG_USE_AITER") and _is_hip
+
+
+        class StandardDispatcher:
+            def __init__(self, mapping):
+                self.mapping = mapping
+
+            def dispatch(self, topk_ids):
+                if _use_aiter:
+                    return (self.mapping >= 0).to(torch.int32).to(device="cuda")
+                return self.mapping[topk_ids]
+
+
+        def relabel(topk_ids, mapping):
+            _use_aiter = topk_ids.numel() > 0
+            if _use_aiter:
+                return mapping.to(device="cuda")
+            return topk_ids
+    """,
+    "sglang/srt/models/__init__.py": "",
+    "sglang/srt/models/tiny.py": """
+        import torch
+        from torch import nn
+
+        from sglang.srt.layers.dispatcher import StandardDispatcher, relabel
+
+
+        class TinyForCausalLM(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.dispatcher = StandardDispatcher(torch.arange(4))
+
+            def forward(self, input_ids, positions, forward_batch):
+                return relabel(self.dispatcher.dispatch(input_ids), self.dispatcher.mapping)
+
+
+        EntryClass = TinyForCausalLM
+    """,
+}
+
+
+def test_a_module_flag_of_another_platform_guards_no_captured_code(tmp_path: Path) -> None:
+    """With the preset (``is_hip`` is false in every capture it checks), the module's
+    ``_use_aiter`` is False under capture and the ROCm-only move is no finding; a function that
+    binds a local of the same name decides nothing from the module's."""
+    exports = '[tool.graphlint.capture-exports]\n"sglang.srt.models.*" = ["EntryClass"]\n'
+    bare = _sites(tmp_path / "bare", PLATFORM_FLAGS, "[tool.graphlint]\npresets = []\n" + exports)
+    assert {s for s in bare if s[0] == "dispatcher.py"} == {("dispatcher.py", "GL201", 15), ("dispatcher.py", "GL201", 22)}
+    preset = _sites(tmp_path / "preset", PLATFORM_FLAGS, SGLANG)
+    assert {s for s in preset if s[0] == "dispatcher.py"} == {("dispatcher.py", "GL201", 22)}
