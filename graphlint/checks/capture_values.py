@@ -107,8 +107,9 @@ class CaptureLocals:
 
 def _binding_counts(function: cst.FunctionDef | cst.Module) -> dict[str, int]:
     """How often each name is bound in ``function``'s own body (or a module's top level): plain
-    ``name = ...`` once each, any other binding ``_UNRECORDED`` (functions, classes, lambdas and
-    comprehensions nested in it have scopes of their own; a module's name that a ``global``
+    ``name = ...`` once each, any other binding ``_UNRECORDED`` (functions, classes and lambdas
+    nested in it have scopes of their own, but a ``nonlocal`` in a nested function rebinds the
+    name here, and a ``:=`` in a comprehension binds it here; a module's name that a ``global``
     statement anywhere in it may rebind is never known)."""
     counts: dict[str, int] = {}
 
@@ -135,8 +136,12 @@ def _binding_counts(function: cst.FunctionDef | cst.Module) -> dict[str, int]:
         node = stack.pop()
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
             add(node.name, _UNRECORDED)
+            for inner in preorder(node):  # a nested function may rebind a name through ``nonlocal``
+                if isinstance(inner, cst.Nonlocal):
+                    for item in inner.names:
+                        add(item.name, _UNRECORDED)
             continue
-        if isinstance(node, (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+        if isinstance(node, cst.Lambda):  # comprehensions are walked: a ``:=`` in one binds here
             continue
         if isinstance(node, cst.Assign):
             for target in node.targets:

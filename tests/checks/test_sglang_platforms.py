@@ -382,9 +382,35 @@ CAPTURING_LOCALS = {
             return hidden_states
 
 
+        def rebound(hidden_states, mask):
+            flagged = False
+
+            def mark():
+                nonlocal flagged
+                flagged = True
+
+            mark()
+            if flagged:
+                return hidden_states[mask].sum().item()
+            return hidden_states
+
+
+        def walrus(hidden_states, mask):
+            found = False
+            [found := bool(m) for m in mask.tolist()]
+            if found:
+                return hidden_states.max().item()
+            return hidden_states
+
+
         def capture(graph, hidden_states, mask):
             with torch.cuda.graph(graph):
-                return route(hidden_states, mask), relabel(hidden_states, mask)
+                return (
+                    route(hidden_states, mask),
+                    relabel(hidden_states, mask),
+                    rebound(hidden_states, mask),
+                    walrus(hidden_states, mask),
+                )
     """,
 }
 
@@ -393,9 +419,10 @@ def test_a_local_a_capture_always_binds_to_false_guards_no_captured_code(tmp_pat
     """``capturing = torch.cuda.is_current_stream_capturing()`` is True in every capture, so the
     flags are False there and the ``elif any_visual:`` branch (a mask read and a sync) is never
     captured, with no preset. A flag another binding may change before the test (in a loop)
-    decides nothing: that sync is still found."""
+    decides nothing: that sync is still found; so does one a nested function rebinds through
+    ``nonlocal``, and one a ``:=`` in a comprehension binds."""
     sites = _sites(tmp_path / "app", CAPTURING_LOCALS, "[tool.graphlint]\npresets = []\n")
-    assert {s[2] for s in sites if s[0] == "moe.py"} == {25}
+    assert {s[2] for s in sites if s[0] == "moe.py" and s[1] == "GL202"} == {25, 39, 45, 47}  # 45: the .tolist()
 
 
 # sglang's standard dispatcher: a module flag built from the platform checks at import.
