@@ -14,6 +14,7 @@ from typing import Any, Literal
 import libcst as cst
 
 from graphlint.checks import apis, dynamo
+from graphlint.checks.capture_values import CaptureLocals
 from graphlint.checks.scopes import Scope
 from graphlint.checks.syntax import dotted_name, keyword, positional, string_value
 
@@ -37,11 +38,8 @@ class WalkScope(Scope):
     # names bound, in any branch, to a capture context manager: ``graph_ctx = torch.npu.graph``
     capture_contexts: set[str] = field(default_factory=set)
     loops: int = 0
-    # inside ``with x.device:`` / ``with torch.device(d):``: where a factory without device= makes
-    # its tensor (a nested function's body runs later, in a scope of its own)
-    default_device: str | None = None
-    # a function's plain bindings a capture can run (``capture_values.CaptureLocals``)
-    capture_locals: Any = None
+    default_device: str | None = None  # in ``with x.device:``, where factories make their tensors
+    capture_locals: CaptureLocals | None = None  # the bindings a capture runs (capture_values.py)
 
 
 ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo, cst.Divide, cst.Power)

@@ -126,6 +126,15 @@ def _sites(root: Path, files: dict[str, str], pyproject: str) -> set[tuple[str, 
     return set(_findings(root, files, pyproject))
 
 
+# sglang's graph runners capture what sglang.srt.models.* export as EntryClass: configured by hand
+# with the preset off (the bare run), or by the preset.
+EXPORTS = '[tool.graphlint]\npresets = []\n[tool.graphlint.capture-exports]\n"sglang.srt.models.*" = ["EntryClass"]\n'
+
+
+def _bare_and_preset(tmp_path: Path, files: dict[str, str]) -> tuple[set, set]:
+    return _sites(tmp_path / "bare", files, EXPORTS), _sites(tmp_path / "preset", files, SGLANG)
+
+
 RUNNER_ROOT = 'capture-roots = ["sglang.srt.hardware_backend.npu.vit_npu_graph_runner.ViTNpuGraphRunner.create_graph"]\n'
 
 
@@ -248,10 +257,9 @@ def test_the_cpu_method_a_multi_platform_op_dispatches_to_is_never_captured(tmp_
     """The preset's ``not-dispatched`` for ``MultiPlatformOp``: the op's ``forward_cpu`` (a host
     tensor moved to the device on each call) is no capture finding; its ``forward_cuda`` still
     runs in the capture (the model is reached)."""
-    exports = '[tool.graphlint.capture-exports]\n"sglang.srt.models.*" = ["EntryClass"]\n'
-    bare = _sites(tmp_path / "bare", MULTI_PLATFORM, '[tool.graphlint]\npresets = []\n' + exports)
+    bare, preset = _bare_and_preset(tmp_path, MULTI_PLATFORM)
     assert ("moe.py", "GL201", 14) in bare
-    assert _sites(tmp_path / "preset", MULTI_PLATFORM, SGLANG) == set()
+    assert preset == set()
 
 
 # sglang's mllama batches image inputs under ``with forward_batch.out_cache_loc.device:``: the
@@ -342,10 +350,9 @@ DEEP_GEMM = {
 def test_deep_gemms_jit_warm_up_is_never_captured(tmp_path: Path) -> None:
     """The preset's ``outside-captures`` names the warm-up: its stream sync is no capture
     finding with the preset, and one with the same capture configured by hand."""
-    exports = '[tool.graphlint.capture-exports]\n"sglang.srt.models.*" = ["EntryClass"]\n'
-    bare = _sites(tmp_path / "bare", DEEP_GEMM, "[tool.graphlint]\npresets = []\n" + exports)
+    bare, preset = _bare_and_preset(tmp_path, DEEP_GEMM)
     assert ("compile_utils.py", "GL202", 9) in bare
-    assert _sites(tmp_path / "preset", DEEP_GEMM, SGLANG) == set()
+    assert preset == set()
 
 
 # sglang's Ernie 4.5 VL MoE layer: a local set from torch's capture check, then flags that the
@@ -492,8 +499,6 @@ def test_a_module_flag_of_another_platform_guards_no_captured_code(tmp_path: Pat
     """With the preset (``is_hip`` is false in every capture it checks), the module's
     ``_use_aiter`` is False under capture and the ROCm-only move is no finding; a function that
     binds a local of the same name decides nothing from the module's."""
-    exports = '[tool.graphlint.capture-exports]\n"sglang.srt.models.*" = ["EntryClass"]\n'
-    bare = _sites(tmp_path / "bare", PLATFORM_FLAGS, "[tool.graphlint]\npresets = []\n" + exports)
+    bare, preset = _bare_and_preset(tmp_path, PLATFORM_FLAGS)
     assert {s for s in bare if s[0] == "dispatcher.py"} == {("dispatcher.py", "GL201", 15), ("dispatcher.py", "GL201", 22)}
-    preset = _sites(tmp_path / "preset", PLATFORM_FLAGS, SGLANG)
     assert {s for s in preset if s[0] == "dispatcher.py"} == {("dispatcher.py", "GL201", 22)}
