@@ -39,6 +39,7 @@ class CompileBranches:
     options: ExtractOptions
     function_scope: Any
     scopes: list[Any]
+    scope: Any
     device_text: Callable[[cst.BaseExpression], str]  # site_values.py
     _add_entry: Callable[..., int]
     _failing_block: Callable[[cst.CSTNode, list[WalkItem]], list[WalkItem]]  # error_messages.py
@@ -122,7 +123,10 @@ class CompileBranches:
 
     def _captured_name(self, name: str) -> bool | None:
         """A name's value in every capture: the innermost function that binds it decides, else
-        the module's top level (``capture_values.CaptureLocals``); a lambda's names are unknown."""
+        the module's top level (``capture_values.CaptureLocals``); a lambda's names, and a class
+        body's (its own bindings are not recorded), are unknown."""
+        if self.scope.kind == "class":
+            return None
         scopes = [scope for scope in self.scopes if scope.kind != "class"]
         for scope in reversed(scopes[1:]):
             bindings = scope.capture_locals
