@@ -66,6 +66,10 @@ class CompileBranches:
 
         return apply
 
+    def _function_start(self) -> list[Callable[[], None]]:
+        """A function's body starts traced (not eager), in every capture mode, in no capture block."""
+        return [self._set_eager(False), self._set_capture_modes(self.all_capture_modes), self._set_block(None)]
+
     def _restore(self) -> Callable[[], None]:
         eager, modes, block = self.eager, self.capture_modes, self.block
 

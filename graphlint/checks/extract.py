@@ -284,7 +284,7 @@ class _Extractor(
             self._decorator_entry(decorator, [["def", qualname]])
         returns = [node.returns] if node.returns else []
         restore = self._restore()
-        enter = [self._push(scope), self._set_eager(False), self._set_capture_modes(self.all_capture_modes), self._set_block(None)]
+        enter = [self._push(scope), *self._function_start()]
         return [*node.decorators, *enter, node.params, *returns, node.body, self.scopes.pop, restore]
 
     def _on_lambda(self, node: cst.CSTNode) -> list[WalkItem]:
@@ -294,7 +294,7 @@ class _Extractor(
         self.facts.functions.setdefault(qualname, FunctionFacts(qualname))
         scope = WalkScope("function", qualname, class_name=self.function_scope.class_name)
         restore = self._restore()
-        enter = [self._push(scope), self._set_eager(False), self._set_capture_modes(self.all_capture_modes), self._set_block(None)]
+        enter = [self._push(scope), *self._function_start()]
         return [node.params, *enter, node.body, self.scopes.pop, restore]
 
     def _push(self, scope: WalkScope) -> Callable[[], None]:

@@ -31,7 +31,8 @@ LOGITS_PROCESSOR = """
         @classmethod
         def from_forward_batch(cls, forward_batch):
             if forward_batch.forward_mode.is_extend() and forward_batch.return_logprob:
-                forward_batch.extend_seq_lens = forward_batch.extend_seq_lens[forward_batch.extend_seq_lens > 1]  # not captured
+                lens = forward_batch.extend_seq_lens
+                forward_batch.extend_seq_lens = lens[lens > 1]  # not captured
             return cls(forward_batch.forward_mode, forward_batch.return_logprob, forward_batch.is_prefill_only)
 
 
