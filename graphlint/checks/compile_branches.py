@@ -6,8 +6,9 @@ eager branch of ``if is_compiling():`` (and of
 ``not is_tracing(x) and ...``, ``is_compiling() or ...``; the checks are data in
 ``dynamo.toml``), what follows ``if is_compiling(): return``, the statements inside
 ``with torch.npu.graph(g):`` or between ``capture_begin()`` and ``capture_end()``, and the branch
-of an ``if`` that a framework's graph capture never takes (``capture-false-calls``:
-``capture_values.py``).
+of an ``if`` that a framework's graph capture never takes (``capture-false-calls``, the modes a
+capture runs in: ``capture_values.py``), and what follows ``if ...: return`` in the modes that
+take the ``return``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 import libcst as cst
 
 from graphlint.checks import apis, dynamo
-from graphlint.checks.capture_values import value_when_captured
+from graphlint.checks.capture_values import Modes, knows_captures, true_modes
 from graphlint.checks.facts import ExtractOptions
 from graphlint.checks.site_values import SOURCE_TEXT
 from graphlint.checks.syntax import preorder
@@ -31,7 +32,8 @@ class CompileBranches:
     ``eager_nodes`` and ``_add_entry``)."""
 
     eager: bool
-    uncaptured: bool  # in a branch no graph capture takes (``capture-false-calls``)
+    capture_modes: Modes  # the modes a capture may run in here
+    all_capture_modes: Modes  # … at a function's start
     block: int | None
     eager_nodes: set[int]
     moved_once: set[int]
@@ -53,17 +55,26 @@ class CompileBranches:
 
         return apply
 
-    def _set_uncaptured(self, uncaptured: bool) -> Callable[[], None]:
+    @property
+    def uncaptured(self) -> bool:
+        """In a branch no graph capture takes (``capture-false-calls``, no mode left)."""
+        return not self.capture_modes
+
+    def _set_capture_modes(self, modes: Modes) -> Callable[[], None]:
         def apply() -> None:
-            self.uncaptured = uncaptured
+            self.capture_modes = modes
 
         return apply
 
+    def _function_start(self) -> list[Callable[[], None]]:
+        """A function's body starts traced (not eager), in every capture mode, in no capture block."""
+        return [self._set_eager(False), self._set_capture_modes(self.all_capture_modes), self._set_block(None)]
+
     def _restore(self) -> Callable[[], None]:
-        eager, uncaptured, block = self.eager, self.uncaptured, self.block
+        eager, modes, block = self.eager, self.capture_modes, self.block
 
         def apply() -> None:
-            self.eager, self.uncaptured, self.block = eager, uncaptured, block
+            self.eager, self.capture_modes, self.block = eager, modes, block
 
         return apply
 
@@ -98,17 +109,37 @@ class CompileBranches:
 
     def _on_capture_if(self, node: cst.If) -> list[WalkItem] | None:
         """``if forward_batch.contains_mm_inputs():``, the ``else`` of ``if get_is_capture_mode():``:
-        a branch the framework's capture never takes is walked as uncaptured."""
-        if not (self.options.capture_false_calls or self.options.capture_true_calls):
+        a branch the framework's capture never takes is walked as uncaptured. A test decided per
+        mode walks its body in the modes it is true in and its ``else`` (an ``elif``: the next
+        test) in the others."""
+        if not knows_captures(self.options):
             return None
-        value = value_when_captured(
-            node.test, self.qualify, self.options.capture_false_calls, self.options.capture_true_calls
-        )
-        if value is None:
+        modes = self.capture_modes
+        taken = true_modes(node.test, self.qualify, self.options, modes)
+        if taken is None:
             return None
         restore = self._restore()
-        tail = [self._set_uncaptured(self.uncaptured or value), node.orelse] if node.orelse else []
-        return [node.test, self._set_uncaptured(self.uncaptured or not value), node.body, *tail, restore]
+        tail = [self._set_capture_modes(modes - taken), node.orelse] if node.orelse else []
+        return [node.test, self._set_capture_modes(taken), node.body, *tail, restore]
+
+    def _narrow_after(self, node: cst.If) -> Callable[[], None]:
+        """After ``if test: ... return``: the rest of the block runs only in the modes that fall
+        through some branch of the ``if`` / ``elif`` / ``else`` chain (none: not captured)."""
+
+        def apply() -> None:
+            fall: Modes = frozenset()
+            modes = self.capture_modes
+            branch: cst.If | cst.Else | None = node
+            while isinstance(branch, cst.If):
+                taken = true_modes(branch.test, self.qualify, self.options, modes)
+                body, modes = (modes, modes) if taken is None else (taken, modes - taken)
+                fall |= frozenset() if _leaves(branch.body) else body
+                branch = branch.orelse
+            if branch is None or not _leaves(branch.body):
+                fall |= modes
+            self._set_capture_modes(fall)()
+
+        return apply
 
     def _on_if_exp(self, node: cst.CSTNode) -> None:
         assert isinstance(node, cst.IfExp)
@@ -149,7 +180,7 @@ class CompileBranches:
         assert isinstance(node, (cst.IndentedBlock, cst.Module))
         plan: list[WalkItem] = []
         end_capture = None
-        made_eager = False
+        made_eager = narrowed = False
         for statement in node.body:
             method = _statement_method_call(statement)
             if method == apis.CAPTURE_END_METHOD and end_capture is not None:
@@ -164,10 +195,15 @@ class CompileBranches:
             elif self._returns_when_compiling(statement) and not made_eager:
                 made_eager = True
                 plan.append(self._set_eager(True))
+            elif isinstance(statement, cst.If) and knows_captures(self.options) and _some_branch_leaves(statement):
+                narrowed = True
+                plan.append(self._narrow_after(statement))
         if end_capture is not None:
             plan.append(end_capture)
         if made_eager:
             plan.append(self._set_eager(self.eager))
+        if narrowed:
+            plan.append(self._set_capture_modes(self.capture_modes))
         return self._failing_block(node, plan)
 
     def _returns_when_compiling(self, statement: cst.CSTNode) -> bool:
@@ -181,6 +217,23 @@ class CompileBranches:
         if isinstance(last, cst.SimpleStatementLine):
             return isinstance(last.body[-1], (cst.Return, cst.Raise))
         return False
+
+
+def _leaves(body: cst.BaseSuite) -> bool:
+    """Whether a branch's block ends by ``return`` or ``raise``."""
+    last = body.body[-1] if body.body else None
+    if isinstance(last, cst.SimpleStatementLine):
+        last = last.body[-1]
+    return isinstance(last, (cst.Return, cst.Raise))
+
+
+def _some_branch_leaves(node: cst.If) -> bool:
+    branch: cst.If | cst.Else | None = node
+    while isinstance(branch, cst.If):
+        if _leaves(branch.body):
+            return True
+        branch = branch.orelse
+    return branch is not None and _leaves(branch.body)
 
 
 def _statement_method_call(statement: cst.CSTNode) -> str | None:
