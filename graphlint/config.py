@@ -77,7 +77,18 @@ class Knowledge:
     multimodal inputs): the branch an ``if`` on one never takes under capture is no capture
     region, its calls are not followed by a capture and its sites are not capture findings; a
     compiled region still takes it. ``capture-true-calls``: the same for calls that are true in
-    every capture (sglang's ``get_is_capture_mode()``)."""
+    every capture (sglang's ``get_is_capture_mode()``). An entry that ends in ``(...)`` takes a
+    call with any arguments (sglang's ``can_cp_split(...)``, false for every decode-like batch).
+    ``capture-false-attributes`` / ``capture-none-attributes``: attributes, as read (dotted
+    globs), that are False / None in every capture (sglang's ``forward_batch.return_logprob``,
+    ``forward_batch.attn_cp_metadata``): tests on them (``if x:``, ``not x``, ``x is None``)
+    are decided the same way. ``capture-modes``: the modes a capture runs in (sglang's forward
+    modes), and ``capture-mode-calls``: calls (dotted globs, no arguments) → the modes they are
+    true in (``forward_mode.is_decode_or_idle`` → ``DECODE``, ``IDLE``). A test is then decided
+    per mode: ``is_decode_or_idle() or is_target_verify()`` is true in every capture although
+    neither alone is, an ``elif`` sees only the modes the tests above it left, and after
+    ``if ...: return`` the rest of the block runs only in the modes the test is false in (none:
+    the rest is not captured)."""
 
     compile_entrypoints: tuple[str, ...] = ()
     capture_entrypoints: tuple[str, ...] = ()
@@ -96,6 +107,10 @@ class Knowledge:
     outside_captures: tuple[str, ...] = ()
     capture_false_calls: tuple[str, ...] = ()
     capture_true_calls: tuple[str, ...] = ()
+    capture_false_attributes: tuple[str, ...] = ()
+    capture_none_attributes: tuple[str, ...] = ()
+    capture_modes: tuple[str, ...] = ()
+    capture_mode_calls: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def merged(self, other: "Knowledge") -> "Knowledge":
         values: dict[str, Any] = {}
@@ -125,8 +140,11 @@ KNOWLEDGE_LIST_KEYS = (
     "outside-captures",
     "capture-false-calls",
     "capture-true-calls",
+    "capture-false-attributes",
+    "capture-none-attributes",
+    "capture-modes",
 )
-KNOWLEDGE_TABLE_KEYS = ("compile-exports", "capture-exports", "dispatch", "not-dispatched")
+KNOWLEDGE_TABLE_KEYS = ("compile-exports", "capture-exports", "dispatch", "not-dispatched", "capture-mode-calls")
 
 
 @dataclass(frozen=True)

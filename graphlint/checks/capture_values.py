@@ -1,25 +1,36 @@
 """What a test is while a framework's graph runner captures, where the framework says so.
 
-sglang's graph runners capture a batch they build themselves, in a decode-like forward mode and
-with no multimodal inputs, so ``forward_batch.contains_mm_inputs()`` or
-``forward_batch.forward_mode.is_mixed()`` is false in every capture: the branch under it is code
-the capture never records (the prefill and multimodal paths of a model's ``forward``). The calls
-are data (``capture-false-calls`` in the presets and ``[tool.graphlint]``; ``capture-true-calls``
-for the opposite, sglang's ``get_is_capture_mode()``): dotted globs matched against the call as
-written (its head resolved through the file's imports, as ``qualify`` does), and only a call
-with no arguments counts (``is_extend_or_draft_extend_or_mixed(True)`` may be true). Some calls
-are true in every capture whatever the framework (``torch.cuda.is_current_stream_capturing()``:
-``apis.CAPTURE_TRUE_CALLS``).
+sglang's graph runners capture a batch they build themselves, in a decode-like forward mode, with
+no multimodal inputs and asking no logprobs, so ``forward_batch.contains_mm_inputs()``,
+``forward_batch.forward_mode.is_mixed()`` or ``forward_batch.return_logprob`` is false in every
+capture: the branch under it is code the capture never records (the prefill, logprob and
+multimodal paths of a model's ``forward``). The knowledge is data (``ExtractOptions``, from the
+presets and ``[tool.graphlint]``):
 
-A local name is read through its bindings (``local``): sglang's Ernie 4.5 VL MoE layer binds
+- ``capture-false-calls`` / ``capture-true-calls``: calls, as dotted globs matched against the
+  call as written (its head resolved through the file's imports, as ``qualify`` does); only a
+  call with no arguments counts (``is_extend_or_draft_extend_or_mixed(True)`` may be true) unless
+  the entry ends in ``(...)``;
+- ``capture-false-attributes`` / ``capture-none-attributes``: attributes read, False / None in
+  every capture (``x is None`` is decided only for the None ones);
+- ``capture-modes`` and ``capture-mode-calls``: the modes a capture runs in and, per call, the
+  modes it is true in. A test is decided per mode: its value is the set of modes (of those still
+  possible where it stands) in which it is true, so ``is_decode_or_idle() or is_target_verify()
+  or is_draft_extend_v2()`` is true in every capture although none alone is.
+
+A framework that states no modes has one, ``ANY_CAPTURE``: a test is then true in it or not.
+Some calls are true in every capture whatever the framework (``torch.cuda.is_current_stream_capturing()``:
+``apis.CAPTURE_TRUE_CALLS``), so a test is always asked.
+
+A name is read through its bindings (``local``): sglang's Ernie 4.5 VL MoE layer binds
 ``capturing = torch.cuda.is_current_stream_capturing()``, then ``all_visual = any_visual = False``
 in the branch ``if mask is not None and not capturing:`` leaves to a capture, and tests ``elif
-any_visual:``. Where every binding of the name in the function is a plain ``name = value`` and
-those a capture can run (not in an uncaptured branch) all give the same known value, the name
-has that value in every capture (``CaptureLocals``). So has a module's name, read in a function
-that does not bind it, where the module's top level binds it so (``_is_hip = is_hip()``, then
-``_use_aiter = get_bool_env_var("SGLANG_USE_AITER") and _is_hip``, with ``is_hip`` among the
-capture's false calls): the module ran before any capture.
+any_visual:``. Where every binding of the name in the function is a plain ``name = value`` and,
+in each mode, those a capture can run there agree on a known value, the name has that value
+(``CaptureLocals``). So has a module's name, read in a function that does not bind it, where the
+module's top level binds it so (``_is_hip = is_hip()``, then ``_use_aiter =
+get_bool_env_var("SGLANG_USE_AITER") and _is_hip``, with ``is_hip`` among the capture's false
+calls): the module ran before any capture.
 """
 
 from __future__ import annotations
@@ -30,40 +41,95 @@ from functools import cache
 
 import libcst as cst
 
+from graphlint.checks import apis
+from graphlint.checks.facts import ExtractOptions
 from graphlint.checks.presets import glob_pattern
 from graphlint.checks.syntax import children, preorder
 
+Modes = frozenset[str]
+ANY_CAPTURE: Modes = frozenset({""})  # the one mode of a framework that names none
+_ANY_ARGUMENTS = "(...)"
 
-def value_when_captured(
+
+def capture_modes(options: ExtractOptions) -> Modes:
+    """Every mode a capture may run in."""
+    return frozenset(options.capture_modes) or ANY_CAPTURE
+
+
+# What a name is in each mode, where its bindings say (``CaptureLocals``, through the scopes).
+Local = Callable[[str, Modes], "Modes | None"]
+
+
+def true_modes(
     test: cst.BaseExpression,
     qualify: Callable[[cst.BaseExpression], str | None],
-    false_calls: tuple[str, ...],
-    true_calls: tuple[str, ...] = (),
-    local: Callable[[str], bool | None] = lambda name: None,
-) -> bool | None:
-    """``test``'s truth while a capture runs: False for a listed false call, True for a listed
-    true call, ``True`` / ``False``, a local name's known value (``local``), through ``not``,
-    ``and`` and ``or``; None where it depends on something else."""
+    options: ExtractOptions,
+    modes: Modes,
+    local: Local | None = None,
+) -> Modes | None:
+    """The modes of ``modes`` in which ``test`` is true while a capture runs, through ``not``,
+    ``and``, ``or``, ``is (not) None``, ``True`` / ``False`` and a name's known value
+    (``local``); None where it depends on something else."""
     if isinstance(test, cst.Name):
-        return {"True": True, "False": False}.get(test.value, local(test.value))
+        if test.value in ("True", "False"):
+            return modes if test.value == "True" else frozenset()
+        return local(test.value, modes) if local is not None else None
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        inner = value_when_captured(test.expression, qualify, false_calls, true_calls, local)
-        return None if inner is None else not inner
-    if isinstance(test, cst.Call):
-        name = qualify(test.func) if not test.args else None
-        if name is None:
-            return None
-        if any(p.match(name) for p in _patterns(false_calls)):
-            return False
-        return True if any(p.match(name) for p in _patterns(true_calls)) else None
+        inner = true_modes(test.expression, qualify, options, modes, local)
+        return None if inner is None else modes - inner
     if isinstance(test, cst.BooleanOperation):
-        left = value_when_captured(test.left, qualify, false_calls, true_calls, local)
-        right = value_when_captured(test.right, qualify, false_calls, true_calls, local)
-        decisive = isinstance(test.operator, cst.Or)  # the value that decides the chain
-        if decisive in (left, right):
-            return decisive
-        return left if left is not None and left == right else None
+        left = true_modes(test.left, qualify, options, modes, local)
+        right = true_modes(test.right, qualify, options, modes, local)
+        if isinstance(test.operator, cst.Or):
+            if modes in (left, right):  # true in every mode, whatever the other side
+                return modes
+            return None if left is None or right is None else left | right
+        if frozenset() in (left, right):
+            return frozenset()
+        return None if left is None or right is None else left & right
+    if isinstance(test, cst.Call):
+        return _call_modes(test, qualify, options, modes)
+    if isinstance(test, cst.Attribute):
+        name = qualify(test)
+        if name is not None and _matches(name, options.capture_false_attributes + options.capture_none_attributes):
+            return frozenset()
+        return None
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        operator = test.comparisons[0].operator
+        if not (isinstance(operator, (cst.Is, cst.IsNot)) and _is_none(test.comparisons[0].comparator)):
+            return None
+        name = qualify(test.left) if isinstance(test.left, cst.Attribute) else None
+        if name is None or not _matches(name, options.capture_none_attributes):
+            return None
+        return modes if isinstance(operator, cst.Is) else frozenset()
     return None
+
+
+def _call_modes(
+    call: cst.Call, qualify: Callable[[cst.BaseExpression], str | None], options: ExtractOptions, modes: Modes
+) -> Modes | None:
+    name = qualify(call.func)
+    if name is None:
+        return None
+    if _matches(name, options.capture_false_calls, call.args):
+        return frozenset()
+    if _matches(name, options.capture_true_calls + apis.CAPTURE_TRUE_CALLS, call.args):
+        return modes
+    if options.capture_modes and not call.args:
+        for pattern, listed in _mode_patterns(options.capture_mode_calls):
+            if pattern.match(name):
+                return modes & listed
+    return None
+
+
+def _matches(name: str, globs: tuple[str, ...], args: tuple[cst.Arg, ...] | None = None) -> bool:
+    """Whether ``name`` is one of ``globs``; for a call with ``args``, an entry must end in
+    ``(...)`` to take it."""
+    return any(pattern.match(name) for any_args, pattern in _patterns(globs) if any_args or not args)
+
+
+def _is_none(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "None"
 
 
 # A binding the walk does not record (a parameter, ``x += 1``, a loop target, ``global x``):
@@ -72,29 +138,39 @@ _UNRECORDED = 1 << 20
 
 
 class CaptureLocals:
-    """The bindings of one function's local names that a capture can run, recorded as the walk
-    meets them (``record``), and what a name is known to be in every capture (``value``)."""
+    """The bindings of one function's (or a module's top level's) names that a capture can run,
+    recorded as the walk meets them (``record``), and what a name is known to be (``value``)."""
 
     def __init__(self, function: cst.FunctionDef | cst.Module) -> None:
         self.function = function
         self._counts: dict[str, int] | None = None  # every binding in the function, counted once asked
         self.seen: dict[str, int] = {}
-        self.values: dict[str, list[bool | None]] = {}
+        # per name, each binding a capture can run: (the modes it runs in, the modes its value is true in)
+        self.values: dict[str, list[tuple[Modes, Modes | None]]] = {}
 
-    def record(self, name: str, value: bool | None, captured: bool) -> None:
-        """A plain ``name = ...`` the walk met: ``value`` what it binds in a capture (None:
-        unknown), ``captured`` False in a branch no capture takes."""
+    def record(self, name: str, runs_in: Modes, true_in: Modes | None) -> None:
+        """A plain ``name = ...`` the walk met, in the modes ``runs_in`` (none: a branch no
+        capture takes), binding a value true in ``true_in`` (None: unknown)."""
         self.seen[name] = self.seen.get(name, 0) + 1
-        if captured:
-            self.values.setdefault(name, []).append(value)
+        if runs_in:
+            self.values.setdefault(name, []).append((runs_in, true_in))
 
-    def value(self, name: str) -> bool | None:
-        values = set(self.values.get(name, [None]))
-        if len(values) != 1 or None in values:
+    def value(self, name: str, modes: Modes) -> Modes | None:
+        """The modes of ``modes`` in which the name is true; None unless in each of them the
+        bindings that run there agree, and every binding of the name is a plain one the walk met."""
+        bindings = self.values.get(name)
+        if not bindings or any(true_in is None for _, true_in in bindings):
             return None
+        true: set[str] = set()
+        for mode in modes:
+            agreed = {mode in true_in for runs_in, true_in in bindings if mode in runs_in}  # type: ignore[operator]
+            if len(agreed) != 1:
+                return None
+            if agreed.pop():
+                true.add(mode)
         if self._counts_of().get(name) != self.seen.get(name):  # a binding not met yet, or not plain
             return None
-        return values.pop()
+        return frozenset(true)
 
     def binds(self, name: str) -> bool:
         return name in self._counts_of()
@@ -162,5 +238,12 @@ def _binding_counts(function: cst.FunctionDef | cst.Module) -> dict[str, int]:
 
 
 @cache
-def _patterns(globs: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
-    return tuple(glob_pattern(glob) for glob in globs)
+def _patterns(globs: tuple[str, ...]) -> tuple[tuple[bool, re.Pattern[str]], ...]:
+    return tuple(
+        (glob.endswith(_ANY_ARGUMENTS), glob_pattern(glob.removesuffix(_ANY_ARGUMENTS))) for glob in globs
+    )
+
+
+@cache
+def _mode_patterns(calls: tuple[tuple[str, tuple[str, ...]], ...]) -> tuple[tuple[re.Pattern[str], Modes], ...]:
+    return tuple((glob_pattern(glob), frozenset(listed)) for glob, listed in calls)

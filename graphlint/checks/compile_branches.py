@@ -6,8 +6,9 @@ eager branch of ``if is_compiling():`` (and of
 ``not is_tracing(x) and ...``, ``is_compiling() or ...``; the checks are data in
 ``dynamo.toml``), what follows ``if is_compiling(): return``, the statements inside
 ``with torch.npu.graph(g):`` or between ``capture_begin()`` and ``capture_end()``, and the branch
-of an ``if`` that a framework's graph capture never takes (``capture-false-calls``:
-``capture_values.py``).
+of an ``if`` that a framework's graph capture never takes (``capture-false-calls``, the modes a
+capture runs in: ``capture_values.py``), and what follows ``if ...: return`` in the modes that
+take the ``return``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 import libcst as cst
 
 from graphlint.checks import apis, dynamo
-from graphlint.checks.capture_values import value_when_captured
+from graphlint.checks.capture_values import Modes, true_modes
 from graphlint.checks.facts import ExtractOptions
 from graphlint.checks.site_values import SOURCE_TEXT
 from graphlint.checks.syntax import preorder
@@ -31,7 +32,8 @@ class CompileBranches:
     ``eager_nodes`` and ``_add_entry``)."""
 
     eager: bool
-    uncaptured: bool  # in a branch no graph capture takes (``capture-false-calls``)
+    capture_modes: Modes  # the modes a capture may run in here
+    all_capture_modes: Modes  # … at a function's start
     block: int | None
     eager_nodes: set[int]
     moved_once: set[int]
@@ -56,17 +58,26 @@ class CompileBranches:
 
         return apply
 
-    def _set_uncaptured(self, uncaptured: bool) -> Callable[[], None]:
+    @property
+    def uncaptured(self) -> bool:
+        """In a branch no graph capture takes (``capture-false-calls``, no mode left)."""
+        return not self.capture_modes
+
+    def _set_capture_modes(self, modes: Modes) -> Callable[[], None]:
         def apply() -> None:
-            self.uncaptured = uncaptured
+            self.capture_modes = modes
 
         return apply
 
+    def _function_start(self) -> list[Callable[[], None]]:
+        """A function's body starts traced (not eager), in every capture mode, in no capture block."""
+        return [self._set_eager(False), self._set_capture_modes(self.all_capture_modes), self._set_block(None)]
+
     def _restore(self) -> Callable[[], None]:
-        eager, uncaptured, block = self.eager, self.uncaptured, self.block
+        eager, modes, block = self.eager, self.capture_modes, self.block
 
         def apply() -> None:
-            self.eager, self.uncaptured, self.block = eager, uncaptured, block
+            self.eager, self.capture_modes, self.block = eager, modes, block
 
         return apply
 
@@ -101,30 +112,45 @@ class CompileBranches:
 
     def _on_capture_if(self, node: cst.If) -> list[WalkItem] | None:
         """``if forward_batch.contains_mm_inputs():``, the ``else`` of ``if get_is_capture_mode():``
-        or of ``if torch.cuda.is_current_stream_capturing():``: a branch no capture takes is
-        walked as uncaptured."""
-        value = self.value_when_captured(node.test)
-        if value is None:
+        or of ``if torch.cuda.is_current_stream_capturing():``: a branch the capture never takes is
+        walked as uncaptured. A test decided per mode walks its body in the modes it is true in
+        and its ``else`` (an ``elif``: the next test) in the others."""
+        modes = self.capture_modes
+        taken = self._true_modes(node.test, modes)
+        if taken is None:
             return None
         restore = self._restore()
-        tail = [self._set_uncaptured(self.uncaptured or value), node.orelse] if node.orelse else []
-        return [node.test, self._set_uncaptured(self.uncaptured or not value), node.body, *tail, restore]
+        tail = [self._set_capture_modes(modes - taken), node.orelse] if node.orelse else []
+        return [node.test, self._set_capture_modes(taken), node.body, *tail, restore]
 
-    def value_when_captured(self, expr: cst.BaseExpression) -> bool | None:
-        """What ``expr`` is in every capture (``capture_values.py``), its local names read through
-        the function's bindings a capture runs."""
-        return value_when_captured(
-            expr,
-            self.qualify,
-            self.options.capture_false_calls,
-            self.options.capture_true_calls + apis.CAPTURE_TRUE_CALLS,
-            self._captured_name,
-        )
+    def _narrow_after(self, node: cst.If) -> Callable[[], None]:
+        """After ``if test: ... return``: the rest of the block runs only in the modes that fall
+        through some branch of the ``if`` / ``elif`` / ``else`` chain (none: not captured)."""
 
-    def _captured_name(self, name: str) -> bool | None:
-        """A name's value in every capture: the innermost function that binds it decides, else
-        the module's top level (``capture_values.CaptureLocals``); a lambda's names, and a class
-        body's (its own bindings are not recorded), are unknown."""
+        def apply() -> None:
+            fall: Modes = frozenset()
+            modes = self.capture_modes
+            branch: cst.If | cst.Else | None = node
+            while isinstance(branch, cst.If):
+                taken = self._true_modes(branch.test, modes)
+                body, modes = (modes, modes) if taken is None else (taken, modes - taken)
+                fall |= frozenset() if _leaves(branch.body) else body
+                branch = branch.orelse
+            if branch is None or not _leaves(branch.body):
+                fall |= modes
+            self._set_capture_modes(fall)()
+
+        return apply
+
+    def _true_modes(self, expr: cst.BaseExpression, modes: Modes) -> Modes | None:
+        """The modes of ``modes`` in which ``expr`` is true under capture (``capture_values.py``),
+        its names read through the bindings a capture runs."""
+        return true_modes(expr, self.qualify, self.options, modes, self._captured_name)
+
+    def _captured_name(self, name: str, modes: Modes) -> Modes | None:
+        """The modes in which a name is true under capture: the innermost function that binds it
+        decides, else the module's top level (``capture_values.CaptureLocals``); a lambda's
+        names, and a class body's (its own bindings are not recorded), are unknown."""
         if self.scope.kind == "class":
             return None
         scopes = [scope for scope in self.scopes if scope.kind != "class"]
@@ -133,10 +159,10 @@ class CompileBranches:
             if bindings is None:
                 return None
             if name in bindings.values:
-                return bindings.value(name)
-            if scopes[0].capture_locals.value(name) is None or bindings.binds(name):
+                return bindings.value(name, modes)
+            if scopes[0].capture_locals.value(name, modes) is None or bindings.binds(name):
                 return None  # a module's name known here only when no function between binds it
-        return scopes[0].capture_locals.value(name)
+        return scopes[0].capture_locals.value(name, modes)
 
     def _on_if_exp(self, node: cst.CSTNode) -> None:
         assert isinstance(node, cst.IfExp)
@@ -200,7 +226,7 @@ class CompileBranches:
         assert isinstance(node, (cst.IndentedBlock, cst.Module))
         plan: list[WalkItem] = []
         end_capture = None
-        made_eager = False
+        made_eager = narrowed = False
         for statement in node.body:
             method = _statement_method_call(statement)
             if method == apis.CAPTURE_END_METHOD and end_capture is not None:
@@ -215,10 +241,15 @@ class CompileBranches:
             elif self._returns_when_compiling(statement) and not made_eager:
                 made_eager = True
                 plan.append(self._set_eager(True))
+            elif isinstance(statement, cst.If) and _some_branch_leaves(statement):
+                narrowed = True
+                plan.append(self._narrow_after(statement))
         if end_capture is not None:
             plan.append(end_capture)
         if made_eager:
             plan.append(self._set_eager(self.eager))
+        if narrowed:
+            plan.append(self._set_capture_modes(self.capture_modes))
         return self._failing_block(node, plan)
 
     def _returns_when_compiling(self, statement: cst.CSTNode) -> bool:
@@ -232,6 +263,23 @@ class CompileBranches:
         if isinstance(last, cst.SimpleStatementLine):
             return isinstance(last.body[-1], (cst.Return, cst.Raise))
         return False
+
+
+def _leaves(body: cst.BaseSuite) -> bool:
+    """Whether a branch's block ends by ``return`` or ``raise``."""
+    last = body.body[-1] if body.body else None
+    if isinstance(last, cst.SimpleStatementLine):
+        last = last.body[-1]
+    return isinstance(last, (cst.Return, cst.Raise))
+
+
+def _some_branch_leaves(node: cst.If) -> bool:
+    branch: cst.If | cst.Else | None = node
+    while isinstance(branch, cst.If):
+        if _leaves(branch.body):
+            return True
+        branch = branch.orelse
+    return branch is not None and _leaves(branch.body)
 
 
 def _statement_method_call(statement: cst.CSTNode) -> str | None:

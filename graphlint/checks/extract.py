@@ -36,7 +36,7 @@ from graphlint.checks.facts import (
 from graphlint.checks.assignments import flow_facts
 from graphlint.checks.ast_children import child_nodes
 from graphlint.checks.candidate_reports import CandidateReports, Report
-from graphlint.checks.capture_values import CaptureLocals
+from graphlint.checks.capture_values import CaptureLocals, capture_modes
 from graphlint.checks.compile_branches import CompileBranches, WalkItem
 from graphlint.checks.entry_points import EntryPoints, decorated_callee, flag_option
 from graphlint.checks.error_messages import ErrorMessages
@@ -111,7 +111,7 @@ class _Extractor(
         self.scopes = [WalkScope("module", MODULE_SCOPE)]
         self.facts.functions[MODULE_SCOPE] = FunctionFacts(MODULE_SCOPE)
         self.eager = False
-        self.uncaptured = False
+        self.all_capture_modes = self.capture_modes = capture_modes(options)  # none: ``uncaptured``
         # Expressions dynamo never evaluates: the right side of ``not is_tracing() and ...``.
         self.eager_nodes: set[int] = set()
         self.moved_once: set[int] = set()  # id(t.to(d)) in ``if t.device != d: t = t.to(d)``
@@ -286,7 +286,7 @@ class _Extractor(
             self._decorator_entry(decorator, [["def", qualname]])
         returns = [node.returns] if node.returns else []
         restore = self._restore()
-        enter = [self._push(scope), self._set_eager(False), self._set_uncaptured(False), self._set_block(None)]
+        enter = [self._push(scope), *self._function_start()]
         return [*node.decorators, *enter, node.params, *returns, node.body, self.scopes.pop, restore]
 
     def _on_lambda(self, node: cst.CSTNode) -> list[WalkItem]:
@@ -296,7 +296,7 @@ class _Extractor(
         self.facts.functions.setdefault(qualname, FunctionFacts(qualname))
         scope = WalkScope("function", qualname, class_name=self.function_scope.class_name)
         restore = self._restore()
-        enter = [self._push(scope), self._set_eager(False), self._set_uncaptured(False), self._set_block(None)]
+        enter = [self._push(scope), *self._function_start()]
         return [node.params, *enter, node.body, self.scopes.pop, restore]
 
     def _push(self, scope: WalkScope) -> Callable[[], None]:

@@ -46,6 +46,10 @@ class ExtractOptions:
     eager_backends: tuple[str, ...] = ()  # compile backends that run the traced graph eagerly
     capture_false_calls: tuple[str, ...] = ()  # calls (dotted globs) that are false while a capture runs
     capture_true_calls: tuple[str, ...] = ()  # … and true
+    capture_false_attributes: tuple[str, ...] = ()  # attributes (dotted globs) False while a capture runs
+    capture_none_attributes: tuple[str, ...] = ()  # … None
+    capture_modes: tuple[str, ...] = ()  # the modes a capture runs in
+    capture_mode_calls: tuple[tuple[str, tuple[str, ...]], ...] = ()  # call glob → the modes it is true in
 
 
 @dataclass

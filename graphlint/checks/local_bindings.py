@@ -42,8 +42,8 @@ class LocalBindings:
     is_tensor_condition: Callable[[cst.BaseExpression], bool]
     _moves_with_model: Callable[[cst.BaseExpression], bool]
     on_module_device: Callable[[cst.BaseExpression], bool]
-    uncaptured: bool  # compile_branches.py
-    value_when_captured: Callable[[cst.BaseExpression], bool | None]  # compile_branches.py
+    capture_modes: frozenset[str]  # compile_branches.py
+    _true_modes: Callable[[cst.BaseExpression, frozenset[str]], frozenset[str] | None]  # compile_branches.py
 
     def _on_assign(self, node: cst.CSTNode) -> list[WalkItem] | None:
         """The targets are bound after the statement's nodes are walked, as Python binds them
@@ -66,7 +66,8 @@ class LocalBindings:
                 if self.scope.kind != "class":  # class attributes are not names in scope
                     self._bind_name(scope, target.value, value)
                     if scope.capture_locals is not None:  # what it is in a capture (capture_values.py)
-                        scope.capture_locals.record(target.value, self.value_when_captured(value), not self.uncaptured)
+                        modes = self.capture_modes
+                        scope.capture_locals.record(target.value, modes, self._true_modes(value, modes))
             elif isinstance(target, (cst.Tuple, cst.List)) and self._is_shape_tuple(value):
                 for element in target.elements:
                     if isinstance(element.value, cst.Name):

@@ -375,11 +375,11 @@ SGLANG_MM_UTILS = """
 
 
 def test_sglang_branches_a_capture_never_takes_are_not_captured(tmp_path: Path) -> None:
-    # A capture batch is decode-like and holds no multimodal inputs (capture-false-calls in the
-    # preset), and the runners set the capture-mode flag (capture-true-calls): the multimodal,
-    # mixed-batch and not-capturing branches of a model's forward are no capture region, nor
-    # what they call; a call with arguments may be true, and compiled code (the prefill path
-    # under torch.compile) still takes the branch.
+    # A capture batch is decode-like (capture-modes and capture-mode-calls in the preset) and
+    # holds no multimodal inputs (capture-false-calls), and the runners set the capture-mode flag
+    # (capture-true-calls): the multimodal, mixed-batch and not-capturing branches of a model's
+    # forward are no capture region, nor what they call; a call with arguments may be true, and
+    # compiled code (the prefill path under torch.compile) still takes the branch.
     files = {
         "python/sglang/__init__.py": "",
         "python/sglang/srt/models/qwen2_vl.py": SGLANG_MM_MODEL,

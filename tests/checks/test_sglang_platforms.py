@@ -502,3 +502,41 @@ def test_a_module_flag_of_another_platform_guards_no_captured_code(tmp_path: Pat
     bare, preset = _bare_and_preset(tmp_path, PLATFORM_FLAGS)
     assert {s for s in bare if s[0] == "dispatcher.py"} == {("dispatcher.py", "GL201", 15), ("dispatcher.py", "GL201", 22)}
     assert {s for s in preset if s[0] == "dispatcher.py"} == {("dispatcher.py", "GL201", 22)}
+
+
+# A local bound to a test of forward modes: known per mode (the preset's capture modes).
+MODE_LOCAL = {
+    "sglang/__init__.py": "",
+    "sglang/srt/__init__.py": "",
+    "sglang/srt/models/__init__.py": "",
+    "sglang/srt/models/tiny.py": """
+        from torch import nn
+
+
+        class TinyForCausalLM(nn.Module):
+            def forward(self, input_ids, positions, forward_batch):
+                pruned = (
+                    forward_batch.forward_mode.is_decode_or_idle()
+                    or forward_batch.forward_mode.is_target_verify()
+                    or forward_batch.forward_mode.is_draft_extend_v2()
+                )
+                if pruned:
+                    return input_ids * 2
+                elif forward_batch.forward_mode.is_dllm_extend():
+                    return input_ids + 1
+                else:
+                    return input_ids[: int(positions.max().item())]
+
+
+        EntryClass = TinyForCausalLM
+    """,
+}
+
+
+def test_a_local_bound_to_a_test_of_modes_is_known_per_mode(tmp_path: Path) -> None:
+    """``pruned`` is true in every capture mode but DLLM_EXTEND, the ``elif`` takes that one, so
+    the ``else`` (a sync) runs in no capture mode: no finding with the preset, one without the
+    modes (the same capture configured by hand)."""
+    bare, preset = _bare_and_preset(tmp_path, MODE_LOCAL)
+    assert ("tiny.py", "GL202", 16) in bare
+    assert preset == set()
