@@ -105,6 +105,23 @@ def true_modes(
     return None
 
 
+def none_modes(
+    expr: cst.BaseExpression,
+    qualify: Callable[[cst.BaseExpression], str | None],
+    options: ExtractOptions,
+    modes: Modes,
+    local: Local | None = None,
+) -> Modes | None:
+    """The modes of ``modes`` in which ``expr`` is None while a capture runs: an attribute of
+    ``capture-none-attributes`` (in all), a name bound to one (``local``); None where unknown."""
+    if isinstance(expr, cst.Name):
+        return local(expr.value, modes) if local is not None else None
+    if isinstance(expr, cst.Attribute):
+        name = qualify(expr)
+        return modes if name is not None and _matches(name, options.capture_none_attributes) else None
+    return None
+
+
 def _call_modes(
     call: cst.Call, qualify: Callable[[cst.BaseExpression], str | None], options: ExtractOptions, modes: Modes
 ) -> Modes | None:
@@ -145,32 +162,34 @@ class CaptureLocals:
         self.function = function
         self._counts: dict[str, int] | None = None  # every binding in the function, counted once asked
         self.seen: dict[str, int] = {}
-        # per name, each binding a capture can run: (the modes it runs in, the modes its value is true in)
-        self.values: dict[str, list[tuple[Modes, Modes | None]]] = {}
+        # per name, each binding a capture can run: the modes it runs in, and the modes its value
+        # is true in and is None in (None: unknown)
+        self.values: dict[str, list[tuple[Modes, Modes | None, Modes | None]]] = {}
 
-    def record(self, name: str, runs_in: Modes, true_in: Modes | None) -> None:
+    def record(self, name: str, runs_in: Modes, true_in: Modes | None, none_in: Modes | None = None) -> None:
         """A plain ``name = ...`` the walk met, in the modes ``runs_in`` (none: a branch no
-        capture takes), binding a value true in ``true_in`` (None: unknown)."""
+        capture takes), binding a value true in ``true_in`` and None in ``none_in``."""
         self.seen[name] = self.seen.get(name, 0) + 1
         if runs_in:
-            self.values.setdefault(name, []).append((runs_in, true_in))
+            self.values.setdefault(name, []).append((runs_in, true_in, none_in))
 
-    def value(self, name: str, modes: Modes) -> Modes | None:
-        """The modes of ``modes`` in which the name is true; None unless in each of them the
-        bindings that run there agree, and every binding of the name is a plain one the walk met."""
-        bindings = self.values.get(name)
-        if not bindings or any(true_in is None for _, true_in in bindings):
+    def value(self, name: str, modes: Modes, none: bool = False) -> Modes | None:
+        """The modes of ``modes`` in which the name is true (``none``: is None); None unless in
+        each of them the bindings that run there agree, and every binding of the name is a plain
+        one the walk met."""
+        bindings = [(binding[0], binding[2 if none else 1]) for binding in self.values.get(name, ())]
+        if not bindings or any(known is None for _, known in bindings):
             return None
-        true: set[str] = set()
+        holds: set[str] = set()
         for mode in modes:
-            agreed = {mode in true_in for runs_in, true_in in bindings if mode in runs_in}  # type: ignore[operator]
+            agreed = {mode in known for runs_in, known in bindings if mode in runs_in}  # type: ignore[operator]
             if len(agreed) != 1:
                 return None
             if agreed.pop():
-                true.add(mode)
+                holds.add(mode)
         if self._counts_of().get(name) != self.seen.get(name):  # a binding not met yet, or not plain
             return None
-        return frozenset(true)
+        return frozenset(holds)
 
     def binds(self, name: str) -> bool:
         return name in self._counts_of()

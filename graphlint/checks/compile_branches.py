@@ -19,7 +19,7 @@ from typing import Any
 import libcst as cst
 
 from graphlint.checks import apis, dynamo
-from graphlint.checks.capture_values import Modes, true_modes
+from graphlint.checks.capture_values import Modes, none_modes, true_modes
 from graphlint.checks.facts import ExtractOptions
 from graphlint.checks.site_values import SOURCE_TEXT
 from graphlint.checks.syntax import preorder
@@ -147,10 +147,15 @@ class CompileBranches:
         its names read through the bindings a capture runs."""
         return true_modes(expr, self.qualify, self.options, modes, self._captured_name)
 
-    def _captured_name(self, name: str, modes: Modes) -> Modes | None:
-        """The modes in which a name is true under capture: the innermost function that binds it
-        decides, else the module's top level (``capture_values.CaptureLocals``); a lambda's
-        names, and a class body's (its own bindings are not recorded), are unknown."""
+    def _none_modes(self, expr: cst.BaseExpression, modes: Modes) -> Modes | None:
+        """The modes of ``modes`` in which ``expr`` is None under capture."""
+        return none_modes(expr, self.qualify, self.options, modes, lambda name, m: self._captured_name(name, m, none=True))
+
+    def _captured_name(self, name: str, modes: Modes, none: bool = False) -> Modes | None:
+        """The modes in which a name is true (``none``: is None) under capture: the innermost
+        function that binds it decides, else the module's top level
+        (``capture_values.CaptureLocals``); a lambda's names, and a class body's (its own
+        bindings are not recorded), are unknown."""
         if self.scope.kind == "class":
             return None
         scopes = [scope for scope in self.scopes if scope.kind != "class"]
@@ -159,10 +164,21 @@ class CompileBranches:
             if bindings is None:
                 return None
             if name in bindings.values:
-                return bindings.value(name, modes)
-            if scopes[0].capture_locals.value(name, modes) is None or bindings.binds(name):
+                return bindings.value(name, modes, none)
+            if scopes[0].capture_locals.value(name, modes, none) is None or bindings.binds(name):
                 return None  # a module's name known here only when no function between binds it
-        return scopes[0].capture_locals.value(name, modes)
+        return scopes[0].capture_locals.value(name, modes, none)
+
+    def _skip_none_loop(self, loop: cst.For) -> Callable[[], None]:
+        """``for x in forward_batch.mm_inputs:`` raises where the iterable is None: neither the
+        loop nor the rest of the block runs in those modes."""
+
+        def apply() -> None:
+            none = self._none_modes(loop.iter, self.capture_modes)
+            if none:
+                self._set_capture_modes(self.capture_modes - none)()
+
+        return apply
 
     def _on_if_exp(self, node: cst.CSTNode) -> None:
         assert isinstance(node, cst.IfExp)
@@ -232,6 +248,9 @@ class CompileBranches:
             if method == apis.CAPTURE_END_METHOD and end_capture is not None:
                 plan.append(end_capture)
                 end_capture = None
+            if isinstance(statement, cst.For):  # iterating what is None raises
+                narrowed = True
+                plan.append(self._skip_none_loop(statement))
             plan.append(statement)
             if method == apis.CAPTURE_BEGIN_METHOD and end_capture is None:
                 call = statement.body[0].value  # type: ignore[union-attr]

@@ -44,6 +44,7 @@ class LocalBindings:
     on_module_device: Callable[[cst.BaseExpression], bool]
     capture_modes: frozenset[str]  # compile_branches.py
     _true_modes: Callable[[cst.BaseExpression, frozenset[str]], frozenset[str] | None]  # compile_branches.py
+    _none_modes: Callable[[cst.BaseExpression, frozenset[str]], frozenset[str] | None]  # compile_branches.py
 
     def _on_assign(self, node: cst.CSTNode) -> list[WalkItem] | None:
         """The targets are bound after the statement's nodes are walked, as Python binds them
@@ -67,7 +68,9 @@ class LocalBindings:
                     self._bind_name(scope, target.value, value)
                     if scope.capture_locals is not None:  # what it is in a capture (capture_values.py)
                         modes = self.capture_modes
-                        scope.capture_locals.record(target.value, modes, self._true_modes(value, modes))
+                        scope.capture_locals.record(
+                            target.value, modes, self._true_modes(value, modes), self._none_modes(value, modes)
+                        )
             elif isinstance(target, (cst.Tuple, cst.List)) and self._is_shape_tuple(value):
                 for element in target.elements:
                     if isinstance(element.value, cst.Name):

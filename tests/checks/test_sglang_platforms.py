@@ -540,3 +540,41 @@ def test_a_local_bound_to_a_test_of_modes_is_known_per_mode(tmp_path: Path) -> N
     bare, preset = _bare_and_preset(tmp_path, MODE_LOCAL)
     assert ("tiny.py", "GL202", 16) in bare
     assert preset == set()
+
+
+# sglang's llava: the image path of an extend batch (TARGET_VERIFY is one, and is captured) loops
+# over forward_batch.mm_inputs, None in every capture batch.
+NONE_LOOP = {
+    "sglang/__init__.py": "",
+    "sglang/srt/__init__.py": "",
+    "sglang/srt/models/__init__.py": "",
+    "sglang/srt/models/tiny.py": """
+        from torch import nn
+
+
+        class TinyForCausalLM(nn.Module):
+            def forward(self, input_ids, positions, forward_batch):
+                image_inputs = forward_batch.mm_inputs
+                if forward_batch.forward_mode.is_extend():
+                    offsets = []
+                    for im in image_inputs:
+                        offsets.append(im.offset)
+                    start = positions[forward_batch.extend_start_loc].cpu().numpy()
+                    return input_ids * len(start)
+                for token in input_ids.tolist():
+                    positions = positions + token
+                return input_ids + positions
+
+
+        EntryClass = TinyForCausalLM
+    """,
+}
+
+
+def test_what_follows_a_loop_over_what_a_capture_batch_leaves_none_is_never_captured(tmp_path: Path) -> None:
+    """``image_inputs`` is ``forward_batch.mm_inputs`` (``capture-none-attributes``): the loop
+    raises in every capture, so the host copy after it is no finding with the preset; a loop
+    over a tensor's values beside it still syncs."""
+    bare, preset = _bare_and_preset(tmp_path, NONE_LOOP)
+    assert {("tiny.py", "GL201", 11), ("tiny.py", "GL202", 13)} <= bare
+    assert preset == {("tiny.py", "GL202", 13)}
