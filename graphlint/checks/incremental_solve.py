@@ -49,6 +49,7 @@ from typing import Any
 
 from graphlint.checks import apis
 from graphlint.checks.facts import FileFacts
+from graphlint.checks.receiver_copies import Scoped, scoped_bodies
 from graphlint.checks.value_graph import (
     OUTSIDE_ANY,
     OUTSIDE_CAP,
@@ -137,6 +138,9 @@ class LiveSolve:
         why = _not_appended(old.facts, new.facts)
         if why is not None:
             return why
+        scoped = scoped_bodies(new)
+        if _in_a_copy(solver, file, scoped):
+            return "an added fact is in a function that has copies"
         old_text = _solver_text(old.facts)
         looked_up = {name for _, name in solver.attributes} | set(apis.INSTANCE_CALL_METHODS) | {"__init__"}
         looked_up.update(method for _, methods in solver.dispatch for method in methods)
@@ -161,6 +165,7 @@ class LiveSolve:
             if target[0] == "v":
                 solver.classes.assigned[file].setdefault(target[1], []).append(value)
         solver.declared[file] |= names
+        solver.scoped_by_file[file] = scoped
         why = _tables_again(solver, file, fresh)
         if why is not None:
             return why
@@ -282,6 +287,18 @@ def _not_appended(old: FileFacts, new: FileFacts) -> str | None:
     if [(e.targets, e.line, e.via) for e in old.entries] != [(e.targets, e.line, e.via) for e in new.entries]:
         return "not an addition: entry points changed"
     return None
+
+
+def _in_a_copy(solver: Solver, file: int, scoped: dict[str, Scoped]) -> bool:
+    """Whether an added fact is in a function with copies (``receiver_copies.py``; a method's
+    copy holds the functions nested in it): a full solve binds it in every copy too, the
+    continuation only in the function's own body."""
+    before = solver.scoped(file)
+    changed = [scope for scope, found in scoped.items() if found != before.get(scope)]
+    if not changed:
+        return False
+    copied = {copy.qualname for (owner, _), copy in solver.copies.items() if owner == file}
+    return any(scope in copied or any(scope.startswith(f"{name}.") for name in copied) for scope in changed)
 
 
 def _solver_text(facts: FileFacts) -> str:

@@ -239,11 +239,11 @@ class ReceiverCopies(ValueGraph):
         """Per function of ``file``, what its body contributes (computed on first use)."""
         found = self.scoped_by_file.get(file)
         if found is None:
-            found = self.scoped_by_file[file] = _scoped(self.files[file])
+            found = self.scoped_by_file[file] = scoped_bodies(self.files[file])
         return found
 
 
-def _scoped(linked: LinkedModule) -> dict[str, Scoped]:
+def scoped_bodies(linked: LinkedModule) -> dict[str, Scoped]:
     flow = linked.facts.flow
     functions = {name for name, d in flow.defs.items() if d.kind == "function"}
     found: dict[str, Scoped] = {}

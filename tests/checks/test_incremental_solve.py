@@ -117,6 +117,28 @@ COLLAPSING = {
     ),
 }
 
+# BASE where a model holds a subclass of a layer and the layer itself: the layer's methods are
+# copied per receiver class (``receiver_copies.py``), and its file ends in one of them.
+WITH_COPIES = {
+    **BASE,
+    "app/head.py": """\
+import torch
+from torch import nn
+
+from .helpers import count, scale, to_host
+
+
+class Head(nn.Module):
+    def forward(self, x):
+        y = scale(x)
+""",
+    "app/model.py": BASE["app/model.py"].replace(
+        "from app.helpers import count\n", "from app.helpers import count\nfrom app.head import Head\n\n\nclass Child(Head):\n    pass\n"
+    ).replace("self.block = Block(width)", "self.block = Block(width)\n        self.head = Child()\n        self.plain = Head()").replace(
+        "z = y", "z = self.head(y)\n        q = self.plain(y)"
+    ),
+}
+
 # What an edit appends at a file's end: at module level, or (indented) in the function the file
 # ends with. ``{n}`` numbers the edit.
 MODULE_LEVEL = [
@@ -148,6 +170,12 @@ IN_METHOD = [
     "        self.block(y)",
     "        w{n} = count(y)",
     "        y = y.cpu()",
+]
+IN_COPIED_METHOD = [  # at the end of ``Head.forward`` (WITH_COPIES)
+    "        w{n} = y.item()",
+    "        w{n} = torch.ones({n})",
+    "        w{n} = scale(y)",
+    "        w{n} = scale",
 ]
 
 
@@ -184,8 +212,8 @@ def node_values(solver: Solver) -> dict[str, Any]:
     return named
 
 
-def edit(sources: dict[str, str], rng: random.Random, n: int) -> dict[str, str]:
-    """One random edit of one file."""
+def edit(sources: dict[str, str], rng: random.Random, n: int, base: dict[str, str] = BASE) -> dict[str, str]:
+    """One random edit of one file of a project that started as ``base``."""
     path = rng.choice(sorted(p for p in sources if p != "app/__init__.py"))
     text = sources[path]
     lines = text.splitlines()
@@ -194,11 +222,13 @@ def edit(sources: dict[str, str], rng: random.Random, n: int) -> dict[str, str]:
         pool = IN_METHOD if path == "app/model.py" and rng.random() < 0.6 else IN_FUNCTION if rng.random() < 0.5 else MODULE_LEVEL
         if pool is IN_FUNCTION and path == "app/model.py":
             pool = MODULE_LEVEL
+        if path == "app/head.py" and pool is not MODULE_LEVEL:
+            pool = IN_COPIED_METHOD
         added = rng.choice(pool).format(n=n)
         if pool is MODULE_LEVEL and lines and lines[-1].startswith(" "):
             added = "\n\n" + added  # leave the function first
         text = text.rstrip("\n") + "\n" + added + "\n"
-    elif kind < 0.7 and len(lines) > len(BASE[path].splitlines()):  # remove the last line added
+    elif kind < 0.7 and len(lines) > len(base[path].splitlines()):  # remove the last line added
         text = "\n".join(lines[:-1]) + "\n"
     elif kind < 0.85:  # insert a statement in the middle: the calls after it are numbered anew
         index = rng.randrange(len(lines) + 1)
@@ -212,16 +242,18 @@ def edit(sources: dict[str, str], rng: random.Random, n: int) -> dict[str, str]:
 
 
 @pytest.mark.parametrize(
-    ("seed", "preview", "outside_cap"),
-    [*((seed, False, 16) for seed in range(8)), *((seed, True, 16) for seed in range(8, 12)),
-     *((seed, False, 2) for seed in (13, 14, 15, 16, 17, 19)), *((seed, True, 2) for seed in (19, 20))],
+    ("seed", "preview", "outside_cap", "copies"),
+    [*((seed, False, 16, False) for seed in range(8)), *((seed, True, 16, False) for seed in range(8, 12)),
+     *((seed, False, 2, False) for seed in (13, 14, 15, 16, 17, 19)), *((seed, True, 2, False) for seed in (19, 20)),
+     *((seed, False, 16, True) for seed in range(21, 25)), *((seed, True, 16, True) for seed in (25, 26))],
 )
 def test_the_extended_graph_is_the_full_solve_of_the_edited_project(
-    seed: int, preview: bool, outside_cap: int, monkeypatch: pytest.MonkeyPatch
+    seed: int, preview: bool, outside_cap: int, copies: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``preview``: with the per-call-site copies and their bounds (docs/callgraph.md "Preview");
     ``outside_cap`` 2: the solves collapse outside names (``OUTSIDE_ANY``), as real trees do (seeds
-    whose walks keep ``ACT`` parsing: 12 and 18 break its file early, and nothing collapses after)."""
+    whose walks keep ``ACT`` parsing: 12 and 18 break its file early, and nothing collapses after);
+    ``copies``: a layer's methods copied per receiver class, edits appended in one of them."""
     monkeypatch.setattr("graphlint.checks.value_graph.OUTSIDE_CAP", outside_cap)
     extended: list[bool] = []
     collapsed: list[bool] = []
@@ -235,10 +267,11 @@ def test_the_extended_graph_is_the_full_solve_of_the_edited_project(
 
     monkeypatch.setattr(LiveSolve, "extend", counted)
     rng = random.Random(seed)
-    sources = dict(BASE if outside_cap == 16 else COLLAPSING)
+    base = WITH_COPIES if copies else BASE if outside_cap == 16 else COLLAPSING
+    sources = dict(base)
     graphs = SolvedGraphs(incremental=True)
     for n in range(1, 31):
-        sources = edit(sources, rng, n)
+        sources = edit(sources, rng, n, base)
         files = linked(sources)
         got = graphs.graph(files, {}, {}, preview)
         full = solve(files, preview=preview)
@@ -278,6 +311,18 @@ def test_an_added_call_in_a_compiled_method_extends_the_graph_and_its_edges() ->
     model = next(i for i, f in enumerate(edited) if f.module == "app.model")
     new_call = len(files[model].facts.flow.calls)  # the one call the edit appended
     assert {t.qualname for t in answer.callees[model, new_call] if not isinstance(t, str)} == {"Norm.forward"}
+
+
+@pytest.mark.parametrize("added", ["        w = torch.ones(2)\n", "        w = scale(y)\n"])
+def test_an_added_fact_in_a_method_with_copies_solves_in_full(added: str) -> None:
+    """``Head.forward`` is copied for ``Child`` and for ``Head`` receivers: a full solve binds an
+    added statement in each copy, an extension only in the shared body (it gave other call edges
+    and values before this was refused)."""
+    sources = dict(WITH_COPIES)
+    live = LiveSolve(linked(sources), {}, {}, False)
+    assert live.solver is not None and any(copy.qualname == "Head.forward" for copy in live.solver.copies.values())
+    sources["app/head.py"] += added
+    assert live.extend(linked(sources), {}, {}, False) == "an added fact is in a function that has copies"
 
 
 @pytest.mark.parametrize(
