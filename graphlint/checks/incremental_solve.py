@@ -48,7 +48,9 @@ from itertools import islice
 from typing import Any
 
 from graphlint.checks import apis
+from graphlint.checks.answer_patch import Recorder, patched
 from graphlint.checks.facts import FileFacts
+from graphlint.checks.file_tables import per_file
 from graphlint.checks.receiver_copies import Scoped, scoped_bodies
 from graphlint.checks.value_graph import (
     OUTSIDE_ANY,
@@ -173,12 +175,17 @@ class LiveSolve:
         implicit = _mass(solver.graph.implicit_calls)
         existing = len(solver.values)
         watched: list[int] = []
+        recorder = Recorder(solver, file, len(old.facts.flow.calls))
         solver.add = _guarded_add(solver, existing)  # type: ignore[method-assign]
         solver.watch = _recording_watch(solver, watched)  # type: ignore[method-assign]
+        solver.record = recorder.wrap(solver)  # type: ignore[method-assign]
+        # the defaults the fixed point gives functions handed to outside calls: only the new
+        # calls' (the others gave theirs, and the tables that decide it may not grow)
+        solver.unseen_defaults = lambda: solver.handed_out_defaults(recorder.outside_arguments)  # type: ignore[method-assign]
         try:
             solver.solved(lambda: _extend(solver, file, old, new))
         finally:
-            del solver.add, solver.watch
+            del solver.add, solver.watch, solver.record, solver.unseen_defaults
         if _bounded(solver):
             return "the extended solve hit its bounds"
         grown = [name for name in _NOT_GROWING if _mass(getattr(solver, name)) != sizes[name]]
@@ -188,7 +195,7 @@ class LiveSolve:
         if work > WORK_BUDGET:
             return "a full solve might reach the work budget"
         self.work = work
-        self.graph = solver.finish()
+        self.graph = patched(solver, self.graph, recorder) or solver.finish()
         return self.graph
 
 
@@ -306,17 +313,21 @@ def _solver_text(facts: FileFacts) -> str:
 
 
 def _tables_again(solver: Solver, file: int, fresh: Callable[[Any], bool]) -> str | None:
-    """Every per-file table the solver computed, computed again from the new facts: only the
-    edited file's entry may differ, and only by fresh elements."""
-    names = [
-        name for klass in type(solver).__mro__ for name, value in vars(klass).items()
+    """Every table the solver computed from the files, computed again from the new facts: a
+    table per file (``file_tables.per_file``) in the edited file's row alone, another whole.
+    Only the edited file's row may differ, and only by fresh elements."""
+    tables = {
+        name: value for klass in reversed(type(solver).__mro__) for name, value in vars(klass).items()
         if isinstance(value, cached_property) and name in solver.__dict__
-    ]
-    before = {name: solver.__dict__.pop(name) for name in dict.fromkeys(names)}
-    for name, old in before.items():
-        new = getattr(solver, name)
-        if isinstance(old, list) and isinstance(new, list) and len(old) == len(new) == len(solver.files):
-            old, new = old[file], new[file]  # the other files' facts are the same objects
+    }
+    for name, table in tables.items():
+        if isinstance(table, per_file):
+            rows = solver.__dict__[name]
+            old, new = rows[file], table.row(solver, file)
+            rows[file] = new
+        else:
+            old = solver.__dict__.pop(name)
+            new = getattr(solver, name)
         if old == new:
             continue
         if not (isinstance(old, set) and isinstance(new, set) and old <= new and all(fresh(item) for item in new - old)):

@@ -266,6 +266,15 @@ def test_the_extended_graph_is_the_full_solve_of_the_edited_project(
         return answer
 
     monkeypatch.setattr(LiveSolve, "extend", counted)
+    patches: list[bool] = []  # whether an extension's answer was patched (else finished in full)
+    real_patched = incremental_solve.patched
+
+    def patched(*args: Any) -> Any:
+        answer = real_patched(*args)
+        patches.append(answer is not None)
+        return answer
+
+    monkeypatch.setattr(incremental_solve, "patched", patched)
     rng = random.Random(seed)
     base = WITH_COPIES if copies else BASE if outside_cap == 16 else COLLAPSING
     sources = dict(base)
@@ -285,6 +294,7 @@ def test_the_extended_graph_is_the_full_solve_of_the_edited_project(
         fresh.release()
     # the walk both extended and solved in full (else this test checks only one path)
     assert any(extended) and not all(extended), extended
+    assert any(patches), patches  # and the answer patched at the new sites (``answer_patch.py``)
     if outside_cap == 2:  # and extended solves that collapse
         assert any(collapsed), (extended, collapsed)
 
@@ -311,6 +321,34 @@ def test_an_added_call_in_a_compiled_method_extends_the_graph_and_its_edges() ->
     model = next(i for i, f in enumerate(edited) if f.module == "app.model")
     new_call = len(files[model].facts.flow.calls)  # the one call the edit appended
     assert {t.qualname for t in answer.callees[model, new_call] if not isinstance(t, str)} == {"Norm.forward"}
+
+
+@pytest.mark.parametrize(
+    ("where", "added", "row"),
+    [
+        # a function handed to an outside call: something out of sight may call it
+        ("app/helpers.py", "\n\nE1 = print(count)\n", lambda graph, file, ordinal: (file, "count", "*") in graph.unseen),
+        # ``.tolist()`` of a tensor made on the host
+        ("app/entry.py", "    h = out.cpu()\n    v = h.tolist()\n", lambda graph, file, ordinal: (file, ordinal + 1) in graph.host_receivers),
+        # a call that resolves, to a function of the project
+        ("app/entry.py", "    w = build(2)\n", lambda graph, file, ordinal: (file, ordinal) in graph.resolved),
+    ],
+)
+def test_the_answer_is_patched_at_the_added_sites(where: str, added: str, row: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The extension's answer is the last one with the new sites' rows added (``answer_patch.py``),
+    not finished in full, and it is the full solve's."""
+    sources = dict(BASE)
+    files = linked(sources)
+    live = LiveSolve(files, {}, {}, False)
+    monkeypatch.setattr(Solver, "finish", lambda self: pytest.fail("finished in full"))
+    sources[where] += added
+    edited = linked(sources)
+    answer = live.extend(edited, {}, {}, False)
+    assert isinstance(answer, CallGraph), answer
+    monkeypatch.undo()
+    assert canonical(answer) == canonical(solve(edited))
+    file = next(i for i, f in enumerate(edited) if f.module == where[:-3].replace("/", "."))
+    assert row(answer, file, len(files[file].facts.flow.calls))
 
 
 @pytest.mark.parametrize("added", ["        w = torch.ones(2)\n", "        w = scale(y)\n"])
