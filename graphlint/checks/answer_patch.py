@@ -54,8 +54,8 @@ class Recorder:
 def patched(solver: Solver, before: CallGraph, recorder: Recorder) -> CallGraph | None:
     """``before`` with the rows of the sites the extension added; None where the extension
     recorded an edge elsewhere or keyed a callee or receiver at an old site."""
-    new_callees = _added(solver.callee_nodes, recorder.callee_nodes)
-    new_receivers = _added(solver.receivers, recorder.receivers)
+    new_callees = added_entries(solver.callee_nodes, recorder.callee_nodes)
+    new_receivers = added_entries(solver.receivers, recorder.receivers)
     if recorder.elsewhere or not all(recorder.new(key) for key in [*new_callees, *new_receivers]):
         return None
     edges = {key: solver.site_edges[key] for key in recorder.keys}
@@ -81,7 +81,7 @@ def patched(solver: Solver, before: CallGraph, recorder: Recorder) -> CallGraph 
     )
 
 
-def _added(table: dict[Any, int], before: int) -> dict[Any, int]:
+def added_entries(table: dict[Any, Any], before: int) -> dict[Any, Any]:
     """The entries put into ``table`` since it held ``before`` (a dict keeps insertion order)."""
     return dict(islice(reversed(table.items()), len(table) - before))
 

@@ -48,7 +48,7 @@ from itertools import islice
 from typing import Any
 
 from graphlint.checks import apis
-from graphlint.checks.answer_patch import Recorder, patched
+from graphlint.checks.answer_patch import Recorder, added_entries, patched
 from graphlint.checks.facts import FileFacts
 from graphlint.checks.file_tables import per_file
 from graphlint.checks.receiver_copies import Scoped, scoped_bodies
@@ -94,6 +94,8 @@ class LiveSolve:
         assert solver.answer is not None
         self.graph: CallGraph = solver.answer
         self.work = 0
+        self._names_read: set[str] | None = None  # ``_looked_up``, of the attributes up to:
+        self._attributes_read = 0
         # A solve that hit its bounds is never extended: not kept (on transformers' models/,
         # keeping its millions of objects alive doubled the CPU of the next edits).
         self.solver: Solver | None = solver
@@ -135,6 +137,16 @@ class LiveSolve:
             self.release()
         return answer
 
+    def _looked_up(self, solver: Solver) -> set[str]:
+        """The names some attribute lookup of the solve reads, or may: kept up to date as the
+        lookups only grow (the solve has hundreds of thousands)."""
+        if self._names_read is None:
+            self._names_read = set(apis.INSTANCE_CALL_METHODS) | {"__init__"}
+            self._names_read.update(method for _, methods in solver.dispatch for method in methods)
+        self._names_read.update(name for _, name in added_entries(solver.attributes, self._attributes_read))
+        self._attributes_read = len(solver.attributes)
+        return self._names_read
+
     def _continue(self, solver: Solver, file: int, new: LinkedModule) -> CallGraph | str:
         old = solver.files[file]
         why = _not_appended(old.facts, new.facts)
@@ -144,8 +156,7 @@ class LiveSolve:
         if _in_a_copy(solver, file, scoped):
             return "an added fact is in a function that has copies"
         old_text = _solver_text(old.facts)
-        looked_up = {name for _, name in solver.attributes} | set(apis.INSTANCE_CALL_METHODS) | {"__init__"}
-        looked_up.update(method for _, methods in solver.dispatch for method in methods)
+        looked_up = self._looked_up(solver)
         params = {f"{q}.{p}" for q, d in old.facts.flow.defs.items() for p, _ in d.params}
 
         def fresh(item: Any) -> bool:
@@ -182,10 +193,13 @@ class LiveSolve:
         # the defaults the fixed point gives functions handed to outside calls: only the new
         # calls' (the others gave theirs, and the tables that decide it may not grow)
         solver.unseen_defaults = lambda: solver.handed_out_defaults(recorder.outside_arguments)  # type: ignore[method-assign]
+        # a decoration undecided at the first fixed point stays so: its decorator node is an
+        # existing node, which the continuation gives no value (and the decision was taken)
+        solver.undecided_decorations = lambda: False  # type: ignore[method-assign]
         try:
             solver.solved(lambda: _extend(solver, file, old, new))
         finally:
-            del solver.add, solver.watch, solver.record, solver.unseen_defaults
+            del solver.add, solver.watch, solver.record, solver.unseen_defaults, solver.undecided_decorations
         if _bounded(solver):
             return "the extended solve hit its bounds"
         grown = [name for name in _NOT_GROWING if _mass(getattr(solver, name)) != sizes[name]]
@@ -250,8 +264,13 @@ def _delivered(values: set[Obj]) -> int:
 
 
 def _mass(table: Any) -> int:
+    """How much ``table`` holds: its entries and, where they are containers, theirs (each of
+    these tables holds containers in all its entries or in none)."""
+    if isinstance(table, (set, frozenset)) or not table:
+        return len(table)
     items = table.values() if isinstance(table, dict) else table
-    return len(table) + sum(len(item) for item in items if isinstance(item, (set, dict, list)))
+    nested = isinstance(next(iter(items)), (set, dict, list))
+    return len(table) + (sum(map(len, items)) if nested else 0)
 
 
 def _edited_file(old: list[LinkedModule], new: list[LinkedModule]) -> int | None | str:
@@ -320,7 +339,8 @@ def _tables_again(solver: Solver, file: int, fresh: Callable[[Any], bool]) -> st
         name: value for klass in reversed(type(solver).__mro__) for name, value in vars(klass).items()
         if isinstance(value, cached_property) and name in solver.__dict__
     }
-    for name, table in tables.items():
+    # the rows first: a whole table may be made of them (``wrap_order.py``)
+    for name, table in sorted(tables.items(), key=lambda item: not isinstance(item[1], per_file)):
         if isinstance(table, per_file):
             rows = solver.__dict__[name]
             old, new = rows[file], table.row(solver, file)
