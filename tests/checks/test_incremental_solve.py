@@ -11,8 +11,10 @@ attribute node of the kept solver against a fresh solver's."""
 
 from __future__ import annotations
 
+import gc
 import json
 import random
+import weakref
 from typing import Any
 
 import pytest
@@ -385,6 +387,28 @@ def test_a_solve_that_hit_its_bounds_is_never_extended(monkeypatch: pytest.Monke
     assert live.graph.stopped
     sources["app/entry.py"] += "    w = int(3)\n"
     assert live.extend(linked(sources), {}, {}, False) == "the last solve hit its bounds"
+
+
+def test_a_kept_solver_is_frozen_for_the_collector_and_freed_without_it_once_released() -> None:
+    """``gc.freeze`` is safe only if a released solver makes no cycles: it is then freed by
+    reference counting, never by the cyclic collector that no longer sees it."""
+    sources = dict(WITH_COPIES)
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        live = LiveSolve(linked(sources), {}, {}, True)
+        assert live.solver is not None and gc.get_freeze_count() > 0
+        sources["app/model.py"] += "        w = self.block.norm(x)\n"
+        assert isinstance(live.extend(linked(sources), {}, {}, True), CallGraph)
+        kept = weakref.ref(live.solver)
+        live.release()
+        assert gc.get_freeze_count() == 0
+        del live
+        assert kept() is None
+    finally:
+        gc.unfreeze()
+        if collecting:
+            gc.enable()
 
 
 def test_the_work_bound_covers_a_full_solves_steps() -> None:
