@@ -97,24 +97,27 @@ async def measure(root: Path, cache: Path, files: list[Path], edits: int, deboun
               f"{statistics.median(opened[1:]) * 1000:.0f} ms over {len(opened) - 1} files" if len(opened) > 1 else "")
         pid = editor.client._server.pid if editor.client._server else None  # type: ignore[attr-defined]
         latencies: list[float] = []
-        cpu_before = cpu_seconds(pid)
+        spent: list[float] = []  # the server's CPU seconds per edit
         for path in files:
             text = path.read_text(encoding="utf-8")
             for edit in range(1, edits + 1):
-                started = time.perf_counter()
+                started, cpu_before = time.perf_counter(), cpu_seconds(pid)
                 version = editor.change(path, edited(text, edit, kind))
                 await editor.diagnostics(path, version=version, timeout=120)
                 latencies.append(time.perf_counter() - started)
+                spent.append(cpu_seconds(pid) - cpu_before)
                 solved = [line for line in editor.logs if line.startswith("value flow")]
-                print(f"  {path.name} edit {edit}: {latencies[-1] * 1000:.0f} ms; {solved[-1] if solved else ''}", flush=True)
+                print(f"  {path.name} edit {edit}: {latencies[-1] * 1000:.0f} ms, server {spent[-1] * 1000:.0f} CPU-ms; "
+                      f"{solved[-1] if solved else ''}", flush=True)
                 editor.logs.clear()
-        cpu = (cpu_seconds(pid) - cpu_before) / len(latencies)
+        cpu = sum(spent) / len(spent)
         latencies.sort()
         memory = rss_mib(pid) if pid else None
         print(f"{kind} edits: {len(latencies)}, median {statistics.median(latencies) * 1000:.0f} ms, "
               f"p90 {latencies[int(len(latencies) * 0.9)] * 1000:.0f} ms, max {latencies[-1] * 1000:.0f} ms, "
               f"min {latencies[0] * 1000:.0f} ms (debounce {debounce * 1000:.0f} ms included); "
-              f"server CPU {cpu * 1000:.0f} ms per edit; load average {os.getloadavg()[0]:.1f}")
+              f"server CPU {cpu * 1000:.0f} ms per edit (median {statistics.median(spent) * 1000:.0f}); "
+              f"load average {os.getloadavg()[0]:.1f}")
         if memory is not None:
             print(f"server resident memory: {memory:.0f} MiB")
 
