@@ -25,9 +25,18 @@ follows, and otherwise ``extend`` says why not and the caller solves in full:
   added, decorations made, methods' copies) and the names each file declares must not grow.
 - A name the added assignments bind must be fresh: no old fact of the file mentions it, no node
   or attribute lookup of that name exists, and it is no protocol method (``__call__``...), so no
-  old lookup would have found it. The solver's per-file tables (``cached_property``) are computed
-  again for the new facts; they may differ only by such fresh names and by the new calls'
-  ordinals.
+  old lookup would have found it. The solver's tables computed from the files are computed again
+  for the new facts, those per file (``file_tables.per_file``) in the edited file's row only;
+  they may differ only by such fresh names and by the new calls' ordinals.
+- No added fact may be in a function that has copies (a method copied per receiver class or
+  call site, ``receiver_copies.py``): a full solve binds it in every copy, the continuation only
+  in the function's own body.
+- The decisions at the fixed point read only the new calls: the defaults of what they hand to
+  outside calls (the other calls gave theirs, and what decides them may not grow), no
+  decoration (each was decided on existing nodes, which keep their values).
+
+The answer is the last one with the new sites' rows added (``answer_patch.py``), not built
+again from the whole solver; where an edge went elsewhere than a new site, it is built again.
 - The work budget: a full solve's steps (values delivered plus reactions run) are at most
   ``sum((|values(n)| + c(n)) * (1 + |watchers(n)|))`` over its nodes, since each node takes each
   value once and each of its watchers reacts at most once per batch; ``c(n)`` is OUTSIDE_CAP for
