@@ -12,10 +12,11 @@ LSP client (pygls's, as in ``tests/server``), opens ``--files`` modeling files s
 tree and edits each ``--edits`` times (a full-text change that adds a line inside the file, so
 that every edit is walked again and the whole project linked again). ``--edit constant`` (the
 default) adds ``EDIT_n = n``: no assignment fact changes, so the solved call graph is used again
-(``graph_cache.py``); ``--edit value`` adds ``EDIT_n = int(n)``, a call: every call after it is
-numbered anew, and the graph is solved again; ``--edit append`` adds the same call at the file's
-end (each edit one more line), which the server may extend the kept solve by
-(``incremental_solve.py``). The latency of an edit is
+(``graph_cache.py``); ``--edit value`` adds ``EDIT_n = int(n)``, a call (each edit in place of
+the last one's: a change, solved again in full); ``--edit append`` adds the same calls at the
+file's end (each edit one more line), ``--edit insert`` in its middle (every call after them is
+numbered anew), both of which the server may extend the kept solve by (``incremental_solve.py``,
+``renumber.py``). The latency of an edit is
 the time from sending ``didChange`` to receiving the diagnostics published for that version;
 it includes ``--debounce``. Also printed: the time to the first diagnostics after ``didOpen``
 (the first one loads the whole project from the cache) and the server's resident memory.
@@ -48,7 +49,8 @@ def spread(files: Sequence[Path], count: int) -> list[Path]:
     return ordered[::step][:count]
 
 
-EDITS = {"constant": "EDIT_{0} = {0}\n", "value": "EDIT_{0} = int({0})\n", "append": "EDIT_{0} = int({0})\n"}
+EDITS = {"constant": "EDIT_{0} = {0}\n", "value": "EDIT_{0} = int({0})\n", "append": "EDIT_{0} = int({0})\n",
+         "insert": "EDIT_{0} = int({0})\n"}
 
 
 def edited(text: str, edit: int, kind: str = "constant") -> str:
@@ -59,7 +61,8 @@ def edited(text: str, edit: int, kind: str = "constant") -> str:
         return text.rstrip("\n") + "\n\n\n" + "".join(EDITS[kind].format(n) for n in range(1, edit + 1))
     lines = text.splitlines(keepends=True)
     middle = len(lines) // 2
-    line = EDITS[kind].format(edit)
+    # ``insert``: edits 1 to ``edit`` there, one more line each, as typing in the middle does
+    line = "".join(EDITS[kind].format(n) for n in range(1, edit + 1)) if kind == "insert" else EDITS[kind].format(edit)
     for index in range(middle, len(lines)):
         if lines[index].strip() == "" and index + 1 < len(lines) and not lines[index + 1][:1].isspace():
             return "".join([*lines[: index + 1], line, *lines[index + 1 :]])
@@ -131,7 +134,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="the server's debounce in seconds, one run each (default: 0.05, its own default, and 0)")
     parser.add_argument("--edit", choices=sorted(EDITS), default="constant",
                         help="what each edit adds: a constant (no assignment fact changes), a call in the middle, "
-                             "or calls appended at the end (default constant)")
+                             "calls appended at the end or inserted in the middle (default constant)")
     parser.add_argument("--warm-runs", type=int, default=0, help="warm `graphlint check` runs after the fill (default 0)")
     parser.add_argument("-j", "--jobs", type=int, default=2, help="processes for the cold fill of the cache (default 2)")
     parser.add_argument("--cache-dir", type=Path, help="reuse this facts cache (filled if needed) instead of a fresh one")

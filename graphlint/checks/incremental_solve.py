@@ -62,6 +62,7 @@ from graphlint.checks.answer_patch import Recorder, added_entries, patched
 from graphlint.checks.facts import FileFacts
 from graphlint.checks.file_tables import per_file
 from graphlint.checks.receiver_copies import Scoped, scoped_bodies
+from graphlint.checks.renumber import answer_in, in_numbering, inserted
 from graphlint.checks.value_graph import (
     OUTSIDE_ANY,
     OUTSIDE_CAP,
@@ -106,6 +107,9 @@ class LiveSolve:
         self.work = 0
         self._names_read: set[str] | None = None  # ``_looked_up``, of the attributes up to:
         self._attributes_read = 0
+        # file → (the file as last given, its calls' numbers in the solver) where a call was
+        # inserted above others (``renumber.py``): the solver numbers them otherwise
+        self.numbered: dict[int, tuple[LinkedModule, list[int]]] = {}
         # A solve that hit its bounds is never extended: not kept (on transformers' models/,
         # keeping its millions of objects alive doubled the CPU of the next edits).
         self.solver: Solver | None = solver
@@ -140,18 +144,39 @@ class LiveSolve:
             return "the last solve hit its bounds" if _bounded(self.graph) else "no kept solve"
         if (dispatch, not_dispatched, preview) != self.settings:
             return "the framework dispatch or preview changed"
-        edit = _edited_file(solver.files, files)
+        # the files as the project numbers their calls (the solver may number some otherwise)
+        own = [self.numbered[i][0] if i in self.numbered else linked for i, linked in enumerate(solver.files)]
+        edit = _edited_file(own, files)
         if isinstance(edit, str):
             return edit
         if edit is None:  # nothing the solve reads changed
-            return self.graph
+            return self._own_numbers(self.graph)
+        new = files[edit]
+        kept = solver.files[edit].facts
+        numbering = inserted(own[edit].facts, new.facts, self.numbered[edit][1] if edit in self.numbered else list(range(len(kept.flow.calls))), len(kept.flow.calls))
+        solved = new
+        if numbering is not None and numbering != list(range(len(numbering))):
+            facts = in_numbering(new.facts, numbering, kept.flow.assigns)
+            if facts is None:
+                self.release()
+                return "not an addition: assignments changed"
+            solved = LinkedModule(new.module, new.is_package, facts)
         try:
-            answer = self._continue(solver, edit, files[edit])
+            answer = self._continue(solver, edit, solved)
         except _Touched:
             answer = "an added fact reaches a value the last solve derived"
         if isinstance(answer, str):
             self.release()
-        return answer
+            return answer
+        if solved is new:
+            self.numbered.pop(edit, None)
+        else:
+            self.numbered[edit] = (new, numbering)
+        return self._own_numbers(answer)
+
+    def _own_numbers(self, graph: CallGraph) -> CallGraph:
+        """``graph`` with the calls of each file numbered as the file numbers them."""
+        return answer_in(graph, {file: numbering for file, (_, numbering) in self.numbered.items()}) if self.numbered else graph
 
     def _looked_up(self, solver: Solver) -> set[str]:
         """The names some attribute lookup of the solve reads, or may: kept up to date as the

@@ -353,6 +353,29 @@ def test_the_answer_is_patched_at_the_added_sites(where: str, added: str, row: A
     assert row(answer, file, len(files[file].facts.flow.calls))
 
 
+def test_calls_inserted_above_others_extend_the_solve_in_its_own_numbering() -> None:
+    """A call inserted above others numbers them anew; the kept solve numbers the inserted calls
+    after the file's others (``renumber.py``), and the answer, in the file's own numbering, is
+    the full solve's at each step: an insertion, an append after it, an insertion above both."""
+    sources = dict(BASE)
+    live = LiveSolve(linked(sources), {}, {}, False)
+    steps = [
+        ("    model = build(4)\n", "    w1 = int(1)\n    model = build(4)\n"),
+        ("    out = model(x)\n", "    out = model(x)\n    w2 = int(2)\n"),
+        ("    w1 = int(1)\n", "    w3 = build(3)\n    w1 = int(1)\n"),
+    ]
+    for before, after in steps:
+        sources["app/entry.py"] = sources["app/entry.py"].replace(before, after)
+        edited = linked(sources)
+        answer = live.extend(edited, {}, {}, False)
+        assert isinstance(answer, CallGraph), answer
+        assert canonical(answer) == canonical(solve(edited)), after
+        assert live.numbered  # the file is numbered otherwise in the solver
+    entry = next(i for i, f in enumerate(edited) if f.module == "app.entry")
+    ordinals = {site.text: o for o, site in enumerate(edited[entry].facts.flow.calls) if site is not None}
+    assert {t.qualname for t in answer.callees[entry, ordinals["build"]] if not isinstance(t, str)} >= {"build"}
+
+
 @pytest.mark.parametrize("added", ["        w = torch.ones(2)\n", "        w = scale(y)\n"])
 def test_an_added_fact_in_a_method_with_copies_solves_in_full(added: str) -> None:
     """``Head.forward`` is copied for ``Child`` and for ``Head`` receivers: a full solve binds an

@@ -1,0 +1,108 @@
+"""A file's calls in the kept solve's numbering, for a statement inserted above other calls.
+
+Calls are numbered in source order (``facts.CallSite``), so a call inserted in the middle of a
+file numbers every later call anew, and the kept solve (``incremental_solve.py``), which is keyed
+by those numbers, could not be extended by it. Here the edited file's facts are written in the
+kept solve's numbering instead: the calls it already had keep their numbers, the inserted ones
+come after all of them, and every reference to a call (``["c", n]`` in a value, an entry's
+``["arg", n]``, ``after_super``, host and returned calls) follows; the kept assignments come
+first, the inserted ones after. The extension then sees calls appended, and checks, as for
+any, that the facts are exactly the old ones with some appended. Its answer is written back in
+the file's own numbering (``answer_in``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections import Counter
+from typing import Any
+
+from graphlint.checks.facts import CallSite, FileFacts
+from graphlint.checks.value_graph import CallGraph
+
+
+def inserted(before: FileFacts, after: FileFacts, numbering: list[int], kept: int) -> list[int] | None:
+    """The kept solve's number of each call of ``after``, taking ``after``'s calls as
+    ``before``'s with a run of calls inserted where they first differ (``numbering``:
+    ``before``'s calls' numbers in the kept solve, which has ``kept`` calls in this file); None
+    where calls were removed. The extension checks that it is so."""
+    calls_a, calls_b = before.flow.calls, after.flow.calls
+    added = len(calls_b) - len(calls_a)
+    if added < 0:
+        return None
+    first = next((i for i, (a, b) in enumerate(zip(calls_a, calls_b)) if _site(a) != _site(b)), len(calls_a))
+    return [*numbering[:first], *range(kept, kept + added), *numbering[first:]]
+
+
+def _site(site: CallSite | None) -> Any:
+    """What the solve reads of a call, but the numbers of the calls it names (those after an
+    insertion are all renumbered)."""
+    return None if site is None else (site.scope, json.dumps(_renumbered([site.callee, site.args], None)))
+
+
+def in_numbering(facts: FileFacts, numbering: list[int], kept_assigns: list[Any]) -> FileFacts | None:
+    """``facts`` with call ``i`` numbered ``numbering[i]`` and ``kept_assigns`` (the kept solve's
+    assignments of the file) first among its assignments; None where they are not all there."""
+    number = lambda value: _renumbered(value, numbering)  # noqa: E731
+    flow = facts.flow
+    calls: list[CallSite | None] = [None] * len(numbering)
+    for ordinal, site in enumerate(flow.calls):
+        calls[numbering[ordinal]] = None if site is None else dataclasses.replace(
+            site, callee=number(site.callee), args=number(site.args), star=number(site.star),
+            keywords=number(site.keywords), double_star=number(site.double_star),
+            after_super=None if site.after_super is None else numbering[site.after_super],
+        )
+    assigns = [tuple(number(list(pair))) for pair in flow.assigns]
+    wanted = Counter(json.dumps(pair) for pair in kept_assigns)
+    new = []
+    for pair in assigns:
+        key = json.dumps(pair)
+        if wanted[key] > 0:
+            wanted[key] -= 1
+        else:
+            new.append(pair)
+    if +wanted:  # a kept assignment is gone or changed
+        return None
+    renumbered = dataclasses.replace(
+        flow, assigns=[*kept_assigns, *new], calls=calls,
+        decorations=[dataclasses.replace(d, decorator=number(d.decorator), value=number(d.value)) for d in flow.decorations],
+        implicit=[dataclasses.replace(i, value=number(i.value)) for i in flow.implicit],
+        returned_calls=[numbering[o] for o in flow.returned_calls],
+        call_conditions={numbering[o]: c for o, c in flow.call_conditions.items()},
+        digest="",
+    )
+    entries = [dataclasses.replace(e, targets=[_entry_target(t, numbering) for t in e.targets]) for e in facts.entries]
+    return dataclasses.replace(facts, flow=renumbered, entries=entries, host_calls=[numbering[o] for o in facts.host_calls])
+
+
+def answer_in(graph: CallGraph, numberings: dict[int, list[int]]) -> CallGraph:
+    """``graph`` (the kept solve's numbering) with the sites of ``numberings``' files numbered
+    as the files number them (``numberings``: file → its calls' numbers in the kept solve)."""
+    back = {file: {solved: own for own, solved in enumerate(numbering)} for file, numbering in numberings.items()}
+
+    def site(key: Any) -> Any:
+        table = back.get(key[0]) if isinstance(key[0], int) else None
+        return key if table is None else (key[0], table[key[1]], *key[2:])
+
+    return dataclasses.replace(
+        graph,
+        callees={site(key): targets for key, targets in graph.callees.items()},
+        copies={site(key): targets for key, targets in graph.copies.items()},
+        resolved={site(key) for key in graph.resolved},
+        host_receivers={site(key) for key in graph.host_receivers},
+    )
+
+
+def _renumbered(value: Any, numbering: list[int] | None) -> Any:
+    """``value`` (an expression, or lists and tuples of them) with ``["c", n]`` numbered anew
+    (``numbering`` None: with no number)."""
+    if isinstance(value, (list, tuple)):
+        if len(value) == 2 and value[0] == "c" and isinstance(value[1], int) and not isinstance(value[1], bool):
+            return type(value)(["c", None if numbering is None else numbering[value[1]]])
+        return type(value)(_renumbered(part, numbering) for part in value)
+    return value
+
+
+def _entry_target(target: Any, numbering: list[int]) -> Any:
+    return [target[0], numbering[target[1]]] if target[0] in ("arg", "receiver") else target
