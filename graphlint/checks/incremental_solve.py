@@ -110,6 +110,7 @@ class LiveSolve:
         # file → (the file as last given, its calls' numbers in the solver) where a call was
         # inserted above others (``renumber.py``): the solver numbers them otherwise
         self.numbered: dict[int, tuple[LinkedModule, list[int]]] = {}
+        self._copied: dict[int, list[tuple[Any, ...]]] | None = None  # ``_own_numbers``
         # A solve that hit its bounds is never extended: not kept (on transformers' models/,
         # keeping its millions of objects alive doubled the CPU of the next edits).
         self.solver: Solver | None = solver
@@ -176,7 +177,14 @@ class LiveSolve:
 
     def _own_numbers(self, graph: CallGraph) -> CallGraph:
         """``graph`` with the calls of each file numbered as the file numbers them."""
-        return answer_in(graph, {file: numbering for file, (_, numbering) in self.numbered.items()}) if self.numbered else graph
+        if not self.numbered:
+            return graph
+        if self._copied is None:  # the keys of ``graph.copies`` per file, kept as sites are added
+            self._copied = {}
+            for key in graph.copies:
+                if isinstance(key[0], int):
+                    self._copied.setdefault(key[0], []).append(key)
+        return answer_in(graph, {file: numbering for file, (_, numbering) in self.numbered.items()}, self._copied)
 
     def _looked_up(self, solver: Solver) -> set[str]:
         """The names some attribute lookup of the solve reads, or may: kept up to date as the
@@ -250,8 +258,13 @@ class LiveSolve:
         if work > WORK_BUDGET:
             return "a full solve might reach the work budget"
         self.work = work
-        self.graph = patched(solver, self.graph, recorder) or solver.finish()
-        return self.graph
+        answer = patched(solver, self.graph, recorder)
+        if answer is None:
+            answer, self._copied = solver.finish(), None
+        elif self._copied is not None:
+            self._copied.setdefault(file, []).extend(key for key in recorder.keys if key in answer.copies)
+        self.graph = answer
+        return answer
 
 
 def _extend(solver: Solver, file: int, old: LinkedModule, new: LinkedModule) -> CallGraph:

@@ -76,22 +76,31 @@ def in_numbering(facts: FileFacts, numbering: list[int], kept_assigns: list[Any]
     return dataclasses.replace(facts, flow=renumbered, entries=entries, host_calls=[numbering[o] for o in facts.host_calls])
 
 
-def answer_in(graph: CallGraph, numberings: dict[int, list[int]]) -> CallGraph:
+def answer_in(graph: CallGraph, numberings: dict[int, list[int]], copied: dict[int, list[tuple[Any, ...]]]) -> CallGraph:
     """``graph`` (the kept solve's numbering) with the sites of ``numberings``' files numbered
-    as the files number them (``numberings``: file → its calls' numbers in the kept solve)."""
-    back = {file: {solved: own for own, solved in enumerate(numbering)} for file, numbering in numberings.items()}
-
-    def site(key: Any) -> Any:
-        table = back.get(key[0]) if isinstance(key[0], int) else None
-        return key if table is None else (key[0], table[key[1]], *key[2:])
-
-    return dataclasses.replace(
-        graph,
-        callees={site(key): targets for key, targets in graph.callees.items()},
-        copies={site(key): targets for key, targets in graph.copies.items()},
-        resolved={site(key) for key in graph.resolved},
-        host_receivers={site(key) for key in graph.host_receivers},
-    )
+    as the files number them (``numberings``: file → its calls' numbers in the kept solve;
+    ``copied``: file → the keys of ``graph.copies`` of its sites). Only the rows of sites whose
+    number differs are moved: the tables are copied, not walked."""
+    tables: list[Any] = [dict(graph.callees), dict(graph.copies), set(graph.resolved), set(graph.host_receivers)]
+    for file, numbering in numberings.items():
+        back = {solved: own for own, solved in enumerate(numbering) if own != solved}
+        keys = [(file, solved) for solved in back]
+        moved: list[list[tuple[Any, Any]]] = [[], [], [], []]
+        for table, rows, candidates in zip(tables, moved, (keys, copied.get(file, ()), keys, keys)):
+            for key in candidates:
+                if key[1] in back and key in table:
+                    rows.append((key, table[key] if isinstance(table, dict) else None))
+            for key, _ in rows:
+                table.remove(key) if isinstance(table, set) else table.pop(key)
+        for table, rows in zip(tables, moved):
+            for key, row in rows:
+                own = (file, back[key[1]], *key[2:])
+                if isinstance(table, set):
+                    table.add(own)
+                else:
+                    table[own] = row
+    callees, copies, resolved, host = tables
+    return dataclasses.replace(graph, callees=callees, copies=copies, resolved=resolved, host_receivers=host)
 
 
 def _renumbered(value: Any, numbering: list[int] | None) -> Any:
