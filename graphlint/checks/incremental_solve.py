@@ -3,8 +3,10 @@
 ``graphlint server`` solves the whole project again whenever an edit changes what flows where
 (21 CPU-s on transformers' ``models/``). Here the solver of the last solve is kept (nodes, edges,
 watchers) and, when the project differs from it in one file whose new flow facts are the old ones
-with assignments and calls appended (nothing renumbered, no definition, decoration, entry or
-iteration changed), the new facts are added to it and the worklist continues. The answer must be
+with assignments and calls appended (no definition, decoration, entry or iteration changed),
+the new facts are added to it and the worklist continues. Calls inserted above others are
+appended in the solver's own numbering of the file (``renumber.py``; ``LiveSolve.numbered``),
+and the answer is given back in the file's. The answer must be
 the one a full solve of the edited project gives, so the continuation is taken only where that
 follows, and otherwise ``extend`` says why not and the caller solves in full:
 
@@ -43,8 +45,7 @@ again from the whole solver; where an edge went elsewhere than a new site, it is
   a node that holds ``OUTSIDE_ANY`` (the names it held before the collapse, dropped then), else 0. That bound, kept up to date here,
   must stay within ``WORK_BUDGET``, so that the full solve would not have stopped either.
 
-Removing or changing facts (retraction: delete and re-derive) and calls renumbered by a line
-inserted above them are not handled: they solve in full.
+Removing or changing facts (retraction: delete and re-derive) is not handled: it solves in full.
 """
 
 from __future__ import annotations
