@@ -54,15 +54,13 @@ import gc
 import json
 import logging
 from collections.abc import Callable, Iterable
-from functools import cached_property
 from itertools import islice
 from typing import Any
 
 from graphlint.checks import apis
+from graphlint.checks.addition import edited_file, in_a_copy, not_appended, solver_text, tables_again
 from graphlint.checks.answer_patch import Recorder, added_entries, patched
-from graphlint.checks.facts import FileFacts
-from graphlint.checks.file_tables import per_file
-from graphlint.checks.receiver_copies import Scoped, scoped_bodies
+from graphlint.checks.receiver_copies import scoped_bodies
 from graphlint.checks.renumber import answer_in, in_numbering, inserted
 from graphlint.checks.value_graph import (
     OUTSIDE_ANY,
@@ -148,33 +146,38 @@ class LiveSolve:
             return "the framework dispatch or preview changed"
         # the files as the project numbers their calls (the solver may number some otherwise)
         own = [self.numbered[i][0] if i in self.numbered else linked for i, linked in enumerate(solver.files)]
-        edit = _edited_file(own, files)
+        edit = edited_file(own, files)
         if isinstance(edit, str):
             return edit
         if edit is None:  # nothing the solve reads changed
             return self._own_numbers(self.graph)
         new = files[edit]
-        kept = solver.files[edit].facts
-        numbering = inserted(own[edit].facts, new.facts, self.numbered[edit][1] if edit in self.numbered else list(range(len(kept.flow.calls))), len(kept.flow.calls))
-        solved = new
-        if numbering is not None and numbering != list(range(len(numbering))):
-            facts = in_numbering(new.facts, numbering, kept.flow.assigns)
-            if facts is None:
-                self.release()
-                return "not an addition: assignments changed"
-            solved = LinkedModule(new.module, new.is_package, facts)
+        solved, numbering = self._in_solver_numbering(solver, edit, own[edit], new)
         try:
-            answer = self._continue(solver, edit, solved)
+            answer = self._continue(solver, edit, solved) if solved is not None else "not an addition: assignments changed"
         except _Touched:
             answer = "an added fact reaches a value the last solve derived"
         if isinstance(answer, str):
             self.release()
             return answer
-        if solved is new:
+        if numbering is None:
             self.numbered.pop(edit, None)
         else:
             self.numbered[edit] = (new, numbering)
         return self._own_numbers(answer)
+
+    def _in_solver_numbering(
+        self, solver: Solver, file: int, before: LinkedModule, new: LinkedModule
+    ) -> tuple[LinkedModule | None, list[int] | None]:
+        """``new`` as the solver numbers the file's calls, with that numbering (None: the
+        file's own); None where the kept assignments are not all in it."""
+        kept = solver.files[file].facts
+        calls = len(kept.flow.calls)
+        numbering = inserted(before.facts, new.facts, self.numbered[file][1] if file in self.numbered else list(range(calls)), calls)
+        if numbering is None or numbering == list(range(len(numbering))):
+            return new, None  # removed calls (the extension says so), or the same numbering
+        facts = in_numbering(new.facts, numbering, kept.flow.assigns)
+        return (None if facts is None else LinkedModule(new.module, new.is_package, facts)), numbering
 
     def _own_numbers(self, graph: CallGraph) -> CallGraph:
         """``graph`` with the calls of each file numbered as the file numbers them."""
@@ -199,13 +202,13 @@ class LiveSolve:
 
     def _continue(self, solver: Solver, file: int, new: LinkedModule) -> CallGraph | str:
         old = solver.files[file]
-        why = _not_appended(old.facts, new.facts)
+        why = not_appended(old.facts, new.facts)
         if why is not None:
             return why
         scoped = scoped_bodies(new)
-        if _in_a_copy(solver, file, scoped):
+        if in_a_copy(solver, file, scoped):
             return "an added fact is in a function that has copies"
-        old_text = _solver_text(old.facts)
+        old_text = solver_text(old.facts)
         looked_up = self._looked_up(solver)
         params = {f"{q}.{p}" for q, d in old.facts.flow.defs.items() for p, _ in d.params}
 
@@ -229,7 +232,7 @@ class LiveSolve:
                 solver.classes.assigned[file].setdefault(target[1], []).append(value)
         solver.declared[file] |= names
         solver.scoped_by_file[file] = scoped
-        why = _tables_again(solver, file, fresh)
+        why = tables_again(solver, file, fresh)
         if why is not None:
             return why
         sizes = {name: _mass(getattr(solver, name)) for name in _NOT_GROWING}
@@ -326,85 +329,3 @@ def _mass(table: Any) -> int:
     items = table.values() if isinstance(table, dict) else table
     nested = isinstance(next(iter(items)), (set, dict, list))
     return len(table) + (sum(map(len, items)) if nested else 0)
-
-
-def _edited_file(old: list[LinkedModule], new: list[LinkedModule]) -> int | None | str:
-    """The one file whose solver-read facts differ (None: none does), or why there is no such one."""
-    if len(old) != len(new):
-        return "files added or removed"
-    edited = None
-    for index, (before, after) in enumerate(zip(old, new)):
-        if before.facts is after.facts and before.module == after.module and before.is_package == after.is_package:
-            continue
-        if _solver_view(before) != _solver_view(after):
-            if edited is not None:
-                return "more than one file changed"
-            edited = index
-    return edited
-
-
-def _solver_view(linked: LinkedModule) -> list[Any]:
-    facts = linked.facts
-    return [linked.module, linked.is_package, facts.flow.digest or facts.flow.solver_digest(), sorted(facts.host_calls),
-            [(e.targets, e.line, e.via) for e in facts.entries]]
-
-
-def _not_appended(old: FileFacts, new: FileFacts) -> str | None:
-    """Why ``new`` is not ``old`` with assignments and calls appended (None: it is)."""
-    a, b = old.flow, new.flow
-    if a.error or b.error:
-        return "the file's calls could not be numbered"
-    # as JSON values: facts read from the cache hold tuples where a fresh walk may hold lists
-    parts_a, parts_b = json.loads(json.dumps(a.solver_parts())), json.loads(json.dumps(b.solver_parts()))
-    calls_a, calls_b = parts_a.pop("calls"), parts_b.pop("calls")
-    assigns_a, assigns_b = parts_a.pop("assigns"), parts_b.pop("assigns")
-    changed = [name for name in parts_a if parts_a[name] != parts_b[name]]
-    if changed:
-        return f"not an addition: {', '.join(changed)} changed"
-    if calls_b[: len(calls_a)] != calls_a or assigns_b[: len(assigns_a)] != assigns_a:
-        return "not an addition: calls or assignments changed or renumbered"
-    if {o for o in new.host_calls if o < len(calls_a)} != set(old.host_calls):
-        return "not an addition: host calls changed"
-    if [(e.targets, e.line, e.via) for e in old.entries] != [(e.targets, e.line, e.via) for e in new.entries]:
-        return "not an addition: entry points changed"
-    return None
-
-
-def _in_a_copy(solver: Solver, file: int, scoped: dict[str, Scoped]) -> bool:
-    """Whether an added fact is in a function with copies (``receiver_copies.py``; a method's
-    copy holds the functions nested in it): a full solve binds it in every copy too, the
-    continuation only in the function's own body."""
-    before = solver.scoped(file)
-    changed = [scope for scope, found in scoped.items() if found != before.get(scope)]
-    if not changed:
-        return False
-    copied = {copy.qualname for (owner, _), copy in solver.copies.items() if owner == file}
-    return any(scope in copied or any(scope.startswith(f"{name}.") for name in copied) for scope in changed)
-
-
-def _solver_text(facts: FileFacts) -> str:
-    return json.dumps(list(facts.flow.solver_parts().values()))
-
-
-def _tables_again(solver: Solver, file: int, fresh: Callable[[Any], bool]) -> str | None:
-    """Every table the solver computed from the files, computed again from the new facts: a
-    table per file (``file_tables.per_file``) in the edited file's row alone, another whole.
-    Only the edited file's row may differ, and only by fresh elements."""
-    tables = {
-        name: value for klass in reversed(type(solver).__mro__) for name, value in vars(klass).items()
-        if isinstance(value, cached_property) and name in solver.__dict__
-    }
-    # the rows first: a whole table may be made of them (``wrap_order.py``)
-    for name, table in sorted(tables.items(), key=lambda item: not isinstance(item[1], per_file)):
-        if isinstance(table, per_file):
-            rows = solver.__dict__[name]
-            old, new = rows[file], table.row(solver, file)
-            rows[file] = new
-        else:
-            old = solver.__dict__.pop(name)
-            new = getattr(solver, name)
-        if old == new:
-            continue
-        if not (isinstance(old, set) and isinstance(new, set) and old <= new and all(fresh(item) for item in new - old)):
-            return f"the solver's table {name} changed"
-    return None
