@@ -301,6 +301,43 @@ def test_the_extended_graph_is_the_full_solve_of_the_edited_project(
         assert any(collapsed), (extended, collapsed)
 
 
+INSERTED = ["w{n} = int({n})", "w{n} = torch.ones({n})", "w{n} = count", "w{n} = print(count)", "w{n} = scale(torch.ones(1))"]
+
+
+def insert(sources: dict[str, str], rng: random.Random, n: int) -> dict[str, str]:
+    """A statement inserted above a random line of a random file, at that line's indentation
+    (in a function, a class body or at module level): the calls after it are numbered anew."""
+    path = rng.choice(sorted(p for p in sources if p != "app/__init__.py"))
+    lines = sources[path].splitlines()
+    index = rng.choice([i for i, line in enumerate(lines) if line.strip() and not line.lstrip().startswith(("from ", "import "))])
+    indent = lines[index][: len(lines[index]) - len(lines[index].lstrip())]
+    lines.insert(index, indent + rng.choice(INSERTED).format(n=n))
+    return {**sources, path: "\n".join(lines) + "\n"}
+
+
+@pytest.mark.parametrize(("seed", "copies", "preview"), [(30, False, False), (31, False, True), (32, True, False), (33, True, True)])
+def test_inserted_statements_extend_the_solve_as_a_full_solve_answers(seed: int, copies: bool, preview: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Statements inserted anywhere, one by one (``renumber.py``): every answer is the full
+    solve's, and insertions were extended."""
+    numbered: list[bool] = []
+    real = LiveSolve.extend
+
+    def counted(self: LiveSolve, *args: Any) -> Any:
+        answer = real(self, *args)
+        numbered.append(not isinstance(answer, str) and bool(self.numbered))
+        return answer
+
+    monkeypatch.setattr(LiveSolve, "extend", counted)
+    rng = random.Random(seed)
+    sources = dict(WITH_COPIES if copies else BASE)
+    graphs = SolvedGraphs(incremental=True)
+    for n in range(1, 21):
+        sources = insert(sources, rng, n)
+        files = linked(sources)
+        assert canonical(graphs.graph(files, {}, {}, preview)) == canonical(solve(files, preview=preview)), (seed, n, sources)
+    assert any(numbered), numbered
+
+
 def test_an_added_call_that_reaches_an_existing_function_with_new_values_solves_in_full() -> None:
     """``count(torch.ones(2))`` at module level hands ``count``'s parameter a value from a new
     call site: a value an existing node did not hold, so the kept solve is not extended."""
