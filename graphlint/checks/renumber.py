@@ -31,7 +31,7 @@ def inserted(before: FileFacts, after: FileFacts, numbering: list[int], kept: in
     added = len(calls_b) - len(calls_a)
     if added < 0:
         return None
-    first = next((i for i, (a, b) in enumerate(zip(calls_a, calls_b)) if _site(a) != _site(b)), len(calls_a))
+    first = next((i for i, (a, b) in enumerate(zip(calls_a, calls_b)) if a != b and _site(a) != _site(b)), len(calls_a))
     return [*numbering[:first], *range(kept, kept + added), *numbering[first:]]
 
 
