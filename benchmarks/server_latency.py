@@ -12,10 +12,11 @@ LSP client (pygls's, as in ``tests/server``), opens ``--files`` modeling files s
 tree and edits each ``--edits`` times (a full-text change that adds a line inside the file, so
 that every edit is walked again and the whole project linked again). ``--edit constant`` (the
 default) adds ``EDIT_n = n``: no assignment fact changes, so the solved call graph is used again
-(``graph_cache.py``); ``--edit value`` adds ``EDIT_n = int(n)``, a call: every call after it is
-numbered anew, and the graph is solved again; ``--edit append`` adds the same call at the file's
-end (each edit one more line), which the server may extend the kept solve by
-(``incremental_solve.py``). The latency of an edit is
+(``graph_cache.py``); ``--edit value`` adds ``EDIT_n = int(n)``, a call (each edit in place of
+the last one's: a change, solved again in full); ``--edit append`` adds the same calls at the
+file's end (each edit one more line), ``--edit insert`` in its middle (every call after them is
+numbered anew), both of which the server may extend the kept solve by (``incremental_solve.py``,
+``renumber.py``). The latency of an edit is
 the time from sending ``didChange`` to receiving the diagnostics published for that version;
 it includes ``--debounce``. Also printed: the time to the first diagnostics after ``didOpen``
 (the first one loads the whole project from the cache) and the server's resident memory.
@@ -48,7 +49,8 @@ def spread(files: Sequence[Path], count: int) -> list[Path]:
     return ordered[::step][:count]
 
 
-EDITS = {"constant": "EDIT_{0} = {0}\n", "value": "EDIT_{0} = int({0})\n", "append": "EDIT_{0} = int({0})\n"}
+EDITS = {"constant": "EDIT_{0} = {0}\n", "value": "EDIT_{0} = int({0})\n", "append": "EDIT_{0} = int({0})\n",
+         "insert": "EDIT_{0} = int({0})\n"}
 
 
 def edited(text: str, edit: int, kind: str = "constant") -> str:
@@ -59,7 +61,8 @@ def edited(text: str, edit: int, kind: str = "constant") -> str:
         return text.rstrip("\n") + "\n\n\n" + "".join(EDITS[kind].format(n) for n in range(1, edit + 1))
     lines = text.splitlines(keepends=True)
     middle = len(lines) // 2
-    line = EDITS[kind].format(edit)
+    # ``insert``: edits 1 to ``edit`` there, one more line each, as typing in the middle does
+    line = "".join(EDITS[kind].format(n) for n in range(1, edit + 1)) if kind == "insert" else EDITS[kind].format(edit)
     for index in range(middle, len(lines)):
         if lines[index].strip() == "" and index + 1 < len(lines) and not lines[index + 1][:1].isspace():
             return "".join([*lines[: index + 1], line, *lines[index + 1 :]])
@@ -97,24 +100,27 @@ async def measure(root: Path, cache: Path, files: list[Path], edits: int, deboun
               f"{statistics.median(opened[1:]) * 1000:.0f} ms over {len(opened) - 1} files" if len(opened) > 1 else "")
         pid = editor.client._server.pid if editor.client._server else None  # type: ignore[attr-defined]
         latencies: list[float] = []
-        cpu_before = cpu_seconds(pid)
+        spent: list[float] = []  # the server's CPU seconds per edit
         for path in files:
             text = path.read_text(encoding="utf-8")
             for edit in range(1, edits + 1):
-                started = time.perf_counter()
+                started, cpu_before = time.perf_counter(), cpu_seconds(pid)
                 version = editor.change(path, edited(text, edit, kind))
                 await editor.diagnostics(path, version=version, timeout=120)
                 latencies.append(time.perf_counter() - started)
+                spent.append(cpu_seconds(pid) - cpu_before)
                 solved = [line for line in editor.logs if line.startswith("value flow")]
-                print(f"  {path.name} edit {edit}: {latencies[-1] * 1000:.0f} ms; {solved[-1] if solved else ''}", flush=True)
+                print(f"  {path.name} edit {edit}: {latencies[-1] * 1000:.0f} ms, server {spent[-1] * 1000:.0f} CPU-ms; "
+                      f"{solved[-1] if solved else ''}", flush=True)
                 editor.logs.clear()
-        cpu = (cpu_seconds(pid) - cpu_before) / len(latencies)
+        cpu = sum(spent) / len(spent)
         latencies.sort()
         memory = rss_mib(pid) if pid else None
         print(f"{kind} edits: {len(latencies)}, median {statistics.median(latencies) * 1000:.0f} ms, "
               f"p90 {latencies[int(len(latencies) * 0.9)] * 1000:.0f} ms, max {latencies[-1] * 1000:.0f} ms, "
               f"min {latencies[0] * 1000:.0f} ms (debounce {debounce * 1000:.0f} ms included); "
-              f"server CPU {cpu * 1000:.0f} ms per edit; load average {os.getloadavg()[0]:.1f}")
+              f"server CPU {cpu * 1000:.0f} ms per edit (median {statistics.median(spent) * 1000:.0f}); "
+              f"load average {os.getloadavg()[0]:.1f}")
         if memory is not None:
             print(f"server resident memory: {memory:.0f} MiB")
 
@@ -128,7 +134,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="the server's debounce in seconds, one run each (default: 0.05, its own default, and 0)")
     parser.add_argument("--edit", choices=sorted(EDITS), default="constant",
                         help="what each edit adds: a constant (no assignment fact changes), a call in the middle, "
-                             "or calls appended at the end (default constant)")
+                             "calls appended at the end or inserted in the middle (default constant)")
     parser.add_argument("--warm-runs", type=int, default=0, help="warm `graphlint check` runs after the fill (default 0)")
     parser.add_argument("-j", "--jobs", type=int, default=2, help="processes for the cold fill of the cache (default 2)")
     parser.add_argument("--cache-dir", type=Path, help="reuse this facts cache (filled if needed) instead of a fresh one")

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from functools import cached_property
 from typing import Any
 
+from graphlint.checks.file_tables import per_file
 from graphlint.checks import apis
 from graphlint.checks.class_hierarchy import ClassHierarchy
 from graphlint.checks.declared_types import DeclaredTypes
@@ -113,19 +113,19 @@ class CallSemantics(
             return None
         return (file, scope, name)
 
-    @cached_property
-    def bound_variables(self) -> list[set[str]]:
+    @per_file
+    def bound_variables(self, file: int) -> set[str]:
         """Per file, the variables some statement binds (not only calls, through parameters)."""
-        return [{t[1] for t, _ in linked.facts.flow.assigns if t[0] == "v"} for linked in self.files]
+        return {t[1] for t, _ in self.files[file].facts.flow.assigns if t[0] == "v"}
 
-    @cached_property
-    def rebound_variables(self) -> list[set[str]]:
+    @per_file
+    def rebound_variables(self, file: int) -> set[str]:
         """A parameter with a default is bound by it too: never returned as given."""
-        return [bound | defaulted for bound, defaulted in zip(PassThrough.rebound_variables.func(self), self.defaulted_parameters)]
+        return PassThrough.rebound_variables.row(self, file) | self.defaulted_parameters[file]
 
-    @cached_property
-    def host_calls(self) -> list[set[int]]:
-        return [set(linked.facts.host_calls) for linked in self.files]
+    @per_file
+    def host_calls(self, file: int) -> set[int]:
+        return set(self.files[file].facts.host_calls)
 
     def before_rebinding(self, file: int, site: CallSite, args: CallArgs, receiver_class: Obj | None) -> CallArgs:
         """``self.model = Wrapper(self.model)``: the argument written as the assignment's own

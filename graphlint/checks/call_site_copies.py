@@ -36,9 +36,9 @@ bounds, parameter called or not) with a copy of its own, named by both sites, up
 
 from __future__ import annotations
 
-from functools import cached_property
 from typing import Any
 
+from graphlint.checks.file_tables import per_file
 from graphlint.checks.implicit_calls import DECORATION
 from graphlint.checks.receiver_copies import MethodCopy, ReceiverCopies, Scoped
 from graphlint.checks.value_graph import Obj
@@ -91,40 +91,37 @@ class CallSiteCopies(ReceiverCopies):
             return self.copy_of(function[1], function[2], base.owner, base.context + context, MAX_SITE_COPIES, counted=base.context)
         return self.copy_of(function[1], function[2], "", context, MAX_SITE_COPIES)
 
-    @cached_property
-    def small_functions(self) -> list[dict[str, bool]]:
+    @per_file
+    def small_functions(self, file: int) -> dict[str, bool]:
         """Per file, the small functions and methods (not nested in a function, no class
         inside), each with whether it calls or returns what it is handed."""
-        found: list[dict[str, bool]] = []
-        for file, linked in enumerate(self.files):
-            flow = linked.facts.flow
-            by_scope = self.scoped(file)
-            nested = self.nested[file]
-            small: dict[str, bool] = {}
-            for name, definition in flow.defs.items():
-                parent = flow.defs.get(name.rpartition(".")[0])
-                if definition.kind != "function" or (parent is not None and parent.kind != "class"):
-                    continue
-                scopes = (name, *nested.get(name, ()))
-                if any(flow.defs[s].kind == "class" for s in scopes[1:]):
-                    continue
-                calls = [o for s in scopes for o in by_scope.get(s, Scoped()).calls]
-                assigns = {i for s in scopes for i in by_scope.get(s, Scoped()).assigns}
-                if len(calls) > MAX_CALLS or len(assigns) > MAX_ASSIGNS:
-                    continue
-                parameters = {f"{name}.{p}" for p, _ in definition.params}
-                handed = _handed_values(flow, parameters, sorted(assigns))
-                # A parameter returned as it came is a pass (``bind_passes``), shared cheaply;
-                # what a loop, a comprehension or a lookup took out of one is not.
-                taken = handed - parameters - {f"{name}.<return>"}
-                small[name] = any(
-                    not _plain_names(flow.calls[o].callee).isdisjoint(handed) for o in calls
-                ) or any(
-                    target == ["v", f"{name}.<return>"] and not _plain_names(value).isdisjoint(taken)
-                    for target, value in (flow.assigns[i] for i in assigns)
-                )
-            found.append(small)
-        return found
+        flow = self.files[file].facts.flow
+        by_scope = self.scoped(file)
+        nested = self.nested[file]
+        small: dict[str, bool] = {}
+        for name, definition in flow.defs.items():
+            parent = flow.defs.get(name.rpartition(".")[0])
+            if definition.kind != "function" or (parent is not None and parent.kind != "class"):
+                continue
+            scopes = (name, *nested.get(name, ()))
+            if any(flow.defs[s].kind == "class" for s in scopes[1:]):
+                continue
+            calls = [o for s in scopes for o in by_scope.get(s, Scoped()).calls]
+            assigns = {i for s in scopes for i in by_scope.get(s, Scoped()).assigns}
+            if len(calls) > MAX_CALLS or len(assigns) > MAX_ASSIGNS:
+                continue
+            parameters = {f"{name}.{p}" for p, _ in definition.params}
+            handed = _handed_values(flow, parameters, sorted(assigns))
+            # A parameter returned as it came is a pass (``bind_passes``), shared cheaply;
+            # what a loop, a comprehension or a lookup took out of one is not.
+            taken = handed - parameters - {f"{name}.<return>"}
+            small[name] = any(
+                not _plain_names(flow.calls[o].callee).isdisjoint(handed) for o in calls
+            ) or any(
+                target == ["v", f"{name}.<return>"] and not _plain_names(value).isdisjoint(taken)
+                for target, value in (flow.assigns[i] for i in assigns)
+            )
+        return small
 
 
 def _plain_names(expr: Any) -> set[str]:

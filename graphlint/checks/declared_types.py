@@ -19,8 +19,8 @@ written) lose the calls made through it.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from functools import cached_property
 
+from graphlint.checks.file_tables import per_file
 from graphlint.checks import apis
 from graphlint.checks.class_hierarchy import ClassHierarchy
 from graphlint.checks.value_graph import EXTERNAL_VALUE, LinkedModule, Obj, ValueGraph
@@ -72,16 +72,13 @@ class DeclaredTypes(ValueGraph):
                 kept.append(obj)
         return kept
 
-    @cached_property
-    def value_parameters(self) -> list[frozenset[str]]:
+    @per_file
+    def value_parameters(self, file: int) -> frozenset[str]:
         """Per file, the parameters whose annotation names value classes only."""
-        found = []
-        for file, linked in enumerate(self.files):
-            flow = linked.facts.flow
-            typed = set(flow.typed_parameters)
-            named: dict[str, list[Obj]] = {}
-            for target, value in flow.assigns:
-                if value[0] == "n" and target[0] == "v" and target[1] in typed:
-                    named.setdefault(target[1], []).extend(self.classes.static(file, value[1]))
-            found.append(frozenset(key for key, classes in named.items() if classes and all(map(_value_class, classes))))
-        return found
+        flow = self.files[file].facts.flow
+        typed = set(flow.typed_parameters)
+        named: dict[str, list[Obj]] = {}
+        for target, value in flow.assigns:
+            if value[0] == "n" and target[0] == "v" and target[1] in typed:
+                named.setdefault(target[1], []).extend(self.classes.static(file, value[1]))
+        return frozenset(key for key, classes in named.items() if classes and all(map(_value_class, classes)))

@@ -10,9 +10,9 @@ cannot see; ``raise Error`` constructs ``Error``; ``for x in obj`` runs ``__iter
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from functools import cached_property
 from typing import Any
 
+from graphlint.checks.file_tables import per_file
 from graphlint.checks import apis
 from graphlint.checks.facts import Expr
 from graphlint.checks.receiver_copies import MethodCopy
@@ -50,13 +50,11 @@ class ImplicitCalls(ValueGraph):
     flow: Callable[[int], Any]
     decorations_made: list[tuple[int, int, MethodCopy | None]]
 
-    @cached_property
-    def entry_decorator_lines(self) -> list[set[int]]:
+    @per_file
+    def entry_decorator_lines(self, file: int) -> set[int]:
         """Per file, the lines of decorators the configuration names as entry points."""
-        return [
-            {e.line for e in linked.facts.entries if e.via == "config" and any(t[0] == "def" for t in e.targets)}
-            for linked in self.files
-        ]
+        entries = self.files[file].facts.entries
+        return {e.line for e in entries if e.via == "config" and any(t[0] == "def" for t in e.targets)}
 
     def decoration(self, file: int, index: int, copy: MethodCopy | None = None) -> None:
         decoration = self.files[file].facts.flow.decorations[index]

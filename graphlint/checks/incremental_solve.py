@@ -3,8 +3,10 @@
 ``graphlint server`` solves the whole project again whenever an edit changes what flows where
 (21 CPU-s on transformers' ``models/``). Here the solver of the last solve is kept (nodes, edges,
 watchers) and, when the project differs from it in one file whose new flow facts are the old ones
-with assignments and calls appended (nothing renumbered, no definition, decoration, entry or
-iteration changed), the new facts are added to it and the worklist continues. The answer must be
+with assignments and calls appended (no definition, decoration, entry or iteration changed),
+the new facts are added to it and the worklist continues. Calls inserted above others are
+appended in the solver's own numbering of the file (``renumber.py``; ``LiveSolve.numbered``),
+and the answer is given back in the file's. The answer must be
 the one a full solve of the edited project gives, so the continuation is taken only where that
 follows, and otherwise ``extend`` says why not and the caller solves in full:
 
@@ -25,30 +27,41 @@ follows, and otherwise ``extend`` says why not and the caller solves in full:
   added, decorations made, methods' copies) and the names each file declares must not grow.
 - A name the added assignments bind must be fresh: no old fact of the file mentions it, no node
   or attribute lookup of that name exists, and it is no protocol method (``__call__``...), so no
-  old lookup would have found it. The solver's per-file tables (``cached_property``) are computed
-  again for the new facts; they may differ only by such fresh names and by the new calls'
-  ordinals.
+  old lookup would have found it. The solver's tables computed from the files are computed again
+  for the new facts, those per file (``file_tables.per_file``) in the edited file's row only;
+  they may differ only by such fresh names and by the new calls' ordinals.
+- No added fact may be in a function that has copies (a method copied per receiver class or
+  call site, ``receiver_copies.py``): a full solve binds it in every copy, the continuation only
+  in the function's own body.
+- The decisions at the fixed point read only the new calls: the defaults of what they hand to
+  outside calls (the other calls gave theirs, and what decides them may not grow), no
+  decoration (each was decided on existing nodes, which keep their values).
+
+The answer is the last one with the new sites' rows added (``answer_patch.py``), not built
+again from the whole solver; where an edge went elsewhere than a new site, it is built again.
 - The work budget: a full solve's steps (values delivered plus reactions run) are at most
   ``sum((|values(n)| + c(n)) * (1 + |watchers(n)|))`` over its nodes, since each node takes each
   value once and each of its watchers reacts at most once per batch; ``c(n)`` is OUTSIDE_CAP for
   a node that holds ``OUTSIDE_ANY`` (the names it held before the collapse, dropped then), else 0. That bound, kept up to date here,
   must stay within ``WORK_BUDGET``, so that the full solve would not have stopped either.
 
-Removing or changing facts (retraction: delete and re-derive) and calls renumbered by a line
-inserted above them are not handled: they solve in full.
+Removing or changing facts (retraction: delete and re-derive) is not handled: it solves in full.
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 from collections.abc import Callable, Iterable
-from functools import cached_property
 from itertools import islice
 from typing import Any
 
 from graphlint.checks import apis
-from graphlint.checks.facts import FileFacts
+from graphlint.checks.addition import edited_file, in_a_copy, not_appended, solver_text, tables_again
+from graphlint.checks.answer_patch import Recorder, added_entries, patched
+from graphlint.checks.receiver_copies import scoped_bodies
+from graphlint.checks.renumber import answer_in, in_numbering, inserted
 from graphlint.checks.value_graph import (
     OUTSIDE_ANY,
     OUTSIDE_CAP,
@@ -91,6 +104,12 @@ class LiveSolve:
         assert solver.answer is not None
         self.graph: CallGraph = solver.answer
         self.work = 0
+        self._names_read: set[str] | None = None  # ``_looked_up``, of the attributes up to:
+        self._attributes_read = 0
+        # file → (the file as last given, its calls' numbers in the solver) where a call was
+        # inserted above others (``renumber.py``): the solver numbers them otherwise
+        self.numbered: dict[int, tuple[LinkedModule, list[int]]] = {}
+        self._copied: dict[int, list[tuple[Any, ...]]] | None = None  # ``_own_numbers``
         # A solve that hit its bounds is never extended: not kept (on transformers' models/,
         # keeping its millions of objects alive doubled the CPU of the next edits).
         self.solver: Solver | None = solver
@@ -98,11 +117,17 @@ class LiveSolve:
             self.release()
         else:
             self.work = _work_bound(solver, 0)
+            # The kept solver is millions of objects, made while the cyclic collector was off
+            # (``Solver.solved``): its next passes over them cost seconds at a later edit (13.7 s
+            # on models/ at the edit after a full solve). Frozen, the collector skips them; they
+            # make no cycles once ``release`` broke the watchers' (reference counting frees them).
+            gc.freeze()
 
     def release(self) -> None:
         if self.solver is not None:
             self.solver.release()
             self.solver = None
+            gc.unfreeze()  # what else was frozen with it is the collector's again
 
     def extend(
         self,
@@ -119,27 +144,72 @@ class LiveSolve:
             return "the last solve hit its bounds" if _bounded(self.graph) else "no kept solve"
         if (dispatch, not_dispatched, preview) != self.settings:
             return "the framework dispatch or preview changed"
-        edit = _edited_file(solver.files, files)
+        # the files as the project numbers their calls (the solver may number some otherwise)
+        own = [self.numbered[i][0] if i in self.numbered else linked for i, linked in enumerate(solver.files)]
+        edit = edited_file(own, files)
         if isinstance(edit, str):
             return edit
         if edit is None:  # nothing the solve reads changed
-            return self.graph
+            return self._own_numbers(self.graph)
+        new = files[edit]
+        solved, numbering = self._in_solver_numbering(solver, edit, own[edit], new)
         try:
-            answer = self._continue(solver, edit, files[edit])
+            answer = self._continue(solver, edit, solved) if solved is not None else "not an addition: assignments changed"
         except _Touched:
             answer = "an added fact reaches a value the last solve derived"
         if isinstance(answer, str):
             self.release()
-        return answer
+            return answer
+        if numbering is None:
+            self.numbered.pop(edit, None)
+        else:
+            self.numbered[edit] = (new, numbering)
+        return self._own_numbers(answer)
+
+    def _in_solver_numbering(
+        self, solver: Solver, file: int, before: LinkedModule, new: LinkedModule
+    ) -> tuple[LinkedModule | None, list[int] | None]:
+        """``new`` as the solver numbers the file's calls, with that numbering (None: the
+        file's own); None where the kept assignments are not all in it."""
+        kept = solver.files[file].facts
+        calls = len(kept.flow.calls)
+        numbering = inserted(before.facts, new.facts, self.numbered[file][1] if file in self.numbered else list(range(calls)), calls)
+        if numbering is None or numbering == list(range(len(numbering))):
+            return new, None  # removed calls (the extension says so), or the same numbering
+        facts = in_numbering(new.facts, numbering, kept.flow.assigns)
+        return (None if facts is None else LinkedModule(new.module, new.is_package, facts)), numbering
+
+    def _own_numbers(self, graph: CallGraph) -> CallGraph:
+        """``graph`` with the calls of each file numbered as the file numbers them."""
+        if not self.numbered:
+            return graph
+        if self._copied is None:  # the keys of ``graph.copies`` per file, kept as sites are added
+            self._copied = {}
+            for key in graph.copies:
+                if isinstance(key[0], int):
+                    self._copied.setdefault(key[0], []).append(key)
+        return answer_in(graph, {file: numbering for file, (_, numbering) in self.numbered.items()}, self._copied)
+
+    def _looked_up(self, solver: Solver) -> set[str]:
+        """The names some attribute lookup of the solve reads, or may: kept up to date as the
+        lookups only grow (the solve has hundreds of thousands)."""
+        if self._names_read is None:
+            self._names_read = set(apis.INSTANCE_CALL_METHODS) | {"__init__"}
+            self._names_read.update(method for _, methods in solver.dispatch for method in methods)
+        self._names_read.update(name for _, name in added_entries(solver.attributes, self._attributes_read))
+        self._attributes_read = len(solver.attributes)
+        return self._names_read
 
     def _continue(self, solver: Solver, file: int, new: LinkedModule) -> CallGraph | str:
         old = solver.files[file]
-        why = _not_appended(old.facts, new.facts)
+        why = not_appended(old.facts, new.facts)
         if why is not None:
             return why
-        old_text = _solver_text(old.facts)
-        looked_up = {name for _, name in solver.attributes} | set(apis.INSTANCE_CALL_METHODS) | {"__init__"}
-        looked_up.update(method for _, methods in solver.dispatch for method in methods)
+        scoped = scoped_bodies(new)
+        if in_a_copy(solver, file, scoped):
+            return "an added fact is in a function that has copies"
+        old_text = solver_text(old.facts)
+        looked_up = self._looked_up(solver)
         params = {f"{q}.{p}" for q, d in old.facts.flow.defs.items() for p, _ in d.params}
 
         def fresh(item: Any) -> bool:
@@ -161,19 +231,28 @@ class LiveSolve:
             if target[0] == "v":
                 solver.classes.assigned[file].setdefault(target[1], []).append(value)
         solver.declared[file] |= names
-        why = _tables_again(solver, file, fresh)
+        solver.scoped_by_file[file] = scoped
+        why = tables_again(solver, file, fresh)
         if why is not None:
             return why
         sizes = {name: _mass(getattr(solver, name)) for name in _NOT_GROWING}
         implicit = _mass(solver.graph.implicit_calls)
         existing = len(solver.values)
         watched: list[int] = []
+        recorder = Recorder(solver, file, len(old.facts.flow.calls))
         solver.add = _guarded_add(solver, existing)  # type: ignore[method-assign]
         solver.watch = _recording_watch(solver, watched)  # type: ignore[method-assign]
+        solver.record = recorder.wrap(solver)  # type: ignore[method-assign]
+        # the defaults the fixed point gives functions handed to outside calls: only the new
+        # calls' (the others gave theirs, and the tables that decide it may not grow)
+        solver.unseen_defaults = lambda: solver.handed_out_defaults(recorder.outside_arguments)  # type: ignore[method-assign]
+        # a decoration undecided at the first fixed point stays so: its decorator node is an
+        # existing node, which the continuation gives no value (and the decision was taken)
+        solver.undecided_decorations = lambda: False  # type: ignore[method-assign]
         try:
             solver.solved(lambda: _extend(solver, file, old, new))
         finally:
-            del solver.add, solver.watch
+            del solver.add, solver.watch, solver.record, solver.unseen_defaults, solver.undecided_decorations
         if _bounded(solver):
             return "the extended solve hit its bounds"
         grown = [name for name in _NOT_GROWING if _mass(getattr(solver, name)) != sizes[name]]
@@ -183,8 +262,13 @@ class LiveSolve:
         if work > WORK_BUDGET:
             return "a full solve might reach the work budget"
         self.work = work
-        self.graph = solver.finish()
-        return self.graph
+        answer = patched(solver, self.graph, recorder)
+        if answer is None:
+            answer, self._copied = solver.finish(), None
+        elif self._copied is not None:
+            self._copied.setdefault(file, []).extend(key for key in recorder.keys if key in answer.copies)
+        self.graph = answer
+        return answer
 
 
 def _extend(solver: Solver, file: int, old: LinkedModule, new: LinkedModule) -> CallGraph:
@@ -238,70 +322,10 @@ def _delivered(values: set[Obj]) -> int:
 
 
 def _mass(table: Any) -> int:
+    """How much ``table`` holds: its entries and, where they are containers, theirs (each of
+    these tables holds containers in all its entries or in none)."""
+    if isinstance(table, (set, frozenset)) or not table:
+        return len(table)
     items = table.values() if isinstance(table, dict) else table
-    return len(table) + sum(len(item) for item in items if isinstance(item, (set, dict, list)))
-
-
-def _edited_file(old: list[LinkedModule], new: list[LinkedModule]) -> int | None | str:
-    """The one file whose solver-read facts differ (None: none does), or why there is no such one."""
-    if len(old) != len(new):
-        return "files added or removed"
-    edited = None
-    for index, (before, after) in enumerate(zip(old, new)):
-        if before.facts is after.facts and before.module == after.module and before.is_package == after.is_package:
-            continue
-        if _solver_view(before) != _solver_view(after):
-            if edited is not None:
-                return "more than one file changed"
-            edited = index
-    return edited
-
-
-def _solver_view(linked: LinkedModule) -> list[Any]:
-    facts = linked.facts
-    return [linked.module, linked.is_package, facts.flow.digest or facts.flow.solver_digest(), sorted(facts.host_calls),
-            [(e.targets, e.line, e.via) for e in facts.entries]]
-
-
-def _not_appended(old: FileFacts, new: FileFacts) -> str | None:
-    """Why ``new`` is not ``old`` with assignments and calls appended (None: it is)."""
-    a, b = old.flow, new.flow
-    if a.error or b.error:
-        return "the file's calls could not be numbered"
-    # as JSON values: facts read from the cache hold tuples where a fresh walk may hold lists
-    parts_a, parts_b = json.loads(json.dumps(a.solver_parts())), json.loads(json.dumps(b.solver_parts()))
-    calls_a, calls_b = parts_a.pop("calls"), parts_b.pop("calls")
-    assigns_a, assigns_b = parts_a.pop("assigns"), parts_b.pop("assigns")
-    changed = [name for name in parts_a if parts_a[name] != parts_b[name]]
-    if changed:
-        return f"not an addition: {', '.join(changed)} changed"
-    if calls_b[: len(calls_a)] != calls_a or assigns_b[: len(assigns_a)] != assigns_a:
-        return "not an addition: calls or assignments changed or renumbered"
-    if {o for o in new.host_calls if o < len(calls_a)} != set(old.host_calls):
-        return "not an addition: host calls changed"
-    if [(e.targets, e.line, e.via) for e in old.entries] != [(e.targets, e.line, e.via) for e in new.entries]:
-        return "not an addition: entry points changed"
-    return None
-
-
-def _solver_text(facts: FileFacts) -> str:
-    return json.dumps(list(facts.flow.solver_parts().values()))
-
-
-def _tables_again(solver: Solver, file: int, fresh: Callable[[Any], bool]) -> str | None:
-    """Every per-file table the solver computed, computed again from the new facts: only the
-    edited file's entry may differ, and only by fresh elements."""
-    names = [
-        name for klass in type(solver).__mro__ for name, value in vars(klass).items()
-        if isinstance(value, cached_property) and name in solver.__dict__
-    ]
-    before = {name: solver.__dict__.pop(name) for name in dict.fromkeys(names)}
-    for name, old in before.items():
-        new = getattr(solver, name)
-        if isinstance(old, list) and isinstance(new, list) and len(old) == len(new) == len(solver.files):
-            old, new = old[file], new[file]  # the other files' facts are the same objects
-        if old == new:
-            continue
-        if not (isinstance(old, set) and isinstance(new, set) and old <= new and all(fresh(item) for item in new - old)):
-            return f"the solver's table {name} changed"
-    return None
+    nested = isinstance(next(iter(items)), (set, dict, list))
+    return len(table) + (sum(map(len, items)) if nested else 0)

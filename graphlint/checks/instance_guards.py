@@ -21,9 +21,9 @@ argument is not known (``*xs``) opens the guard, as before.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from functools import cached_property
 from typing import Any
 
+from graphlint.checks.file_tables import per_file
 from graphlint.checks.facts import FALSY, Expr
 from graphlint.checks.pass_through import PassThrough
 from graphlint.checks.value_graph import EXTERNAL_VALUE, OUTSIDE_ANY, CallArgs, Obj
@@ -145,21 +145,18 @@ class InstanceGuards(PassThrough):
             own.append((guard[0], False, named))
         return file, qualname, prefix, [f[3] for f in found], own  # type: ignore[index]
 
-    @cached_property
-    def guarded_calls(self) -> list[dict[int, tuple[str, Expr]]]:
+    @per_file
+    def guarded_calls(self, file: int) -> dict[int, tuple[str, Expr]]:
         """Per file, the calls returned as they are under an ``isinstance`` test of a parameter
         (not its ``else``): ordinal → (parameter, classes)."""
-        found: list[dict[int, tuple[str, Expr]]] = []
-        for linked in self.files:  # type: ignore[attr-defined]
-            flow = linked.facts.flow
-            keys = {key: (parameter, classes) for guards in flow.guarded.values() for parameter, classes, key in guards}
-            calls: dict[int, tuple[str, Expr]] = {}
-            for target, value in flow.assigns:
-                guard = keys.get(target[1]) if target[0] == "v" else None
-                if guard is not None and value[0] == "c" and isinstance(value[1], int) and guard[1] != FALSY and guard[1][0] != "not":
-                    calls[value[1]] = guard
-            found.append(calls)
-        return found
+        flow = self.files[file].facts.flow  # type: ignore[attr-defined]
+        keys = {key: (parameter, classes) for guards in flow.guarded.values() for parameter, classes, key in guards}
+        calls: dict[int, tuple[str, Expr]] = {}
+        for target, value in flow.assigns:
+            guard = keys.get(target[1]) if target[0] == "v" else None
+            if guard is not None and value[0] == "c" and isinstance(value[1], int) and guard[1] != FALSY and guard[1][0] != "not":
+                calls[value[1]] = guard
+        return calls
 
     def _forward(self, guard: Guard, call: Call) -> None:
         params, args, out, (site, prefix) = call

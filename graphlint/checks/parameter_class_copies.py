@@ -34,10 +34,10 @@ function's further classes share the copy the call binds otherwise.
 
 from __future__ import annotations
 
-from functools import cached_property
 from collections.abc import Callable
 from typing import Any
 
+from graphlint.checks.file_tables import per_file
 from graphlint.checks.receiver_copies import MethodCopy, ReceiverCopies
 from graphlint.checks.value_graph import CallArgs, FunctionKey, Obj
 
@@ -115,33 +115,30 @@ class ParameterClassCopies(ReceiverCopies):
         self.watch(node, route)
         return True
 
-    @cached_property
-    def wrapped_parameters(self) -> list[dict[str, str]]:
+    @per_file
+    def wrapped_parameters(self, file: int) -> dict[str, str]:
         """Per file, the functions (not nested in a function, no class inside) that store a function defined inside them on an attribute of one of their
         parameters, with that parameter."""
-        found: list[dict[str, str]] = []
-        for file, linked in enumerate(self.files):
-            flow = linked.facts.flow
-            wrapping: dict[str, str] = {}
-            for target, value in flow.assigns:
-                if target[0] != "a" or target[1][0] != "v" or value[0] not in ("v", "d"):
-                    continue
-                function, _, param = target[1][1].rpartition(".")
-                definition = flow.defs.get(function)
-                stored = flow.defs.get(value[1])
-                if (
-                    definition is None or definition.kind != "function"
-                    or stored is None or stored.kind != "function" or not value[1].startswith(f"{function}.")
-                    or param not in {p for p, _ in definition.params}
-                    or (definition.method in ("instance", "class") and param == definition.params[0][0])
-                ):
-                    continue
-                parent = flow.defs.get(function.rpartition(".")[0])
-                if parent is not None and parent.kind != "class":
-                    continue
-                scopes = (function, *self.nested[file].get(function, ()))
-                if any(flow.defs[s].kind == "class" for s in scopes[1:]):
-                    continue
-                wrapping.setdefault(function, param)
-            found.append(wrapping)
-        return found
+        flow = self.files[file].facts.flow
+        wrapping: dict[str, str] = {}
+        for target, value in flow.assigns:
+            if target[0] != "a" or target[1][0] != "v" or value[0] not in ("v", "d"):
+                continue
+            function, _, param = target[1][1].rpartition(".")
+            definition = flow.defs.get(function)
+            stored = flow.defs.get(value[1])
+            if (
+                definition is None or definition.kind != "function"
+                or stored is None or stored.kind != "function" or not value[1].startswith(f"{function}.")
+                or param not in {p for p, _ in definition.params}
+                or (definition.method in ("instance", "class") and param == definition.params[0][0])
+            ):
+                continue
+            parent = flow.defs.get(function.rpartition(".")[0])
+            if parent is not None and parent.kind != "class":
+                continue
+            scopes = (function, *self.nested[file].get(function, ()))
+            if any(flow.defs[s].kind == "class" for s in scopes[1:]):
+                continue
+            wrapping.setdefault(function, param)
+        return wrapping

@@ -25,9 +25,9 @@ where the ``def`` stands. A mixin of the solver.
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import cached_property
 from typing import Any
 
+from graphlint.checks.file_tables import per_file
 from graphlint.checks.receiver_copies import MAX_RECEIVER_CLASSES, MethodCopy, receiver_context
 from graphlint.checks.value_graph import CallArgs, Obj, ValueGraph
 
@@ -75,9 +75,15 @@ class ParameterDefaults(ValueGraph):
             for qualname, definition in linked.facts.flow.defs.items():
                 if definition.kind == "class" and (file, qualname) not in self.constructed:
                     added |= self._escaped(("C", file, qualname))
-        for args in self.outside_arguments:
-            for node in (*args.positional, *args.star, *(n for _, n in args.keywords), *args.double_star):
-                for obj in list(self.values[node]) if node is not None else ():
+        return self.handed_out_defaults() or added
+
+    def handed_out_defaults(self, since: int = 0) -> bool:
+        """``unseen_defaults`` of what the outside calls from the ``since``-th on were handed
+        (an extended solve's new calls, ``incremental_solve.py``: the others gave theirs)."""
+        added = False
+        for args in self.outside_arguments[since:]:
+            for node in _nodes(args):
+                for obj in list(self.values[node]):
                     added |= self._escaped(obj)
         return added
 
@@ -108,16 +114,19 @@ class ParameterDefaults(ValueGraph):
                 unseen.update((t.file, t.qualname, copy) for (t, copy) in targets if not isinstance(t, str))
         for targets in (*self.graph.entry_targets.values(), *self.graph.implicit_calls.values()):
             unseen.update((t.file, t.qualname, "*") for t in targets if not isinstance(t, str))
-        handed_out = [obj for args in self.outside_arguments for node in _nodes(args) for obj in self.values[node]]
+        unseen |= self.handed_out_unseen()
         for file, linked in enumerate(self.files):
             for qualname, definition in linked.facts.flow.defs.items():
                 if definition.kind == "class" and (file, qualname) not in self.constructed:
-                    handed_out.append(("C", file, qualname))
-        for obj in handed_out:
-            unseen.update(self._callable_unseen(obj, protocols_only=True))
+                    unseen.update(self._callable_unseen(("C", file, qualname), protocols_only=True))
         for obj in self.refused:
             unseen.update(self._callable_unseen(obj, protocols_only=False))
         return unseen
+
+    def handed_out_unseen(self, since: int = 0) -> set[tuple[int, str, str]]:
+        """``called_unseen`` of what the outside calls from the ``since``-th on were handed."""
+        handed_out = {obj for args in self.outside_arguments[since:] for node in _nodes(args) for obj in self.values[node]}
+        return {found for obj in handed_out for found in self._callable_unseen(obj, protocols_only=True)}
 
     def _callable_unseen(self, obj: Obj, protocols_only: bool) -> list[tuple[int, str, str]]:
         """The functions (and copies) calling ``obj`` may run: a function, a bound method; for a
@@ -151,29 +160,24 @@ class ParameterDefaults(ValueGraph):
                 first.setdefault(name, (k[1], qualname))
         return [found for file, qualname in first.values() for found in self._callable_unseen(("B", ("F", file, qualname), receiver), protocols_only)]
 
-    @cached_property
-    def methods(self) -> list[dict[str, list[str]]]:
+    @per_file
+    def methods(self, file: int) -> dict[str, list[str]]:
         """Per file, class → the functions defined in its body (and nested in them)."""
-        found: list[dict[str, list[str]]] = []
-        for linked in self.files:
-            defs = linked.facts.flow.defs
-            classes: dict[str, list[str]] = {}
-            for qualname, definition in defs.items():
-                owner = qualname.rpartition(".")[0]
-                while owner and owner not in defs:
-                    owner = owner.rpartition(".")[0]
-                if definition.kind == "function" and owner and defs[owner].kind == "class":
-                    classes.setdefault(owner, []).append(qualname)
-            found.append(classes)
-        return found
+        defs = self.files[file].facts.flow.defs
+        classes: dict[str, list[str]] = {}
+        for qualname, definition in defs.items():
+            owner = qualname.rpartition(".")[0]
+            while owner and owner not in defs:
+                owner = owner.rpartition(".")[0]
+            if definition.kind == "function" and owner and defs[owner].kind == "class":
+                classes.setdefault(owner, []).append(qualname)
+        return classes
 
-    @cached_property
-    def defaulted_parameters(self) -> list[set[str]]:
+    @per_file
+    def defaulted_parameters(self, file: int) -> set[str]:
         """Per file, the parameters a default binds (they are not returned as given)."""
-        return [
-            {f"{qualname}.{param}" for qualname, defaults in linked.facts.flow.defaults.items() for param, _ in defaults}
-            for linked in self.files
-        ]
+        defaults = self.files[file].facts.flow.defaults
+        return {f"{qualname}.{param}" for qualname, given in defaults.items() for param, _ in given}
 
 
 def _nodes(args: CallArgs) -> list[int]:

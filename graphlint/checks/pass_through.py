@@ -20,9 +20,9 @@ class or a function.
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import cached_property
 from typing import Any
 
+from graphlint.checks.file_tables import per_file
 from graphlint.checks.value_graph import CallArgs, ValueGraph
 
 Params = list[tuple[str, str]]
@@ -36,18 +36,16 @@ class PassThrough(ValueGraph):
     hand_back_forwarded: Callable[[Params, CallArgs, str, int], None]  # ``returned_arguments.py``
     preview: bool  # the preview contexts (docs/callgraph.md "Call-site contexts")
 
-    @cached_property
-    def rebound_variables(self) -> list[set[str]]:
+    @per_file
+    def rebound_variables(self, file: int) -> set[str]:
         """Per file, the variables a statement binds to something other than an annotation's
         instance or a method's default ``self``: a parameter among them is not returned as given."""
-        return [
-            {t[1] for t, value in linked.facts.flow.assigns if t[0] == "v" and value[0] not in ("n", "self")}
-            for linked in self.files  # type: ignore[attr-defined]
-        ]
+        assigns = self.files[file].facts.flow.assigns  # type: ignore[attr-defined]
+        return {t[1] for t, value in assigns if t[0] == "v" and value[0] not in ("n", "self")}
 
-    @cached_property
-    def returned_calls(self) -> list[set[int]]:
-        return [set(linked.facts.flow.returned_calls) for linked in self.files]  # type: ignore[attr-defined]
+    @per_file
+    def returned_calls(self, file: int) -> set[int]:
+        return set(self.files[file].facts.flow.returned_calls)  # type: ignore[attr-defined]
 
     def bind_passes(self, file: int, qualname: str, params: Params, args: CallArgs, out: int, site: Any, prefix: str) -> None:
         """The call ``out`` (at ``site``) receives its own argument for each parameter

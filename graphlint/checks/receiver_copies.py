@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
+from graphlint.checks.file_tables import per_file
 from graphlint.checks.class_hierarchy import ClassHierarchy
 from graphlint.checks.facts import CallSite, Expr
 from graphlint.checks.value_graph import LinkedModule, Obj, ValueGraph
@@ -202,48 +202,41 @@ class ReceiverCopies(ValueGraph):
             return None
         return self.variable(klass[1], f"{klass[2]}.{name}{receiver_context(receiver)}")
 
-    @cached_property
-    def nested(self) -> list[dict[str, list[str]]]:
+    @per_file
+    def nested(self, file: int) -> dict[str, list[str]]:
         """Per file, the functions nested (at any depth) in each function."""
-        found: list[dict[str, list[str]]] = []
-        for linked in self.files:
-            defs = linked.facts.flow.defs
-            inner: dict[str, list[str]] = {}
-            for name in defs:
-                parts = name.split(".")
-                for end in range(1, len(parts)):
-                    inner.setdefault(".".join(parts[:end]), []).append(name)
-            found.append(inner)
-        return found
+        inner: dict[str, list[str]] = {}
+        for name in self.files[file].facts.flow.defs:
+            parts = name.split(".")
+            for end in range(1, len(parts)):
+                inner.setdefault(".".join(parts[:end]), []).append(name)
+        return inner
 
-    @cached_property
-    def copied_methods(self) -> list[set[str]]:
+    @per_file
+    def copied_methods(self, file: int) -> set[str]:
         """Per file, the methods copied per receiver class: instance methods and classmethods
         of a class others derive from, with no class inside (nested functions and lambdas are
         copied with them)."""
-        found: list[set[str]] = []
-        for file, linked in enumerate(self.files):
-            flow = linked.facts.flow
-            nested = self.nested[file]
-            # a class defined in a method: its instances would need copies of their own
-            kept = {name.rpartition(".")[0] for name, d in flow.defs.items() if d.kind == "class"}
-            found.append({
-                name for name, definition in flow.defs.items()
-                if definition.kind == "function" and definition.method in ("instance", "class")
-                and ("C", file, name.rpartition(".")[0]) in self.classes.derived
-                and not any(scope in kept for scope in (name, *nested.get(name, ())))
-            })
-        return found
+        flow = self.files[file].facts.flow
+        nested = self.nested[file]
+        # a class defined in a method: its instances would need copies of their own
+        kept = {name.rpartition(".")[0] for name, d in flow.defs.items() if d.kind == "class"}
+        return {
+            name for name, definition in flow.defs.items()
+            if definition.kind == "function" and definition.method in ("instance", "class")
+            and ("C", file, name.rpartition(".")[0]) in self.classes.derived
+            and not any(scope in kept for scope in (name, *nested.get(name, ())))
+        }
 
     def scoped(self, file: int) -> dict[str, Scoped]:
         """Per function of ``file``, what its body contributes (computed on first use)."""
         found = self.scoped_by_file.get(file)
         if found is None:
-            found = self.scoped_by_file[file] = _scoped(self.files[file])
+            found = self.scoped_by_file[file] = scoped_bodies(self.files[file])
         return found
 
 
-def _scoped(linked: LinkedModule) -> dict[str, Scoped]:
+def scoped_bodies(linked: LinkedModule) -> dict[str, Scoped]:
     flow = linked.facts.flow
     functions = {name for name, d in flow.defs.items() if d.kind == "function"}
     found: dict[str, Scoped] = {}

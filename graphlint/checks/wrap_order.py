@@ -17,6 +17,7 @@ from functools import cached_property
 
 from graphlint.checks.class_hierarchy import ClassHierarchy
 from graphlint.checks.facts import Expr
+from graphlint.checks.file_tables import per_file
 from graphlint.checks.value_graph import LinkedModule, Obj
 
 
@@ -33,25 +34,35 @@ class WrapOrder:
     classes: ClassHierarchy
     declared: list[set[str]]
 
+    @per_file
+    def wrapping_after_super(self, file: int) -> list[tuple[tuple[int, str], Obj, set[Obj]]]:
+        """Per file, its rebinding calls after ``super().<method>()``: (file, qualname of the
+        overridden method), the overriding class, the instances the call makes."""
+        linked = self.files[file]
+        found: list[tuple[tuple[int, str], Obj, set[Obj]]] = []
+        for site in linked.facts.flow.calls:
+            if site is None or site.after_super is None or not site.rebinds or site.callee is None:
+                continue
+            owner, _, method = site.scope.rpartition(".")
+            klass: Obj = ("C", file, owner)
+            if linked.facts.flow.defs.get(owner) is None or linked.facts.flow.defs[owner].kind != "class":
+                continue
+            made = instances_made(self.classes, file, site.callee)
+            overridden = next(
+                (b for b in self.classes.mro(klass)[1:] if b[0] == "C" and f"{b[2]}.{method}" in self.declared[b[1]]), None
+            )
+            if made and overridden is not None:
+                found.append(((overridden[1], f"{overridden[2]}.{method}"), klass, made))
+        return found
+
     @cached_property
     def _wrapped_after_super(self) -> dict[tuple[int, str], list[tuple[Obj, set[Obj]]]]:
         """(file, qualname of the overridden method) → (overriding class, instances its
         rebinding calls after ``super().<method>()`` make)."""
         found: dict[tuple[int, str], list[tuple[Obj, set[Obj]]]] = {}
-        for file, linked in enumerate(self.files):
-            for site in linked.facts.flow.calls:
-                if site is None or site.after_super is None or not site.rebinds or site.callee is None:
-                    continue
-                owner, _, method = site.scope.rpartition(".")
-                klass: Obj = ("C", file, owner)
-                if linked.facts.flow.defs.get(owner) is None or linked.facts.flow.defs[owner].kind != "class":
-                    continue
-                made = instances_made(self.classes, file, site.callee)
-                overridden = next(
-                    (b for b in self.classes.mro(klass)[1:] if b[0] == "C" and f"{b[2]}.{method}" in self.declared[b[1]]), None
-                )
-                if made and overridden is not None:
-                    found.setdefault((overridden[1], f"{overridden[2]}.{method}"), []).append((klass, made))
+        for row in self.wrapping_after_super:
+            for overridden, klass, made in row:
+                found.setdefault(overridden, []).append((klass, made))
         return found
 
     def made_later(self, file: int, scope: str, receiver_class: Obj | None) -> set[Obj]:

@@ -11,8 +11,10 @@ attribute node of the kept solver against a fresh solver's."""
 
 from __future__ import annotations
 
+import gc
 import json
 import random
+import weakref
 from typing import Any
 
 import pytest
@@ -117,6 +119,28 @@ COLLAPSING = {
     ),
 }
 
+# BASE where a model holds a subclass of a layer and the layer itself: the layer's methods are
+# copied per receiver class (``receiver_copies.py``), and its file ends in one of them.
+WITH_COPIES = {
+    **BASE,
+    "app/head.py": """\
+import torch
+from torch import nn
+
+from .helpers import count, scale, to_host
+
+
+class Head(nn.Module):
+    def forward(self, x):
+        y = scale(x)
+""",
+    "app/model.py": BASE["app/model.py"].replace(
+        "from app.helpers import count\n", "from app.helpers import count\nfrom app.head import Head\n\n\nclass Child(Head):\n    pass\n"
+    ).replace("self.block = Block(width)", "self.block = Block(width)\n        self.head = Child()\n        self.plain = Head()").replace(
+        "z = y", "z = self.head(y)\n        q = self.plain(y)"
+    ),
+}
+
 # What an edit appends at a file's end: at module level, or (indented) in the function the file
 # ends with. ``{n}`` numbers the edit.
 MODULE_LEVEL = [
@@ -148,6 +172,12 @@ IN_METHOD = [
     "        self.block(y)",
     "        w{n} = count(y)",
     "        y = y.cpu()",
+]
+IN_COPIED_METHOD = [  # at the end of ``Head.forward`` (WITH_COPIES)
+    "        w{n} = y.item()",
+    "        w{n} = torch.ones({n})",
+    "        w{n} = scale(y)",
+    "        w{n} = scale",
 ]
 
 
@@ -184,8 +214,8 @@ def node_values(solver: Solver) -> dict[str, Any]:
     return named
 
 
-def edit(sources: dict[str, str], rng: random.Random, n: int) -> dict[str, str]:
-    """One random edit of one file."""
+def edit(sources: dict[str, str], rng: random.Random, n: int, base: dict[str, str] = BASE) -> dict[str, str]:
+    """One random edit of one file of a project that started as ``base``."""
     path = rng.choice(sorted(p for p in sources if p != "app/__init__.py"))
     text = sources[path]
     lines = text.splitlines()
@@ -194,11 +224,13 @@ def edit(sources: dict[str, str], rng: random.Random, n: int) -> dict[str, str]:
         pool = IN_METHOD if path == "app/model.py" and rng.random() < 0.6 else IN_FUNCTION if rng.random() < 0.5 else MODULE_LEVEL
         if pool is IN_FUNCTION and path == "app/model.py":
             pool = MODULE_LEVEL
+        if path == "app/head.py" and pool is not MODULE_LEVEL:
+            pool = IN_COPIED_METHOD
         added = rng.choice(pool).format(n=n)
         if pool is MODULE_LEVEL and lines and lines[-1].startswith(" "):
             added = "\n\n" + added  # leave the function first
         text = text.rstrip("\n") + "\n" + added + "\n"
-    elif kind < 0.7 and len(lines) > len(BASE[path].splitlines()):  # remove the last line added
+    elif kind < 0.7 and len(lines) > len(base[path].splitlines()):  # remove the last line added
         text = "\n".join(lines[:-1]) + "\n"
     elif kind < 0.85:  # insert a statement in the middle: the calls after it are numbered anew
         index = rng.randrange(len(lines) + 1)
@@ -212,16 +244,18 @@ def edit(sources: dict[str, str], rng: random.Random, n: int) -> dict[str, str]:
 
 
 @pytest.mark.parametrize(
-    ("seed", "preview", "outside_cap"),
-    [*((seed, False, 16) for seed in range(8)), *((seed, True, 16) for seed in range(8, 12)),
-     *((seed, False, 2) for seed in (13, 14, 15, 16, 17, 19)), *((seed, True, 2) for seed in (19, 20))],
+    ("seed", "preview", "outside_cap", "copies"),
+    [*((seed, False, 16, False) for seed in range(8)), *((seed, True, 16, False) for seed in range(8, 12)),
+     *((seed, False, 2, False) for seed in (13, 14, 15, 16, 17, 19)), *((seed, True, 2, False) for seed in (19, 20)),
+     *((seed, False, 16, True) for seed in range(21, 25)), *((seed, True, 16, True) for seed in (25, 26))],
 )
 def test_the_extended_graph_is_the_full_solve_of_the_edited_project(
-    seed: int, preview: bool, outside_cap: int, monkeypatch: pytest.MonkeyPatch
+    seed: int, preview: bool, outside_cap: int, copies: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``preview``: with the per-call-site copies and their bounds (docs/callgraph.md "Preview");
     ``outside_cap`` 2: the solves collapse outside names (``OUTSIDE_ANY``), as real trees do (seeds
-    whose walks keep ``ACT`` parsing: 12 and 18 break its file early, and nothing collapses after)."""
+    whose walks keep ``ACT`` parsing: 12 and 18 break its file early, and nothing collapses after);
+    ``copies``: a layer's methods copied per receiver class, edits appended in one of them."""
     monkeypatch.setattr("graphlint.checks.value_graph.OUTSIDE_CAP", outside_cap)
     extended: list[bool] = []
     collapsed: list[bool] = []
@@ -234,11 +268,21 @@ def test_the_extended_graph_is_the_full_solve_of_the_edited_project(
         return answer
 
     monkeypatch.setattr(LiveSolve, "extend", counted)
+    patches: list[bool] = []  # whether an extension's answer was patched (else finished in full)
+    real_patched = incremental_solve.patched
+
+    def patched(*args: Any) -> Any:
+        answer = real_patched(*args)
+        patches.append(answer is not None)
+        return answer
+
+    monkeypatch.setattr(incremental_solve, "patched", patched)
     rng = random.Random(seed)
-    sources = dict(BASE if outside_cap == 16 else COLLAPSING)
+    base = WITH_COPIES if copies else BASE if outside_cap == 16 else COLLAPSING
+    sources = dict(base)
     graphs = SolvedGraphs(incremental=True)
     for n in range(1, 31):
-        sources = edit(sources, rng, n)
+        sources = edit(sources, rng, n, base)
         files = linked(sources)
         got = graphs.graph(files, {}, {}, preview)
         full = solve(files, preview=preview)
@@ -252,8 +296,46 @@ def test_the_extended_graph_is_the_full_solve_of_the_edited_project(
         fresh.release()
     # the walk both extended and solved in full (else this test checks only one path)
     assert any(extended) and not all(extended), extended
+    assert any(patches), patches  # and the answer patched at the new sites (``answer_patch.py``)
     if outside_cap == 2:  # and extended solves that collapse
         assert any(collapsed), (extended, collapsed)
+
+
+INSERTED = ["w{n} = int({n})", "w{n} = torch.ones({n})", "w{n} = count", "w{n} = print(count)", "w{n} = scale(torch.ones(1))"]
+
+
+def insert(sources: dict[str, str], rng: random.Random, n: int) -> dict[str, str]:
+    """A statement inserted above a random line of a random file, at that line's indentation
+    (in a function, a class body or at module level): the calls after it are numbered anew."""
+    path = rng.choice(sorted(p for p in sources if p != "app/__init__.py"))
+    lines = sources[path].splitlines()
+    index = rng.choice([i for i, line in enumerate(lines) if line.strip() and not line.lstrip().startswith(("from ", "import "))])
+    indent = lines[index][: len(lines[index]) - len(lines[index].lstrip())]
+    lines.insert(index, indent + rng.choice(INSERTED).format(n=n))
+    return {**sources, path: "\n".join(lines) + "\n"}
+
+
+@pytest.mark.parametrize(("seed", "copies", "preview"), [(30, False, False), (31, False, True), (32, True, False), (33, True, True)])
+def test_inserted_statements_extend_the_solve_as_a_full_solve_answers(seed: int, copies: bool, preview: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Statements inserted anywhere, one by one (``renumber.py``): every answer is the full
+    solve's, and insertions were extended."""
+    numbered: list[bool] = []
+    real = LiveSolve.extend
+
+    def counted(self: LiveSolve, *args: Any) -> Any:
+        answer = real(self, *args)
+        numbered.append(not isinstance(answer, str) and bool(self.numbered))
+        return answer
+
+    monkeypatch.setattr(LiveSolve, "extend", counted)
+    rng = random.Random(seed)
+    sources = dict(WITH_COPIES if copies else BASE)
+    graphs = SolvedGraphs(incremental=True)
+    for n in range(1, 21):
+        sources = insert(sources, rng, n)
+        files = linked(sources)
+        assert canonical(graphs.graph(files, {}, {}, preview)) == canonical(solve(files, preview=preview)), (seed, n, sources)
+    assert any(numbered), numbered
 
 
 def test_an_added_call_that_reaches_an_existing_function_with_new_values_solves_in_full() -> None:
@@ -281,6 +363,69 @@ def test_an_added_call_in_a_compiled_method_extends_the_graph_and_its_edges() ->
 
 
 @pytest.mark.parametrize(
+    ("where", "added", "row"),
+    [
+        # a function handed to an outside call: something out of sight may call it
+        ("app/helpers.py", "\n\nE1 = print(count)\n", lambda graph, file, ordinal: (file, "count", "*") in graph.unseen),
+        # ``.tolist()`` of a tensor made on the host
+        ("app/entry.py", "    h = out.cpu()\n    v = h.tolist()\n", lambda graph, file, ordinal: (file, ordinal + 1) in graph.host_receivers),
+        # a call that resolves, to a function of the project
+        ("app/entry.py", "    w = build(2)\n", lambda graph, file, ordinal: (file, ordinal) in graph.resolved),
+    ],
+)
+def test_the_answer_is_patched_at_the_added_sites(where: str, added: str, row: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The extension's answer is the last one with the new sites' rows added (``answer_patch.py``),
+    not finished in full, and it is the full solve's."""
+    sources = dict(BASE)
+    files = linked(sources)
+    live = LiveSolve(files, {}, {}, False)
+    monkeypatch.setattr(Solver, "finish", lambda self: pytest.fail("finished in full"))
+    sources[where] += added
+    edited = linked(sources)
+    answer = live.extend(edited, {}, {}, False)
+    assert isinstance(answer, CallGraph), answer
+    monkeypatch.undo()
+    assert canonical(answer) == canonical(solve(edited))
+    file = next(i for i, f in enumerate(edited) if f.module == where[:-3].replace("/", "."))
+    assert row(answer, file, len(files[file].facts.flow.calls))
+
+
+def test_calls_inserted_above_others_extend_the_solve_in_its_own_numbering() -> None:
+    """A call inserted above others numbers them anew; the kept solve numbers the inserted calls
+    after the file's others (``renumber.py``), and the answer, in the file's own numbering, is
+    the full solve's at each step: an insertion, an append after it, an insertion above both."""
+    sources = dict(BASE)
+    live = LiveSolve(linked(sources), {}, {}, False)
+    steps = [
+        ("    model = build(4)\n", "    w1 = int(1)\n    model = build(4)\n"),
+        ("    out = model(x)\n", "    out = model(x)\n    w2 = int(2)\n"),
+        ("    w1 = int(1)\n", "    w3 = build(3)\n    w1 = int(1)\n"),
+    ]
+    for before, after in steps:
+        sources["app/entry.py"] = sources["app/entry.py"].replace(before, after)
+        edited = linked(sources)
+        answer = live.extend(edited, {}, {}, False)
+        assert isinstance(answer, CallGraph), answer
+        assert canonical(answer) == canonical(solve(edited)), after
+        assert live.numbered  # the file is numbered otherwise in the solver
+    entry = next(i for i, f in enumerate(edited) if f.module == "app.entry")
+    ordinals = {site.text: o for o, site in enumerate(edited[entry].facts.flow.calls) if site is not None}
+    assert {t.qualname for t in answer.callees[entry, ordinals["build"]] if not isinstance(t, str)} >= {"build"}
+
+
+@pytest.mark.parametrize("added", ["        w = torch.ones(2)\n", "        w = scale(y)\n"])
+def test_an_added_fact_in_a_method_with_copies_solves_in_full(added: str) -> None:
+    """``Head.forward`` is copied for ``Child`` and for ``Head`` receivers: a full solve binds an
+    added statement in each copy, an extension only in the shared body (it gave other call edges
+    and values before this was refused)."""
+    sources = dict(WITH_COPIES)
+    live = LiveSolve(linked(sources), {}, {}, False)
+    assert live.solver is not None and any(copy.qualname == "Head.forward" for copy in live.solver.copies.values())
+    sources["app/head.py"] += added
+    assert live.extend(linked(sources), {}, {}, False) == "an added fact is in a function that has copies"
+
+
+@pytest.mark.parametrize(
     ("where", "added", "why"),
     [
         ("app/helpers.py", "\n\ndef extra(x):\n    return x.cpu()\n", "not an addition: defs"),
@@ -302,6 +447,28 @@ def test_a_solve_that_hit_its_bounds_is_never_extended(monkeypatch: pytest.Monke
     assert live.graph.stopped
     sources["app/entry.py"] += "    w = int(3)\n"
     assert live.extend(linked(sources), {}, {}, False) == "the last solve hit its bounds"
+
+
+def test_a_kept_solver_is_frozen_for_the_collector_and_freed_without_it_once_released() -> None:
+    """``gc.freeze`` is safe only if a released solver makes no cycles: it is then freed by
+    reference counting, never by the cyclic collector that no longer sees it."""
+    sources = dict(WITH_COPIES)
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        live = LiveSolve(linked(sources), {}, {}, True)
+        assert live.solver is not None and gc.get_freeze_count() > 0
+        sources["app/model.py"] += "        w = self.block.norm(x)\n"
+        assert isinstance(live.extend(linked(sources), {}, {}, True), CallGraph)
+        kept = weakref.ref(live.solver)
+        live.release()
+        assert gc.get_freeze_count() == 0
+        del live
+        assert kept() is None
+    finally:
+        gc.unfreeze()
+        if collecting:
+            gc.enable()
 
 
 def test_the_work_bound_covers_a_full_solves_steps() -> None:

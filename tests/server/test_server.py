@@ -304,8 +304,9 @@ TO_HOST_LINE = 8  # 0-based: `return x.cpu()`
 def test_an_added_call_into_a_compiled_region_extends_the_solved_graph(project, tmp_path):
     """An edit that appends a call to the compiled ``forward`` (a call fact the value flow
     follows) is solved by extending the kept solve, not solving the project again, and the
-    helper it reaches gets its finding; undone, the finding goes. An edit in the middle of the
-    file (which numbers the calls after it anew) is solved in full, and the log says why."""
+    helper it reaches gets its finding; undone, the finding goes. A call inserted in the middle
+    of the file (which numbers the calls after it anew) extends it too (``renumber.py``); a
+    removal is solved in full, and the log says why."""
     helpers, model = project / "pkg" / "helpers.py", project / "pkg" / "model.py"
     helpers.write_text(EXTENDED_HELPERS, encoding="utf-8")
     model.write_text(EXTENDED_MODEL, encoding="utf-8")
@@ -328,9 +329,14 @@ def test_an_added_call_into_a_compiled_region_extends_the_solved_graph(project, 
             assert [m for m in ed.logs[logged:] if m.startswith("value flow")][0].startswith("value flow extended in place"), ed.logs
             ed.change(model, EXTENDED_MODEL)  # undone
             assert lines(await ed.diagnostics(helpers, lambda p: TO_HOST_LINE not in lines(p.diagnostics))) == {COPY_LINE}
+            inserted = EXTENDED_MODEL.replace("class Decoder", "Z = to_host(None)\n\n\nclass Decoder")
             logged = len(ed.logs)
-            ed.change(model, EXTENDED_MODEL.replace("class Decoder", "Z = to_host(None)\n\n\nclass Decoder") + "        z = to_host(x)\n")
+            ed.change(model, inserted + "        z = to_host(x)\n")
             await ed.diagnostics(helpers, lambda p: TO_HOST_LINE in lines(p.diagnostics))
+            assert [m for m in ed.logs[logged:] if m.startswith("value flow")][0].startswith("value flow extended in place"), ed.logs
+            logged = len(ed.logs)
+            ed.change(model, inserted)  # the compiled call removed: not an addition
+            await ed.diagnostics(helpers, lambda p: TO_HOST_LINE not in lines(p.diagnostics))
             assert [m for m in ed.logs[logged:] if m.startswith("value flow")][0] == (
                 "value flow solved in full: not an addition: calls or assignments changed or renumbered"), ed.logs
 
