@@ -8,8 +8,9 @@ capture blocks and the names that hold dynamic ints or boolean masks.
 
 The extractor is one class made of small parts: ``entry_points.py`` (where regions start),
 ``compile_branches.py`` (eager branches and capture blocks), ``local_bindings.py`` (what an
-assignment binds) and ``site_values.py`` (the questions rules ask about an expression); this
-module has the walk itself, imports, definitions, calls and the reports.
+assignment binds), ``site_values.py`` (the questions rules ask about an expression) and
+``walk_scope.py`` (what a scope keeps of its names); this module has the walk itself, imports,
+definitions, calls and the reports.
 """
 
 from __future__ import annotations
@@ -26,13 +27,7 @@ from typing import Any
 import libcst as cst
 
 from graphlint.checks import apis
-from graphlint.checks.facts import (
-    MODULE_SCOPE,
-    ExtractOptions,
-    FileFacts,
-    FlowFacts,
-    FunctionFacts,
-)
+from graphlint.checks.facts import MODULE_SCOPE, ExtractOptions, FileFacts, FlowFacts, FunctionFacts
 from graphlint.checks.assignments import flow_facts
 from graphlint.checks.ast_children import child_nodes
 from graphlint.checks.candidate_reports import CandidateReports, Report
@@ -45,7 +40,8 @@ from graphlint.checks.suppressions import suppressions
 from graphlint.checks.positions import ANCHOR_KINDS, locate
 from graphlint.checks.presets import glob_pattern
 from graphlint.checks.scopes import ScopeStack
-from graphlint.checks.site_values import SiteValues, WalkScope
+from graphlint.checks.site_values import SiteValues
+from graphlint.checks.walk_scope import WalkScope
 from graphlint.checks.syntax import children, dotted_name, is_node_type, preorder
 from graphlint.checks.unvalidated_parse import parse_unvalidated
 from graphlint.checks.walk_dispatch import STEP, PlainFields, asks_of, rule_hooks

@@ -1,7 +1,7 @@
 """What a name or ``self`` attribute is bound to, as the walk passes an assignment.
 
 A mixin of ``extract.py``'s extractor: each binding updates the scope's facts about the name
-(``site_values.WalkScope``): a dynamic int, a device, a mask, a 1-D tensor, a reduced tensor
+(``walk_scope.WalkScope``): a dynamic int, a device, a mask, a 1-D tensor, a reduced tensor
 value, a submodule's output, computed here or an alias, the callable that made it, a torchair
 ``CompilerConfig`` or backend; ``self.x = Maker(...)`` and ``self.register_buffer("x", t)``
 record what made ``self.x``.
@@ -18,7 +18,7 @@ import libcst as cst
 
 from graphlint.checks import apis
 from graphlint.checks.compile_branches import WalkItem
-from graphlint.checks.site_values import WalkScope, is_display, is_method_call, is_self_attribute
+from graphlint.checks.walk_scope import WalkScope, is_display, is_method_call, is_self_attribute
 from graphlint.checks.syntax import children, keyword, positional, string_value
 
 REGISTERED_BUFFER = "torch.nn.Module.register_buffer"  # what "made" self.name after register_buffer("name", t)
