@@ -100,7 +100,8 @@ class SolvedGraphs:
             started = time.process_time()
             answer = self._live.extend(files, dispatch, not_dispatched, preview)
             if not isinstance(answer, str):
-                log.info("value flow extended in place (%.2f CPU-s)", time.process_time() - started)
+                back = "; the last extension taken back first" if self._live.retracted else ""
+                log.info("value flow extended in place (%.2f CPU-s%s)", time.process_time() - started, back)
                 return answer
             log.info("value flow solved in full: %s", answer)
             self._live.release()

@@ -45,7 +45,9 @@ again from the whole solver; where an edge went elsewhere than a new site, it is
   a node that holds ``OUTSIDE_ANY`` (the names it held before the collapse, dropped then), else 0. That bound, kept up to date here,
   must stay within ``WORK_BUDGET``, so that the full solve would not have stopped either.
 
-Removing or changing facts (retraction: delete and re-derive) is not handled: it solves in full.
+Removing or changing facts is handled only where they are what the last extension added: its
+journal (``retraction.py``) takes it back exactly, and the edit is tried again as an addition to
+the solve before it. Any other removal or change (delete and re-derive) solves in full.
 """
 
 from __future__ import annotations
@@ -114,6 +116,7 @@ class LiveSolve:
         # what the last extension changed, to take it back (``retraction.py``); the one under way
         self._journal: Journal | None = None
         self._taking: Journal | None = None
+        self.retracted = False  # whether the last ``extend`` took the last extension back
         # A solve that hit its bounds is never extended: not kept (on transformers' models/,
         # keeping its millions of objects alive doubled the CPU of the next edits).
         self.solver: Solver | None = solver
@@ -145,6 +148,7 @@ class LiveSolve:
         extending the kept solve. After a refusal the kept solver is of no more use (it may be
         half extended): the caller solves in full."""
         solver = self.solver
+        self.retracted = False
         if solver is None:
             return "the last solve hit its bounds" if _bounded(self.graph) else "no kept solve"
         if (dispatch, not_dispatched, preview) != self.settings:
@@ -165,6 +169,7 @@ class LiveSolve:
             self._journal = None
             why = retract(solver, journal)
             if why is None:
+                self.retracted = True
                 self.graph, self.work, self._copied = journal.graph, journal.work, None
                 self._attributes_read = min(self._attributes_read, len(solver.attributes))
                 self.numbered.pop(edit, None)
@@ -275,6 +280,7 @@ class LiveSolve:
         solver.add = _guarded_add(solver, existing)  # type: ignore[method-assign]
         solver.watch = _recording_watch(solver, watched, journal)  # type: ignore[method-assign]
         solver.edge = _journaled_edge(solver, journal)  # type: ignore[method-assign]
+        solver.call = _journaled_call(solver, journal)  # type: ignore[method-assign]
         solver.record = recorder.wrap(solver)  # type: ignore[method-assign]
         # the defaults the fixed point gives functions handed to outside calls: only the new
         # calls' (the others gave theirs, and the tables that decide it may not grow)
@@ -285,7 +291,7 @@ class LiveSolve:
         try:
             solver.solved(lambda: _extend(solver, file, old, new))
         finally:
-            del solver.add, solver.watch, solver.edge, solver.record, solver.unseen_defaults, solver.undecided_decorations
+            del solver.add, solver.watch, solver.edge, solver.call, solver.record, solver.unseen_defaults, solver.undecided_decorations
         if _bounded(solver):
             return "the extended solve hit its bounds"
         grown = [name for name in _NOT_GROWING if _mass(getattr(solver, name)) != sizes[name]]
@@ -335,6 +341,16 @@ def _recording_watch(solver: Solver, watched: list[int], journal: Journal) -> Ca
         ValueGraph.watch(solver, node, react)
 
     return watch
+
+
+def _journaled_call(solver: Solver, journal: Journal) -> Callable[..., None]:
+    call = type(solver).call
+
+    def journaled(site: Any, obj: Obj, *rest: Any) -> None:
+        journal.call(solver, site, obj)
+        call(solver, site, obj, *rest)
+
+    return journaled
 
 
 def _journaled_edge(solver: Solver, journal: Journal) -> Callable[[int | None, int], None]:

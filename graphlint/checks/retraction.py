@@ -16,6 +16,7 @@ makes ``retract`` say so, and the caller solves in full.
 from __future__ import annotations
 
 from functools import cached_property
+from itertools import islice
 from typing import Any
 
 from graphlint.checks.file_tables import per_file
@@ -69,6 +70,7 @@ class Journal:
         }
         self.watched: dict[int, int] = {}  # existing node → its watchers before the extension
         self.edges: list[tuple[int, int]] = []  # edges added from existing nodes
+        self.calls: list[tuple[Any, Any]] = []  # what ``Solver.call`` added to ``called``
         self.sound = True  # False: the extension did what this cannot take back
 
     @staticmethod
@@ -87,6 +89,10 @@ class Journal:
     def edge(self, solver: Solver, source: int | None, target: int) -> None:
         if source is not None and source < self.existing and source != target and target not in solver.successors[source]:
             self.edges.append((source, target))
+
+    def call(self, solver: Solver, site: Any, obj: Any) -> None:
+        if (site, obj) not in solver.called:
+            self.calls.append((site, obj))
 
     def new(self, item: Any) -> bool:
         """Whether a set's element names a node or a call site the extension made."""
@@ -107,6 +113,7 @@ def retract(solver: Solver, journal: Journal) -> str | None:
     if not journal.sound:
         return "the last extension changed what the journal cannot take back"
     existing = journal.existing
+    made = range(existing, len(solver.values))
     for name in _NODES:
         del getattr(solver, name)[existing:]
     for node, count in journal.watched.items():
@@ -115,7 +122,7 @@ def retract(solver: Solver, journal: Journal) -> str | None:
         solver.successors[source].discard(target)
     for name in _APPENDED:
         table = getattr(solver, name)
-        for key in list(table)[journal.sizes[name]:]:
+        for key in list(islice(reversed(table), len(table) - journal.sizes[name])):  # the last ones
             del table[key]
     for name, lengths in journal.by_key.items():
         table = getattr(solver, name)
@@ -125,7 +132,12 @@ def retract(solver: Solver, journal: Journal) -> str | None:
             del table[key][count:]
     for name in _SETS:
         table = getattr(solver, name)
-        if table is not None:
+        if table is None or len(table) == journal.sizes[name]:
+            continue
+        # what the extension is known to have added (its nodes, the calls it ran), then, if the
+        # set still holds more than it did, every element that names a new node or site
+        table.difference_update(journal.calls if name == "called" else made)
+        if len(table) != journal.sizes[name]:
             table.difference_update([item for item in table if journal.new(item)])
     for name in _LISTS:
         del getattr(solver, name)[journal.sizes[name]:]
