@@ -625,3 +625,23 @@ def test_a_journal_that_does_not_know_a_table_of_the_solver_refuses(monkeypatch:
     assert isinstance(live.extend(linked(sources), {}, {}, False), CallGraph)
     sources["app/entry.py"] = sources["app/entry.py"].replace("w = int(2)", "v = int(2)")
     assert live.extend(linked(sources), {}, {}, False) == "the solver holds tables the journal does not know (someday)"
+
+
+def test_a_line_typed_after_the_graph_came_from_the_cache_is_taken_back_at_the_next_edit(tmp_path: Any) -> None:
+    """Opened with its graph from the cache there is no solver to extend: the first edit that
+    adds solves the project before it, keeps it and extends it, so that the same line changed at
+    the next edit is taken back (``retraction.py``), not solved in full again and again."""
+    from graphlint.checks.cache import FactsCache
+    from graphlint.checks.facts import ExtractOptions
+
+    sources = dict(BASE)
+    SolvedGraphs(FactsCache(tmp_path, ExtractOptions())).graph(linked(sources), {}, {})  # fills the cache
+    graphs = SolvedGraphs(FactsCache(tmp_path, ExtractOptions()), incremental=True)
+    graphs.graph(linked(sources), {}, {})
+    assert graphs._live is None  # read from the cache
+    for n, line in enumerate(["    w = int(1)\n", "    v = int(2)\n", "    v = print(count)\n"]):
+        edited = {**sources, "app/entry.py": sources["app/entry.py"] + line}
+        files = linked(edited)
+        assert canonical(graphs.graph(files, {}, {})) == canonical(solve(files)), line
+        live = graphs._live
+        assert live is not None and live.solver is not None and live.retracted == (n > 0), line
