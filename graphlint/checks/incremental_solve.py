@@ -116,7 +116,7 @@ class LiveSolve:
         # what the last extension changed, to take it back (``retraction.py``); the one under way
         self._journal: Journal | None = None
         self._taking: Journal | None = None
-        self.retracted = False  # whether the last ``extend`` took the last extension back
+        self.retracted = False  # whether the last ``extend`` took the last extension back and extended
         # A solve that hit its bounds is never extended: not kept (on transformers' models/,
         # keeping its millions of objects alive doubled the CPU of the next edits).
         self.solver: Solver | None = solver
@@ -179,6 +179,7 @@ class LiveSolve:
             else:
                 answer = why
         if isinstance(answer, str):
+            self.retracted = False
             self.release()
             return answer
         return self._own_numbers(answer)

@@ -645,3 +645,17 @@ def test_a_line_typed_after_the_graph_came_from_the_cache_is_taken_back_at_the_n
         assert canonical(graphs.graph(files, {}, {})) == canonical(solve(files)), line
         live = graphs._live
         assert live is not None and live.solver is not None and live.retracted == (n > 0), line
+
+
+def test_a_change_to_a_line_added_two_extensions_ago_solves_in_full() -> None:
+    """The journal holds the last extension only: a line added the extension before it, changed,
+    is no addition to the solve before the last extension, and solves in full."""
+    sources = dict(BASE)
+    live = LiveSolve(linked(sources), {}, {}, False)
+    for line in ("    a = int(1)\n", "    b = int(2)\n"):
+        sources["app/entry.py"] += line
+        assert isinstance(live.extend(linked(sources), {}, {}, False), CallGraph)
+    sources["app/entry.py"] = sources["app/entry.py"].replace("a = int(1)", "c = int(1)")
+    answer = live.extend(linked(sources), {}, {}, False)
+    assert isinstance(answer, str) and answer.startswith("not an addition"), answer
+    assert live.solver is None and not live.retracted
