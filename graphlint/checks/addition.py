@@ -11,6 +11,7 @@ from typing import Any
 from graphlint.checks.facts import FileFacts
 from graphlint.checks.file_tables import per_file
 from graphlint.checks.receiver_copies import Scoped
+from graphlint.checks.renumber import in_numbering, inserted
 from graphlint.checks.value_graph import LinkedModule
 from graphlint.checks.valueflow import Solver
 
@@ -28,6 +29,19 @@ def edited_file(old: list[LinkedModule], new: list[LinkedModule]) -> int | None 
                 return "more than one file changed"
             edited = index
     return edited
+
+
+def adds_to(before: list[LinkedModule], after: list[LinkedModule]) -> bool:
+    """Whether ``after`` is ``before`` with facts added to one file, at its end or above other
+    calls (``renumber.py``), as far as the facts tell (the extension checks the rest)."""
+    edit = edited_file(before, after)
+    if not isinstance(edit, int):
+        return False
+    old, new = before[edit].facts, after[edit].facts
+    calls = len(old.flow.calls)
+    numbering = inserted(old, new, list(range(calls)), calls)
+    facts = None if numbering is None else in_numbering(new, numbering, old.flow.assigns)
+    return facts is not None and not_appended(old, facts) is None
 
 
 def solver_view(linked: LinkedModule) -> list[Any]:

@@ -21,6 +21,7 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from graphlint.checks.addition import adds_to
 from graphlint.checks.cache import FactsCache
 from graphlint.checks.value_graph import CallGraph, FunctionKey, LinkedModule, Target
 from graphlint.checks.incremental_solve import LiveSolve
@@ -60,6 +61,7 @@ class SolvedGraphs:
         # need not outlive the session (``session.py``).
         self.write = True
         self._memory: OrderedDict[str, CallGraph] = OrderedDict()
+        self._last: list[LinkedModule] | None = None  # the project of the last graph given
 
     def graph(
         self,
@@ -82,6 +84,7 @@ class SolvedGraphs:
                     self.cache.put_table(table, {"key": key, "graph": graph_to_json(graph)})
                     self.cache.put_table(f"{table}-key", {"key": key})
             self._memory[key] = graph
+        self._last = list(files)
         self._memory.move_to_end(key)
         while len(self._memory) > _KEPT_IN_MEMORY:
             self._memory.popitem(last=False)
@@ -100,11 +103,24 @@ class SolvedGraphs:
             started = time.process_time()
             answer = self._live.extend(files, dispatch, not_dispatched, preview)
             if not isinstance(answer, str):
-                log.info("value flow extended in place (%.2f CPU-s)", time.process_time() - started)
+                back = "; the last extension taken back first" if self._live.retracted else ""
+                log.info("value flow extended in place (%.2f CPU-s%s)", time.process_time() - started, back)
                 return answer
             log.info("value flow solved in full: %s", answer)
             self._live.release()
         started = time.process_time()
+        if self._live is None and self._last is not None and adds_to(self._last, files):
+            # no solver kept (the last graph came from the cache) and the edit adds: the project
+            # before it solved and kept, then extended, so that what it added can be taken back
+            # at the next edit (``retraction.py``: typing on a new line)
+            live = LiveSolve(self._last, dispatch, not_dispatched, preview)
+            answer = live.extend(files, dispatch, not_dispatched, preview)
+            if not isinstance(answer, str):
+                self._live = live
+                log.info("value flow solved in full before the edit, then extended (%.2f CPU-s)", time.process_time() - started)
+                return answer
+            log.info("value flow solved in full: %s", answer)
+            live.release()
         self._live = LiveSolve(files, dispatch, not_dispatched, preview)
         graph = self._live.graph
         bounds = f"; stopped after {graph.stopped:,} steps" if graph.stopped is not None else ""

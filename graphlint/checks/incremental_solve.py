@@ -45,7 +45,9 @@ again from the whole solver; where an edge went elsewhere than a new site, it is
   a node that holds ``OUTSIDE_ANY`` (the names it held before the collapse, dropped then), else 0. That bound, kept up to date here,
   must stay within ``WORK_BUDGET``, so that the full solve would not have stopped either.
 
-Removing or changing facts (retraction: delete and re-derive) is not handled: it solves in full.
+Removing or changing facts is handled only where they are what the last extension added: its
+journal (``retraction.py``) takes it back exactly, and the edit is tried again as an addition to
+the solve before it. Any other removal or change (delete and re-derive) solves in full.
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ from graphlint.checks.addition import edited_file, in_a_copy, not_appended, solv
 from graphlint.checks.answer_patch import Recorder, added_entries, patched
 from graphlint.checks.receiver_copies import scoped_bodies
 from graphlint.checks.renumber import answer_in, in_numbering, inserted
+from graphlint.checks.retraction import Journal, retract
 from graphlint.checks.value_graph import (
     OUTSIDE_ANY,
     OUTSIDE_CAP,
@@ -110,6 +113,10 @@ class LiveSolve:
         # inserted above others (``renumber.py``): the solver numbers them otherwise
         self.numbered: dict[int, tuple[LinkedModule, list[int]]] = {}
         self._copied: dict[int, list[tuple[Any, ...]]] | None = None  # ``_own_numbers``
+        # what the last extension changed, to take it back (``retraction.py``); the one under way
+        self._journal: Journal | None = None
+        self._taking: Journal | None = None
+        self.retracted = False  # whether the last ``extend`` took the last extension back and extended
         # A solve that hit its bounds is never extended: not kept (on transformers' models/,
         # keeping its millions of objects alive doubled the CPU of the next edits).
         self.solver: Solver | None = solver
@@ -124,6 +131,7 @@ class LiveSolve:
             gc.freeze()
 
     def release(self) -> None:
+        self._journal = self._taking = None
         if self.solver is not None:
             self.solver.release()
             self.solver = None
@@ -140,6 +148,7 @@ class LiveSolve:
         extending the kept solve. After a refusal the kept solver is of no more use (it may be
         half extended): the caller solves in full."""
         solver = self.solver
+        self.retracted = False
         if solver is None:
             return "the last solve hit its bounds" if _bounded(self.graph) else "no kept solve"
         if (dispatch, not_dispatched, preview) != self.settings:
@@ -152,19 +161,47 @@ class LiveSolve:
         if edit is None:  # nothing the solve reads changed
             return self._own_numbers(self.graph)
         new = files[edit]
-        solved, numbering = self._in_solver_numbering(solver, edit, own[edit], new)
+        answer = self._added(solver, edit, own[edit], new)
+        journal = self._journal
+        if isinstance(answer, str) and self._taking is None and journal is not None and journal.file == edit:
+            # not an addition to the kept solve, and nothing of it changed: maybe one to the
+            # solve before its last extension (the edit changed or removed what that added)
+            self._journal = None
+            why = retract(solver, journal)
+            if why is None:
+                self.retracted = True
+                self.graph, self.work, self._copied = journal.graph, journal.work, None
+                self._attributes_read = min(self._attributes_read, len(solver.attributes))
+                self.numbered.pop(edit, None)
+                if journal.numbered is not None:
+                    self.numbered[edit] = journal.numbered
+                answer = self._added(solver, edit, journal.own, new)
+            else:
+                answer = why
+        if isinstance(answer, str):
+            self.retracted = False
+            self.release()
+            return answer
+        return self._own_numbers(answer)
+
+    def _added(self, solver: Solver, edit: int, before: LinkedModule, new: LinkedModule) -> CallGraph | str:
+        """The graph of the project with ``new`` in place of ``before`` (file ``edit``), the
+        solver extended by what ``new`` adds, or why not (``self._taking``: the journal of the
+        extension, if it began: then the solver is changed)."""
+        self._taking = None
+        solved, numbering = self._in_solver_numbering(solver, edit, before, new)
         try:
-            answer = self._continue(solver, edit, solved) if solved is not None else "not an addition: assignments changed"
+            answer = self._continue(solver, edit, solved, before) if solved is not None else "not an addition: assignments changed"
         except _Touched:
             answer = "an added fact reaches a value the last solve derived"
         if isinstance(answer, str):
-            self.release()
             return answer
+        self._journal, self._taking = self._taking, None
         if numbering is None:
             self.numbered.pop(edit, None)
         else:
             self.numbered[edit] = (new, numbering)
-        return self._own_numbers(answer)
+        return answer
 
     def _in_solver_numbering(
         self, solver: Solver, file: int, before: LinkedModule, new: LinkedModule
@@ -200,7 +237,7 @@ class LiveSolve:
         self._attributes_read = len(solver.attributes)
         return self._names_read
 
-    def _continue(self, solver: Solver, file: int, new: LinkedModule) -> CallGraph | str:
+    def _continue(self, solver: Solver, file: int, new: LinkedModule, own: LinkedModule) -> CallGraph | str:
         old = solver.files[file]
         why = not_appended(old.facts, new.facts)
         if why is not None:
@@ -225,6 +262,7 @@ class LiveSolve:
         if not all(fresh(name) for name in names):
             return "an added assignment binds a name the project already reads"
         # the new facts in place, and every table the solver computed from the files again
+        journal = self._taking = Journal(solver, file, len(old.facts.flow.calls), self.graph, self.work, own, self.numbered.get(file))
         solver.files[file] = new
         solver.classes.assigned[file] = {}
         for target, value in new.facts.flow.assigns:
@@ -241,7 +279,9 @@ class LiveSolve:
         watched: list[int] = []
         recorder = Recorder(solver, file, len(old.facts.flow.calls))
         solver.add = _guarded_add(solver, existing)  # type: ignore[method-assign]
-        solver.watch = _recording_watch(solver, watched)  # type: ignore[method-assign]
+        solver.watch = _recording_watch(solver, watched, journal)  # type: ignore[method-assign]
+        solver.edge = _journaled_edge(solver, journal)  # type: ignore[method-assign]
+        solver.call = _journaled_call(solver, journal)  # type: ignore[method-assign]
         solver.record = recorder.wrap(solver)  # type: ignore[method-assign]
         # the defaults the fixed point gives functions handed to outside calls: only the new
         # calls' (the others gave theirs, and the tables that decide it may not grow)
@@ -252,7 +292,7 @@ class LiveSolve:
         try:
             solver.solved(lambda: _extend(solver, file, old, new))
         finally:
-            del solver.add, solver.watch, solver.record, solver.unseen_defaults, solver.undecided_decorations
+            del solver.add, solver.watch, solver.edge, solver.call, solver.record, solver.unseen_defaults, solver.undecided_decorations
         if _bounded(solver):
             return "the extended solve hit its bounds"
         grown = [name for name in _NOT_GROWING if _mass(getattr(solver, name)) != sizes[name]]
@@ -262,6 +302,7 @@ class LiveSolve:
         if work > WORK_BUDGET:
             return "a full solve might reach the work budget"
         self.work = work
+        journal.sound = not recorder.elsewhere  # an old site's edges are not noted
         answer = patched(solver, self.graph, recorder)
         if answer is None:
             answer, self._copied = solver.finish(), None
@@ -294,12 +335,31 @@ def _guarded_add(solver: Solver, existing: int) -> Callable[[int, Iterable[Obj]]
     return add
 
 
-def _recording_watch(solver: Solver, watched: list[int]) -> Callable[..., None]:
+def _recording_watch(solver: Solver, watched: list[int], journal: Journal) -> Callable[..., None]:
     def watch(node: int, react: Callable[[Iterable[Obj]], None]) -> None:
         watched.append(node)
+        journal.watching(solver, node)
         ValueGraph.watch(solver, node, react)
 
     return watch
+
+
+def _journaled_call(solver: Solver, journal: Journal) -> Callable[..., None]:
+    call = type(solver).call
+
+    def journaled(site: Any, obj: Obj, *rest: Any) -> None:
+        journal.call(solver, site, obj)
+        call(solver, site, obj, *rest)
+
+    return journaled
+
+
+def _journaled_edge(solver: Solver, journal: Journal) -> Callable[[int | None, int], None]:
+    def edge(source: int | None, target: int) -> None:
+        journal.edge(solver, source, target)
+        ValueGraph.edge(solver, source, target)
+
+    return edge
 
 
 def _bounded(solved: Solver | CallGraph) -> bool:

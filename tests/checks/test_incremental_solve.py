@@ -477,3 +477,185 @@ def test_the_work_bound_covers_a_full_solves_steps() -> None:
     solver = solve_kept(files, {}, {})
     assert 0 < solver.steps <= incremental_solve._work_bound(solver, 0)
     solver.release()
+
+
+# What a line typed and typed again reads as: each edit puts one of these in place of the line
+# the last edit added (or removes it), as an editor sends a line being typed.
+TYPED = ["w{n} = int({n})", "w{n} = torch.ones({n})", "w{n} = count", "w{n} = print(count)", "w{n} = scale(torch.ones(1))",
+         "w{n} = x", "w{n} = to_host", "w{n} = int(count({n}))"]
+
+
+def typed(sources: dict[str, str], rng: random.Random, n: int, line: tuple[str, int] | None) -> tuple[dict[str, str], tuple[str, int] | None]:
+    """The line ``line`` (path, index) changed, removed, or (None, or at random) a new line
+    inserted above a random line, at its indentation; and where the typed line now is."""
+    if line is not None and rng.random() < 0.8:
+        path, index = line
+        lines = sources[path].splitlines()
+        indent = lines[index][: len(lines[index]) - len(lines[index].lstrip())]
+        if rng.random() < 0.2:  # removed
+            del lines[index]
+            line = None
+        else:
+            lines[index] = indent + rng.choice(TYPED).format(n=n)
+        return {**sources, path: "\n".join(lines) + "\n"}, line
+    path = rng.choice(sorted(p for p in sources if p != "app/__init__.py"))
+    lines = sources[path].splitlines()
+    index = rng.choice([i for i, text in enumerate(lines) if text.strip() and not text.lstrip().startswith(("from ", "import "))])
+    indent = lines[index][: len(lines[index]) - len(lines[index].lstrip())]
+    lines.insert(index, indent + rng.choice(TYPED).format(n=n))
+    return {**sources, path: "\n".join(lines) + "\n"}, (path, index)
+
+
+@pytest.mark.parametrize(
+    ("seed", "copies", "preview", "outside_cap"),
+    [(40, False, False, 16), (41, False, True, 16), (42, True, False, 16), (48, True, True, 16), *((seed, False, False, 2) for seed in range(51, 54)),
+     (45, False, False, 16), (46, True, False, 2)],
+)
+def test_a_line_changed_or_removed_after_it_was_added_takes_the_extension_back(
+    seed: int, copies: bool, preview: bool, outside_cap: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A line inserted, then changed again and again or removed (``retraction.py``): every
+    answer is the full solve's, the kept solver's node values a fresh solver's, and some edits
+    were answered by taking the last extension back and extending again."""
+    monkeypatch.setattr("graphlint.checks.value_graph.OUTSIDE_CAP", outside_cap)
+    retracted: list[bool] = []
+    real = incremental_solve.retract
+
+    def counted(*args: Any) -> Any:
+        why = real(*args)
+        retracted.append(why is None)
+        return why
+
+    monkeypatch.setattr(incremental_solve, "retract", counted)
+    extended: list[bool] = []
+    real_extend = LiveSolve.extend
+
+    def counted_extend(self: LiveSolve, *args: Any) -> Any:
+        answer = real_extend(self, *args)
+        extended.append(not isinstance(answer, str))
+        return answer
+
+    monkeypatch.setattr(LiveSolve, "extend", counted_extend)
+    rng = random.Random(seed)
+    base = WITH_COPIES if copies else BASE if outside_cap == 16 else COLLAPSING
+    sources, line = dict(base), None
+    graphs = SolvedGraphs(incremental=True)
+    retractions = 0
+    for n in range(1, 31):
+        sources, line = typed(sources, rng, n, line)
+        files = linked(sources)
+        got = graphs.graph(files, {}, {}, preview)
+        assert canonical(got) == canonical(solve(files, preview=preview)), (seed, n, sources)
+        live = graphs._live
+        assert live is not None and live.solver is not None
+        fresh = solve_kept(list(live.solver.files), {}, {}, preview)
+        assert node_values(live.solver) == node_values(fresh), (seed, n, sources)
+        fresh.release()
+        retractions += sum(retracted)
+        retracted.clear()
+    # edits changed the last added line, took its extension back and extended again
+    assert retractions > 0 and any(extended), (retractions, extended)
+
+
+def solver_state(solver: Solver) -> Any:
+    """What a kept solver holds: every node's values, edges and number of watchers, every
+    table's entries, the files' facts (not ``scoped_by_file``, a memo of each file's bodies that
+    an extension fills for the file before it begins)."""
+    state: dict[str, Any] = {
+        "nodes": [(sorted(map(repr, v)), sorted(s), len(w)) for v, s, w in zip(solver.values, solver.successors, solver.watchers)],
+        "files": [id(linked) for linked in solver.files],
+        "declared": [sorted(names) for names in solver.declared],
+    }
+    for name, value in sorted(vars(solver).items()):
+        if name == "scoped_by_file":
+            continue
+        if isinstance(value, dict):
+            state[name] = [repr(key) for key in value]
+        elif isinstance(value, (set, list)) and name not in ("values", "successors", "watchers", "files", "declared"):
+            state[name] = sorted(map(repr, value))
+    return state
+
+
+@pytest.mark.parametrize(
+    ("where", "before", "after"),
+    [
+        ("app/entry.py", "    out = model(x)\n", "    out = model(x)\n    w = int(count(x))\n"),  # appended
+        ("app/entry.py", "    model = build(4)\n", "    w = print(count)\n    model = build(4)\n"),  # inserted
+        ("app/model.py", "        z = y\n", "        z = y\n        w = self.block.norm(x)\n"),  # a method's
+    ],
+)
+def test_removing_the_line_the_last_extension_added_leaves_the_solver_as_before_it(where: str, before: str, after: str) -> None:
+    """Added, then removed: the kept solver is the one before the addition, node by node and
+    table by table (``retraction.py``), and the answer the full solve's."""
+    sources = dict(BASE)
+    files = linked(sources)
+    live = LiveSolve(files, {}, {}, False)
+    assert live.solver is not None
+    state = solver_state(live.solver)
+    sources[where] = sources[where].replace(before, after)
+    assert isinstance(live.extend(linked(sources), {}, {}, False), CallGraph)
+    assert solver_state(live.solver) != state
+    answer = live.extend(files, {}, {}, False)  # the edit taken back: the files as first solved
+    assert isinstance(answer, CallGraph), answer
+    assert solver_state(live.solver) == state
+    assert canonical(answer) == canonical(solve(files))
+
+
+def test_a_change_to_a_line_the_last_extension_did_not_add_solves_in_full() -> None:
+    """Only what the last extension added can be taken back: a line of the first solve changed
+    (``int(3)`` for ``build(4)``) is no addition to the solve before that extension either."""
+    sources = dict(BASE)
+    live = LiveSolve(linked(sources), {}, {}, False)
+    sources["app/entry.py"] += "    w = int(2)\n"
+    assert isinstance(live.extend(linked(sources), {}, {}, False), CallGraph)
+    sources["app/entry.py"] = sources["app/entry.py"].replace("model = build(4)", "model = int(3)")
+    answer = live.extend(linked(sources), {}, {}, False)
+    assert isinstance(answer, str) and answer.startswith("not an addition"), answer
+    assert live.solver is None
+
+
+def test_a_journal_that_does_not_know_a_table_of_the_solver_refuses(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A table added to the solver that the journal does not know how to take back: the line
+    changed again solves in full, never with that table left extended."""
+    sources = dict(BASE)
+    live = LiveSolve(linked(sources), {}, {}, False)
+    assert live.solver is not None
+    live.solver.someday = {}  # type: ignore[attr-defined]
+    sources["app/entry.py"] += "    w = int(2)\n"
+    assert isinstance(live.extend(linked(sources), {}, {}, False), CallGraph)
+    sources["app/entry.py"] = sources["app/entry.py"].replace("w = int(2)", "v = int(2)")
+    assert live.extend(linked(sources), {}, {}, False) == "the solver holds tables the journal does not know (someday)"
+
+
+def test_a_line_typed_after_the_graph_came_from_the_cache_is_taken_back_at_the_next_edit(tmp_path: Any) -> None:
+    """Opened with its graph from the cache there is no solver to extend: the first edit that
+    adds solves the project before it, keeps it and extends it, so that the same line changed at
+    the next edit is taken back (``retraction.py``), not solved in full again and again."""
+    from graphlint.checks.cache import FactsCache
+    from graphlint.checks.facts import ExtractOptions
+
+    sources = dict(BASE)
+    SolvedGraphs(FactsCache(tmp_path, ExtractOptions())).graph(linked(sources), {}, {})  # fills the cache
+    graphs = SolvedGraphs(FactsCache(tmp_path, ExtractOptions()), incremental=True)
+    graphs.graph(linked(sources), {}, {})
+    assert graphs._live is None  # read from the cache
+    for n, line in enumerate(["    w = int(1)\n", "    v = int(2)\n", "    v = print(count)\n"]):
+        edited = {**sources, "app/entry.py": sources["app/entry.py"] + line}
+        files = linked(edited)
+        assert canonical(graphs.graph(files, {}, {})) == canonical(solve(files)), line
+        live = graphs._live
+        assert live is not None and live.solver is not None and live.retracted == (n > 0), line
+
+
+def test_a_change_to_a_line_added_two_extensions_ago_solves_in_full() -> None:
+    """The journal holds the last extension only: a line added the extension before it, changed,
+    is no addition to the solve before the last extension, and solves in full."""
+    sources = dict(BASE)
+    live = LiveSolve(linked(sources), {}, {}, False)
+    for line in ("    a = int(1)\n", "    b = int(2)\n"):
+        sources["app/entry.py"] += line
+        assert isinstance(live.extend(linked(sources), {}, {}, False), CallGraph)
+    sources["app/entry.py"] = sources["app/entry.py"].replace("a = int(1)", "c = int(1)")
+    answer = live.extend(linked(sources), {}, {}, False)
+    assert isinstance(answer, str) and answer.startswith("not an addition"), answer
+    assert live.solver is None and not live.retracted
