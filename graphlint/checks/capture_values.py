@@ -98,10 +98,8 @@ def true_modes(
         operator = test.comparisons[0].operator
         if not (isinstance(operator, (cst.Is, cst.IsNot)) and _is_none(test.comparisons[0].comparator)):
             return None
-        name = qualify(test.left) if isinstance(test.left, cst.Attribute) else None
-        if name is None or not _matches(name, options.capture_none_attributes):
-            return None
-        return modes if isinstance(operator, cst.Is) else frozenset()
+        is_none = none_modes(test.left, qualify, options, modes)
+        return None if is_none is None else is_none if isinstance(operator, cst.Is) else modes - is_none
     return None
 
 
