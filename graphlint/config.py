@@ -225,9 +225,10 @@ def parse_config(table: dict[str, Any], source: str = "[tool.graphlint]") -> Con
             raise ConfigError(f"{source}: [tool.graphlint] preview must be true or false, not {table['preview']!r}")
         values["preview"] = table["preview"]
     if "platform" in table:
-        if table["platform"] not in PLATFORMS:
-            raise ConfigError(f"{source}: [tool.graphlint] platform must be one of {list(PLATFORMS)}, not {table['platform']!r}")
-        values["platform"] = table["platform"]
+        platform = table["platform"]
+        if platform not in PLATFORMS:
+            raise ConfigError(f"{source}: [tool.graphlint] platform must be one of {list(PLATFORMS)}, not {platform!r}")
+        values["platform"] = platform
     values["knowledge"] = parse_knowledge(table, source)
     values["platforms"] = parse_platforms(table.get("platforms", {}), source)
     return Config(**values)
@@ -247,7 +248,8 @@ def parse_platforms(value: Any, source: str) -> dict[str, Knowledge]:
             raise ConfigError(f"{source}: platforms.{platform} must be a table of knowledge keys")
         unknown = sorted({key.replace("_", "-") for key in table} - set(KNOWLEDGE_KEYS))
         if unknown:
-            raise ConfigError(f"{source}: platforms.{platform}: unknown keys {unknown}; known: {sorted(KNOWLEDGE_KEYS)}")
+            known = sorted(KNOWLEDGE_KEYS)
+            raise ConfigError(f"{source}: platforms.{platform}: unknown keys {unknown}; known: {known}")
         platforms[platform] = parse_knowledge(table, f"{source} platforms.{platform}")
     return platforms
 
