@@ -152,6 +152,17 @@ def test_on_cuda_the_npu_only_code_is_not_captured(tmp_path: Path) -> None:
     assert not NPU_ONLY & sites
 
 
+def test_the_report_names_the_platform_checked(tmp_path: Path) -> None:
+    """The JSON summary and the text report's presets line say which device the knowledge was
+    read for: a finding missing on a CUDA-only path is then explained, not silently absent."""
+    root = _write(tmp_path / "cuda", _config("cuda"))
+    with chdir(root):
+        _, report = check_json(".", "--no-cache")
+        _, text = run_cli("check", ".", "--no-cache")
+    assert report["summary"]["platform"] == "cuda"
+    assert "presets: sglang (framework knowledge, read for the cuda platform;" in text
+
+
 def test_the_platform_is_part_of_what_the_cache_is_kept_under(tmp_path: Path) -> None:
     """One cache, the NPU first and then CUDA: the facts and the solved graph of one platform are
     never read for the other."""
