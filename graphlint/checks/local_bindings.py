@@ -17,6 +17,7 @@ from typing import Any
 import libcst as cst
 
 from graphlint.checks import apis
+from graphlint.checks.capture_values import Binding, call_results
 from graphlint.checks.compile_branches import WalkItem
 from graphlint.checks.walk_scope import WalkScope, is_display, is_method_call, is_self_attribute
 from graphlint.checks.syntax import children, keyword, positional, string_value
@@ -68,9 +69,9 @@ class LocalBindings:
                     self._bind_name(scope, target.value, value)
                     if scope.capture_locals is not None:  # what it is in a capture (capture_values.py)
                         modes = self.capture_modes
-                        scope.capture_locals.record(
-                            target.value, modes, self._true_modes(value, modes), self._none_modes(value, modes)
-                        )
+                        results = call_results(value, self.qualify, self.options)
+                        binding = Binding(modes, self._true_modes(value, modes), self._none_modes(value, modes), results)
+                        scope.capture_locals.record(target.value, binding)
             elif isinstance(target, (cst.Tuple, cst.List)) and self._is_shape_tuple(value):
                 for element in target.elements:
                     if isinstance(element.value, cst.Name):
