@@ -22,7 +22,6 @@ from graphlint.checks.compile_branches import WalkItem
 from graphlint.checks.walk_scope import WalkScope, is_display, is_method_call, is_self_attribute
 from graphlint.checks.syntax import children, keyword, positional, string_value
 
-REGISTERED_BUFFER = "torch.nn.Module.register_buffer"  # what "made" self.name after register_buffer("name", t)
 
 
 class LocalBindings:
@@ -106,8 +105,9 @@ class LocalBindings:
             else:
                 names.discard(name)
         if (isinstance(value, cst.Call) and self._moves_with_model(value.func)) or (
-            isinstance(value, cst.Attribute) and self.on_module_device(value)
-        ):  # a submodule's output; a parameter or buffer read into a name (w = self.weight)
+            isinstance(value, (cst.Attribute, cst.Call, cst.Subscript)) and self.on_module_device(value)
+        ):  # a submodule's output; a parameter or buffer read into a name (w = self.weight), or a
+            # view of one (inv = self.inv_freq[None, :, None].float().expand(n, -1, 1))
             scope.module_outputs.add(name)
         else:
             scope.module_outputs.discard(name)
@@ -152,7 +152,7 @@ class LocalBindings:
             isinstance(func, cst.Attribute) and func.attr.value in apis.REGISTERING_METHODS and is_self_attribute(func)
             and class_name is not None and args and (name := string_value(args[0].value))
         ):
-            self.made_attributes[class_name, name] = REGISTERED_BUFFER
+            self.made_attributes[class_name, name] = apis.REGISTERED_BUFFER
 
 
 def module_state_names(tree: ast.Module, text: str) -> frozenset[str]:
