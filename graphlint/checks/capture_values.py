@@ -16,7 +16,10 @@ presets and ``[tool.graphlint]``):
 - ``capture-modes`` and ``capture-mode-calls``: the modes a capture runs in and, per call, the
   modes it is true in. A test is decided per mode: its value is the set of modes (of those still
   possible where it stands) in which it is true, so ``is_decode_or_idle() or is_target_verify()
-  or is_draft_extend_v2()`` is true in every capture although none alone is.
+  or is_draft_extend_v2()`` is true in every capture although none alone is;
+- ``capture-call-results``: calls → the values they may return in a capture, so ``method ==
+  AttnForwardMethod.MHA_NPU`` (the call, or a name bound to it) is false where ``MHA_NPU`` is
+  another member of the class of those values (sglang's DeepSeek attention handlers).
 
 A framework that states no modes has one, ``ANY_CAPTURE``: a test is then true in it or not.
 Some calls are true in every capture whatever the framework (``torch.cuda.is_current_stream_capturing()``:
