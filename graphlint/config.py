@@ -103,7 +103,11 @@ class Knowledge:
     per mode: ``is_decode_or_idle() or is_target_verify()`` is true in every capture although
     neither alone is, an ``elif`` sees only the modes the tests above it left, and after
     ``if ...: return`` the rest of the block runs only in the modes the test is false in (none:
-    the rest is not captured)."""
+    the rest is not captured). ``capture-call-results``: calls (dotted globs, as for
+    ``capture-false-calls``) → the values (dotted names, as the file's imports spell them) they
+    may return in a capture (the methods sglang's DeepSeek attention handlers pick there:
+    ``AttnForwardMethod.MLA_NPU``, never ``MHA_NPU``): a test ``x == E.M`` of the call, or of a
+    name bound to it, is false where ``E.M`` is another member of the class of those values."""
 
     compile_entrypoints: tuple[str, ...] = ()
     capture_entrypoints: tuple[str, ...] = ()
@@ -126,6 +130,7 @@ class Knowledge:
     capture_none_attributes: tuple[str, ...] = ()
     capture_modes: tuple[str, ...] = ()
     capture_mode_calls: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    capture_call_results: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def merged(self, other: "Knowledge") -> "Knowledge":
         values: dict[str, Any] = {}
@@ -159,7 +164,9 @@ KNOWLEDGE_LIST_KEYS = (
     "capture-none-attributes",
     "capture-modes",
 )
-KNOWLEDGE_TABLE_KEYS = ("compile-exports", "capture-exports", "dispatch", "not-dispatched", "capture-mode-calls")
+KNOWLEDGE_TABLE_KEYS = (
+    "compile-exports", "capture-exports", "dispatch", "not-dispatched", "capture-mode-calls", "capture-call-results"
+)
 KNOWLEDGE_KEYS = (*KNOWLEDGE_LIST_KEYS, *KNOWLEDGE_TABLE_KEYS)
 
 
