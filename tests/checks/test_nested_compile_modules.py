@@ -14,9 +14,10 @@ def _sites(tmp_path: Path, files: dict[str, str], pyproject: str = "") -> set[tu
     return {(f["path"].rsplit("/", 1)[-1], f["code"], f["line"]) for f in report["findings"]}
 
 
-# sglang's shape (models/minimax_m2.py): a norm layer whose ``forward`` compiles on its own, and
-# another compiled by ``torch.compile(layer)``, both run by the decoder layer of a model that the
-# NPU graph runner captures eagerly. The third norm compiles with ``disable=`` a flag.
+# sglang's shape (models/minimax_m2.py, ``MiniMaxM2RMSNormTP``): a norm layer whose ``forward``
+# compiles on its own, and another compiled by ``torch.compile(layer)``, both run by the decoder
+# layer of a model that the NPU graph runner captures eagerly. The third norm compiles with
+# ``disable=`` a flag.
 EAGER_MODEL = {
     "serve/__init__.py": "",
     "serve/models/__init__.py": "",

@@ -19,8 +19,8 @@ class NestedCompile(Rule):
     itself, or a module that the capture code (its block, a graph runner's own methods) calls.
     A compiled module is nested when the capture reaches it from another module's eager
     `forward` (a `torch.nn.Module` subclass of the project): a layer compiled on its own inside
-    an eagerly captured model (sglang's `MiniMaxM2RMSNormTP.forward`, compiled with
-    `get_compiler_backend()`, torchair's on an NPU, run by the decoder layer).
+    an eagerly captured model (a norm whose `forward` is `@torch.compile(backend=...)`, called by
+    the decoder layer).
 
     Not flagged where dynamo traces the caller (a compiled model, `mode="reduce-overhead"`, a
     torchair backend): dynamo inlines a `@torch.compile` function it reaches and ignores its
