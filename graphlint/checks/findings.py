@@ -132,17 +132,20 @@ def _region(project: Project, regions: Regions, file: int, candidate: Candidate,
         # the captured code (not as what it captures) and before any compiled function on the
         # way. Where dynamo traces, it inlines the inner function and ignores its decorator
         # (rules/nested_compile.py says how that was measured).
-        # A compiled model (its ``forward``) run by a capture is compile-then-capture, not this.
+        # A compiled model (its ``forward``) the capture runs is compile-then-capture, not this,
+        # however many of the capture's own functions call it; a compiled module run inside
+        # another module's eager ``forward`` (a layer compiled on its own) is nested.
         own = EntryId(file, candidate.own_entry)
-        targets = live_entry_functions(project, file, candidate.own_entry)
-        if all(function.qualname.rsplit(".", 1)[-1] in apis.INSTANCE_CALL_METHODS for function in targets):
-            return None
         hits = [
             hit
-            for function in targets
+            for function in live_entry_functions(project, file, candidate.own_entry)
             for hit in regions.hits(function)
             if hit.entry != own and not hit.traced and not hit.through_compile
-            if len(hit.chain) > (1 if regions.entries[hit.entry].targets else 2)  # a block's chain starts at the block
+            if (
+                hit.through_module
+                if function.qualname.rsplit(".", 1)[-1] in apis.INSTANCE_CALL_METHODS
+                else len(hit.chain) > (1 if regions.entries[hit.entry].targets else 2)  # a block's chain starts at the block
+            )
         ]
     else:
         hits = list(regions.hits(FunctionKey(file, candidate.scope)))

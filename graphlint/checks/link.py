@@ -14,6 +14,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from graphlint.checks import apis
 from graphlint.checks.class_hierarchy import ClassHierarchy
 from graphlint.checks.facts import MODULE_SCOPE, CallSite, FileFacts, FunctionFacts
 from graphlint.checks.graph_cache import SolvedGraphs
@@ -54,7 +55,7 @@ class Project:
 
     @cached_property
     def _classes(self) -> ClassHierarchy:
-        """Built when a finding first asks (``inherits_module_state``), not on every run."""
+        """Built when first asked (``inherits_module_state``, ``runs_module``), not on every run."""
         return ClassHierarchy.of(self._linked_modules)
 
     def inherits_module_state(self, file: int, class_name: str, attribute: str) -> bool:
@@ -66,6 +67,15 @@ class Project:
             base[0] == "C" and attribute in self.files[base[1]].facts.module_state.get(base[2], ())
             for base in self._classes.mro(("C", file, class_name))[1:]
         )
+
+    def runs_module(self, key: FunctionKey) -> bool:
+        """Whether ``key`` is what calling an ``nn.Module`` runs: the ``forward`` (or ``__call__``)
+        of a class of the project that derives from ``torch.nn.Module``, as far as its bases resolve."""
+        class_name, _, method = key.qualname.rpartition(".")
+        definition = self.files[key.file].facts.flow.defs.get(class_name)
+        if method not in apis.INSTANCE_CALL_METHODS or definition is None or definition.kind != "class":
+            return False
+        return any(base[0] == "X" and base[1] in apis.MODULE_CLASSES for base in self._classes.mro(("C", key.file, class_name)))
 
     def function(self, key: FunctionKey) -> FunctionFacts:
         return self.files[key.file].facts.functions.get(key.qualname) or FunctionFacts(key.qualname)

@@ -53,6 +53,10 @@ class RegionHit:
     # Eager capture only: before its last function, the chain enters one a compile entry
     # compiles (a compiled model run inside the capture): dynamo traces from there, and inlines.
     through_compile: bool = False
+    # Eager capture only: before its last function, the chain runs an ``nn.Module``'s ``forward``
+    # (``Project.runs_module``): its last function is reached inside a module the capture runs
+    # eagerly (a submodule's), not called by the capture code itself.
+    through_module: bool = False
 
     @property
     def chain(self) -> tuple[str, ...]:
@@ -112,10 +116,11 @@ def mark_regions(
                 continue
             label = f"{linked.display}:{entry.line}"
 
-            def hit(steps: tuple[ChainStep, ...], through: bool) -> RegionHit:
+            def hit(steps: tuple[ChainStep, ...], through: bool, module: bool) -> RegionHit:
                 return RegionHit(
                     entry_id, entry.kind, entry.traced, label, entry.dynamic, steps, bool(entry.fullgraph),
                     through_compile=through and not entry.traced,
+                    through_module=module and not entry.traced,
                 )
 
             if entry.targets:
@@ -126,7 +131,7 @@ def mark_regions(
             else:  # a capture block: its sites, and the calls made in it
                 scope = FunctionKey(file_index, entry.scope)
                 block = ChainStep(entry.scope, linked.display, entry.line)
-                regions.by_block[entry_id] = hit((block,), False)
+                regions.by_block[entry_id] = hit((block,), False, False)
                 starts = [
                     (callee, copy, (block, _called(project, file_index, ordinal, callee)), (file_index, ordinal))
                     for ordinal in project.calls_in(scope)
@@ -143,7 +148,7 @@ def _walk(
     project: Project,
     regions: Regions,
     starts: list[tuple[FunctionKey, str, tuple[ChainStep, ...], Edge | None]],
-    hit: Callable[[tuple[ChainStep, ...], bool], RegionHit],
+    hit: Callable[[tuple[ChainStep, ...], bool, bool], RegionHit],
     *,
     traced: bool,
     compiled: set[FunctionKey],
@@ -157,19 +162,21 @@ def _walk(
     when another edge enters it, for the calls it has not run yet."""
     followed: dict[tuple[FunctionKey, str], set[int]] = {}  # the calls each one has run
     marked: set[FunctionKey] = set()
-    # Each item also says whether its chain entered a compiled function before it (``through_compile``).
+    # Each item also says whether its chain entered a compiled function before it (``through_compile``)
+    # and a module's ``forward`` (``through_module``: asked of eager captures only).
     # And the copy of the function that made the call ``edge`` (what its arguments hold there).
-    queue: deque[tuple[FunctionKey, str, tuple[ChainStep, ...], Edge | None, bool, str]] = deque(
-        (*start, False, "") for start in starts if not (traced and project.function(start[0]).boundary)
+    queue: deque[tuple[FunctionKey, str, tuple[ChainStep, ...], Edge | None, bool, bool, str]] = deque(
+        (*start, False, False, "") for start in starts if not (traced and project.function(start[0]).boundary)
     )
     while queue:
-        key, copy, chain, edge, through, caller_copy = queue.popleft()
+        key, copy, chain, edge, through, module, caller_copy = queue.popleft()
         done = followed.get((key, copy))
         if done is None:
             done = followed[key, copy] = set()
             if key not in marked:  # one hit per entry and function: the shortest chain
                 marked.add(key)
-                regions.by_function.setdefault(key, []).append(hit(chain, through))
+                regions.by_function.setdefault(key, []).append(hit(chain, through, module))
+        module_after = module or (not traced and project.runs_module(key))
         facts = project.files[key.file].facts
         # not followed: calls dynamo does not trace (compiled), calls in a branch no capture takes
         skipped = set(facts.eager_calls) if traced else set(facts.uncaptured_calls)
@@ -185,7 +192,9 @@ def _walk(
                 inner_done = followed.get((inner, inner_copy))
                 if inner_done is None or _waiting(project, inner, inner_done):
                     step = _called(project, key.file, ordinal, inner)
-                    queue.append((inner, inner_copy, (*chain, step), (key.file, ordinal), through or key in compiled, copy))
+                    queue.append(
+                        (inner, inner_copy, (*chain, step), (key.file, ordinal), through or key in compiled, module_after, copy)
+                    )
 
 
 def _named_functions(project: Project, globs: tuple[str, ...]) -> set[FunctionKey]:

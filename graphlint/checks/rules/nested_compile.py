@@ -14,8 +14,13 @@ class NestedCompile(Rule):
     a framework's graph runner or wrapper), with no compiled function on the way: a
     function-level compile inside a model captured as it runs. It is reported at the inner
     entry point: its decorator or its `torch.compile(...)` call. Compile-then-capture is not
-    flagged: a compiled model (its `forward`: `torch.compile(model)`, vLLM's
-    `@support_torch_compile` class), or a compiled function the capture calls itself.
+    flagged: a compiled function the capture calls itself, or a compiled model (its `forward`:
+    `torch.compile(model)`, a `@torch.compile` `forward`) the capture runs: the captured callable
+    itself, or a module that the capture code (its block, a graph runner's own methods) calls.
+    A compiled module is nested when the capture reaches it from another module's eager
+    `forward` (a `torch.nn.Module` subclass of the project): a layer compiled on its own inside
+    an eagerly captured model (a norm whose `forward` is `@torch.compile(backend=...)`, called by
+    the decoder layer).
 
     Not flagged where dynamo traces the caller (a compiled model, `mode="reduce-overhead"`, a
     torchair backend): dynamo inlines a `@torch.compile` function it reaches and ignores its
@@ -202,6 +207,27 @@ class NestedCompile(Rule):
         """),
         snippet("""
             import torch
+            from torch import nn
+
+            class Model(nn.Module):
+                @torch.compile(dynamic=True)
+                def forward(self, x):
+                    return x.relu()
+
+            class Runner:
+                def __init__(self):
+                    self.model = Model()
+                    self.graph = torch.npu.NPUGraph()
+
+                def run_once(self, x):
+                    return self.model(x)
+
+                def capture(self, x):
+                    with torch.npu.graph(self.graph):
+                        return self.run_once(x)
+        """),
+        snippet("""
+            import torch
 
             @torch.compile
             def step(x):
@@ -214,6 +240,32 @@ class NestedCompile(Rule):
         """),
     ]
     INVALID = [
+        snippet("""
+            import torch
+            from torch import nn
+
+            class RMSNormTP(nn.Module):
+                @torch.compile(dynamic=True)  # error
+                def forward(self, x):
+                    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True))
+
+            class DecoderLayer(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.norm = RMSNormTP()
+
+                def forward(self, x):
+                    return self.norm(x) * 2
+
+            class GraphRunner:
+                def __init__(self):
+                    self.model = DecoderLayer()
+                    self.graph = torch.npu.NPUGraph()
+
+                def capture(self, x):
+                    with torch.npu.graph(self.graph):
+                        return self.model(x)
+        """),
         snippet("""
             import torch
             from torch import nn
