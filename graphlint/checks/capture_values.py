@@ -120,6 +120,27 @@ def none_modes(
     return None
 
 
+# Builtins that iterate what they are handed at once: ``enumerate(None)`` raises as ``for x in
+# None`` does (``zip`` iterates each of its arguments).
+ITERATING_BUILTINS = frozenset({"enumerate", "zip", "iter", "list", "tuple", "sorted", "reversed", "set", "frozenset"})
+
+
+def raising_modes(
+    iterable: cst.BaseExpression,
+    builtin: Callable[[cst.BaseExpression], str | None],
+    none: Callable[[cst.BaseExpression], Modes | None],
+) -> Modes:
+    """The modes in which iterating ``iterable`` raises: it is None (``none``), or it is a call
+    of an iterating builtin (``builtin``: the builtin a callee is, where the file does not
+    rebind its name) handed, positionally, something that raises or is None."""
+    raising = none(iterable) or frozenset()
+    if isinstance(iterable, cst.Call) and builtin(iterable.func) in ITERATING_BUILTINS:
+        for arg in iterable.args:
+            if arg.keyword is None and not arg.star:
+                raising |= raising_modes(arg.value, builtin, none)
+    return raising
+
+
 def _call_modes(
     call: cst.Call, qualify: Callable[[cst.BaseExpression], str | None], options: ExtractOptions, modes: Modes
 ) -> Modes | None:
@@ -159,6 +180,7 @@ class CaptureLocals:
     def __init__(self, function: cst.FunctionDef | cst.Module) -> None:
         self.function = function
         self._counts: dict[str, int] | None = None  # every binding in the function, counted once asked
+        self._kept_counts: dict[str, int] | None = None  # … but ``del``
         self.seen: dict[str, int] = {}
         # per name, each binding a capture can run: the modes it runs in, and the modes its value
         # is true in and is None in (None: unknown)
@@ -192,15 +214,23 @@ class CaptureLocals:
     def binds(self, name: str) -> bool:
         return name in self._counts_of()
 
+    def bound_once(self, name: str, plain: bool) -> bool:
+        """Whether one binding of the name, plain (``name = ...``) or not (``a, name = ...``), is
+        its only one in the function; ``del name`` aside (reading it after raises)."""
+        if self._kept_counts is None:
+            self._kept_counts = _binding_counts(self.function, deletes=False)
+        return self._kept_counts.get(name) == (1 if plain else _UNRECORDED)
+
     def _counts_of(self) -> dict[str, int]:
         if self._counts is None:  # counted only once a name may be known
             self._counts = _binding_counts(self.function)
         return self._counts
 
 
-def _binding_counts(function: cst.FunctionDef | cst.Module) -> dict[str, int]:
+def _binding_counts(function: cst.FunctionDef | cst.Module, deletes: bool = True) -> dict[str, int]:
     """How often each name is bound in ``function``'s own body (or a module's top level): plain
-    ``name = ...`` once each, any other binding ``_UNRECORDED`` (functions, classes and lambdas
+    ``name = ...`` once each, any other binding (``del name`` too, unless not ``deletes``)
+    ``_UNRECORDED`` (functions, classes and lambdas
     nested in it have scopes of their own, but a ``nonlocal`` in a nested function rebinds the
     name here, and a ``:=`` in a comprehension binds it here; a module's name that a ``global``
     statement anywhere in it may rebind is never known)."""
@@ -248,7 +278,7 @@ def _binding_counts(function: cst.FunctionDef | cst.Module) -> dict[str, int]:
         elif isinstance(node, (cst.Global, cst.Nonlocal)):
             for item in node.names:
                 add(item.name, _UNRECORDED)
-        elif isinstance(node, cst.Del):
+        elif isinstance(node, cst.Del) and deletes:
             add(node.target, _UNRECORDED)
         stack.extend(children(node))
     return counts

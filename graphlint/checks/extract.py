@@ -38,6 +38,7 @@ from graphlint.checks.error_messages import ErrorMessages
 from graphlint.checks.local_bindings import LocalBindings, module_state_names
 from graphlint.checks.suppressions import suppressions
 from graphlint.checks.positions import ANCHOR_KINDS, locate
+from graphlint.checks.returned_none import ReturnedNone
 from graphlint.checks.presets import glob_pattern
 from graphlint.checks.scopes import ScopeStack
 from graphlint.checks.site_values import SiteValues
@@ -97,7 +98,8 @@ def extract_facts(
 
 
 class _Extractor(
-    EntryPoints, SiteValues, CompileBranches, LocalBindings, CandidateReports, ErrorMessages, ScopeStack[WalkScope]
+    EntryPoints, SiteValues, CompileBranches, LocalBindings, ReturnedNone, CandidateReports, ErrorMessages,
+    ScopeStack[WalkScope],
 ):
     def __init__(self, text: str, tree: ast.Module, options: ExtractOptions) -> None:
         self.text = text
@@ -108,6 +110,8 @@ class _Extractor(
         self.facts.functions[MODULE_SCOPE] = FunctionFacts(MODULE_SCOPE)
         self.eager = False
         self.all_capture_modes = self.capture_modes = capture_modes(options)  # none: ``uncaptured``
+        self.captured_unless = frozenset()  # returned_none.py
+        self.unread_returns = set()
         # Expressions dynamo never evaluates: the right side of ``not is_tracing() and ...``.
         self.eager_nodes: set[int] = set()
         self.moved_once: set[int] = set()  # id(t.to(d)) in ``if t.device != d: t = t.to(d)``
@@ -151,6 +155,7 @@ class _Extractor(
             cst.Raise: self._on_raise,
             cst.Assert: self._on_assert,
             cst.Lambda: self._on_lambda,
+            cst.Return: self._on_return,
         }
         hooks = rule_hooks()
         # node type → a step of a handler's plan (STEP), what a node asks (anchor kind,
@@ -200,6 +205,7 @@ class _Extractor(
         if len(self.facts.flow.calls) != self.counts["Call"]:  # calls cannot be matched by ordinal
             self.facts.flow = FlowFacts(error="the calls of this file could not be numbered")
             self.facts.eager_calls, self.facts.uncaptured_calls, self.facts.block_calls = [], [], {}
+            self.facts.uncaptured_unless = {}
         self.facts.flow.digest = self.facts.flow.solver_digest()
         anchors = [(*self.ordinals[id(r.node)], r.node) for r in self.reports]
         sites = [(*self.ordinals[id(node)], node) for node in self.entry_sites]
@@ -264,6 +270,7 @@ class _Extractor(
         facts = self.facts.functions.setdefault(qualname, FunctionFacts(qualname))
         scope = WalkScope("function", qualname, class_name=outer.class_name if outer.kind == "class" else None)
         scope.capture_locals = CaptureLocals(node)
+        self._start_returns(node, qualname)
         if scope.class_name is None and outer.kind == "function":
             scope.class_name = outer.class_name  # closures inside methods still see ``self``
         params = node.params
@@ -348,6 +355,7 @@ class _Extractor(
             self.facts.eager_calls.append(ordinal)
         if self.uncaptured:
             self.facts.uncaptured_calls.append(ordinal)
+        self._note_uncaptured_unless(ordinal)
         if self.block is not None:
             self.facts.block_calls[ordinal] = self.block
         return None

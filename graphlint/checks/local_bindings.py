@@ -45,6 +45,7 @@ class LocalBindings:
     capture_modes: frozenset[str]  # compile_branches.py
     _true_modes: Callable[[cst.BaseExpression, frozenset[str]], frozenset[str] | None]  # compile_branches.py
     _none_modes: Callable[[cst.BaseExpression, frozenset[str]], frozenset[str] | None]  # compile_branches.py
+    _note_returned: Callable[[WalkScope, list[cst.BaseExpression], cst.BaseExpression], None]  # returned_none.py
 
     def _on_assign(self, node: cst.CSTNode) -> list[WalkItem] | None:
         """The targets are bound after the statement's nodes are walked, as Python binds them
@@ -62,6 +63,7 @@ class LocalBindings:
         return [*children(node), lambda: self._bind_targets(scope, targets, value)]
 
     def _bind_targets(self, scope: WalkScope, targets: list[cst.BaseExpression], value: cst.BaseExpression) -> None:
+        self._note_returned(scope, targets, value)
         for target in targets:
             if isinstance(target, cst.Name):
                 if self.scope.kind != "class":  # class attributes are not names in scope

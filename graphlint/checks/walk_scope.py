@@ -33,6 +33,8 @@ class WalkScope(Scope):
     loops: int = 0
     default_device: str | None = None  # in ``with x.device:``, where factories make their tensors
     capture_locals: CaptureLocals | None = None  # the bindings a capture runs (capture_values.py)
+    # names bound once to what a call returns: name → (call ordinal, element; -1 all) (returned_none.py)
+    returned: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
 def is_self_attribute(expr: cst.BaseExpression) -> bool:
