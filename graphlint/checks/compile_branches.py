@@ -49,6 +49,8 @@ class CompileBranches:
     false_unless: Callable[[cst.BaseExpression], frozenset[tuple[int, int]]]  # returned_none.py
     true_unless: Callable[[cst.BaseExpression], frozenset[tuple[int, int]]]
     _set_unless: Callable[[frozenset[tuple[int, int]]], Callable[[], None]]
+    _empty_truth: Callable[[cst.BaseExpression, Modes, cst.If], Modes | None]  # empty_values.py
+    uncaptured_blocks: set[int]
 
     def _set_eager(self, eager: bool) -> Callable[[], None]:
         def apply() -> None:
@@ -127,6 +129,8 @@ class CompileBranches:
         that decide it (``returned_none.py``)."""
         modes = self.capture_modes
         taken = self._true_modes(node.test, modes)
+        if taken is None:
+            taken = self._empty_truth(node.test, modes, node)
         if taken is None:
             return self._on_returned_if(node)
         restore = self._restore()
@@ -271,6 +275,8 @@ class CompileBranches:
         """Statement-level regions: between ``g.capture_begin()`` and ``g.capture_end()`` code is
         captured; after ``if is_compiling(): return ...`` the rest of the block is eager."""
         assert isinstance(node, (cst.IndentedBlock, cst.Module))
+        if self.uncaptured:
+            self.uncaptured_blocks.add(id(node))
         plan: list[WalkItem] = []
         end_capture = None
         made_eager = narrowed = False

@@ -33,6 +33,7 @@ from graphlint.checks.ast_children import child_nodes
 from graphlint.checks.candidate_reports import CandidateReports, Report
 from graphlint.checks.capture_values import CaptureLocals, capture_modes
 from graphlint.checks.compile_branches import CompileBranches, WalkItem
+from graphlint.checks.empty_values import EmptyValues
 from graphlint.checks.entry_points import EntryPoints, decorated_callee, flag_option
 from graphlint.checks.error_messages import ErrorMessages
 from graphlint.checks.local_bindings import LocalBindings, module_state_names
@@ -98,8 +99,8 @@ def extract_facts(
 
 
 class _Extractor(
-    EntryPoints, SiteValues, CompileBranches, LocalBindings, ReturnedNone, CandidateReports, ErrorMessages,
-    ScopeStack[WalkScope],
+    EntryPoints, SiteValues, CompileBranches, LocalBindings, ReturnedNone, EmptyValues, CandidateReports,
+    ErrorMessages, ScopeStack[WalkScope],
 ):
     def __init__(self, text: str, tree: ast.Module, options: ExtractOptions) -> None:
         self.text = text
@@ -112,6 +113,7 @@ class _Extractor(
         self.all_capture_modes = self.capture_modes = capture_modes(options)  # none: ``uncaptured``
         self.captured_unless = frozenset()  # returned_none.py
         self.unread_returns = set()
+        self.uncaptured_blocks = set()  # empty_values.py
         # Expressions dynamo never evaluates: the right side of ``not is_tracing() and ...``.
         self.eager_nodes: set[int] = set()
         self.moved_once: set[int] = set()  # id(t.to(d)) in ``if t.device != d: t = t.to(d)``
@@ -320,7 +322,8 @@ class _Extractor(
             scope.loops -= 1
 
         tail = [node.orelse] if node.orelse else []
-        return [*head, enter, node.body, leave, *tail]
+        body = self._loop_body(node) if isinstance(node, cst.For) else [node.body]
+        return [*head, enter, *body, leave, *tail]
 
     def _on_call(self, node: cst.CSTNode) -> None:
         assert isinstance(node, cst.Call)

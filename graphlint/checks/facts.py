@@ -258,6 +258,9 @@ class Candidate:
     inherited_state: list[str] | None = None
 
 
+WHOLE_RETURN = -1  # in ``FileFacts.none_returns``: the whole value a function returns, not an element
+
+
 @dataclass
 class FileFacts:
     imports: dict[str, str] = field(default_factory=dict)  # local name → dotted ("." prefixes: relative)

@@ -45,6 +45,7 @@ class LocalBindings:
     capture_modes: frozenset[str]  # compile_branches.py
     _true_modes: Callable[[cst.BaseExpression, frozenset[str]], frozenset[str] | None]  # compile_branches.py
     _none_modes: Callable[[cst.BaseExpression, frozenset[str]], frozenset[str] | None]  # compile_branches.py
+    _note_empty: Callable[[WalkScope, str, cst.BaseExpression], None]  # empty_values.py
     _note_returned: Callable[[WalkScope, list[cst.BaseExpression], cst.BaseExpression], None]  # returned_none.py
 
     def _on_assign(self, node: cst.CSTNode) -> list[WalkItem] | None:
@@ -68,6 +69,7 @@ class LocalBindings:
             if isinstance(target, cst.Name):
                 if self.scope.kind != "class":  # class attributes are not names in scope
                     self._bind_name(scope, target.value, value)
+                    self._note_empty(scope, target.value, value)
                     if scope.capture_locals is not None:  # what it is in a capture (capture_values.py)
                         modes = self.capture_modes
                         scope.capture_locals.record(

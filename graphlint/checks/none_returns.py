@@ -11,8 +11,8 @@ else keeps the call.
 
 from __future__ import annotations
 
+from graphlint.checks.facts import WHOLE_RETURN as WHOLE
 from graphlint.checks.link import Project
-from graphlint.checks.returned_none import WHOLE
 from graphlint.checks.value_graph import FunctionKey
 
 

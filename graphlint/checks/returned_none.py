@@ -32,12 +32,11 @@ from typing import Any
 import libcst as cst
 
 from graphlint.checks.capture_values import Modes
-from graphlint.checks.facts import FileFacts
+from graphlint.checks.facts import WHOLE_RETURN as WHOLE, FileFacts
 from graphlint.checks.syntax import children
 
-# (call ordinal, element index; -1: the whole value): "what that call returns is None here"
+# (call ordinal, element index; WHOLE: the whole value): "what that call returns is None here"
 Returned = tuple[int, int]
-WHOLE = -1
 
 
 class ReturnedNone:

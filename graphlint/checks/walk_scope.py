@@ -35,6 +35,7 @@ class WalkScope(Scope):
     capture_locals: CaptureLocals | None = None  # the bindings a capture runs (capture_values.py)
     # names bound once to what a call returns: name → (call ordinal, element; -1 all) (returned_none.py)
     returned: dict[str, tuple[int, int]] = field(default_factory=dict)
+    empty: dict[str, frozenset[str]] = field(default_factory=dict)  # name → modes bound empty in (empty_values.py)
 
 
 def is_self_attribute(expr: cst.BaseExpression) -> bool:
