@@ -9,7 +9,7 @@ of the extractor's walk:
 - what is empty in a mode: ``[]``, ``()``, ``{}``, ``list()`` / ``tuple()``, a conditional
   expression whose test a capture decides (``capture_values.py``) or whose both sides are empty,
   ``zip(...)`` of something empty, ``enumerate(x)`` / ``list(x)`` / ``sorted(x)`` ... of an empty
-  ``x``, and a name bound once (plainly) in its function to such a value, not in a loop where it
+  ``x``, a comprehension whose first ``for`` iterates something empty, and a name bound once (plainly) in its function to such a value, not in a loop where it
   is read, and not read before that (but where it is bound) outside code no capture runs: a
   list appended to only in a loop over something empty is still empty;
 - a ``for`` loop over what is empty runs its body in no such mode (its ``else`` still runs);
@@ -28,6 +28,22 @@ from graphlint.checks.syntax import children
 
 # Builtins whose result is empty when what they iterate is (``zip``: any of its arguments).
 _EMPTY_OF_EMPTY = frozenset({"enumerate", "zip", "iter", "list", "tuple", "sorted", "reversed", "set", "frozenset"})
+
+
+def _read_parts(expr: cst.BaseExpression, builtin: Callable[[cst.BaseExpression], str | None]) -> list[cst.BaseExpression]:
+    """``expr``, iterated or tested, and the parts of it that are so too."""
+    parts = [expr]
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
+        parts += _read_parts(expr.expression, builtin)
+    elif isinstance(expr, cst.BooleanOperation):
+        parts += _read_parts(expr.left, builtin) + _read_parts(expr.right, builtin)
+    elif isinstance(expr, cst.Comparison) and all(isinstance(c.operator, (cst.Is, cst.IsNot)) for c in expr.comparisons):
+        parts.append(expr.left)
+    elif isinstance(expr, cst.Call) and builtin(expr.func) in _EMPTY_OF_EMPTY | {"len", "bool"}:
+        for arg in expr.args:
+            if arg.keyword is None and not arg.star:
+                parts += _read_parts(arg.value, builtin)
+    return parts
 
 
 class EmptyValues:
@@ -51,6 +67,8 @@ class EmptyValues:
             return body & orelse if taken is None else (taken & body) | ((modes - taken) & orelse)
         if isinstance(expr, cst.Name):
             return self._empty_name(expr.value, modes, at)
+        if isinstance(expr, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+            return self._empty_modes(expr.for_in.iter, modes, at)  # its first ``for`` iterates nothing
         builtin = self._builtin(expr.func) if isinstance(expr, cst.Call) else None
         if builtin not in _EMPTY_OF_EMPTY:
             return frozenset()
@@ -87,14 +105,16 @@ class EmptyValues:
 
     def _untouched_before(self, function: cst.CSTNode, name: str, at: cst.CSTNode) -> bool:
         """Whether ``name`` occurs in ``function`` before ``at`` (in source order) only as the
-        target of its binding or in a block no capture runs."""
+        target of its binding, in a block no capture runs, or read where nothing can change it
+        (``_reads``: iterated, tested)."""
         stack: list[tuple[cst.CSTNode, bool]] = [(function.body, False)]  # type: ignore[attr-defined]
+        reads: set[int] = set()
         while stack:
             node, uncaptured = stack.pop()
             if node is at:
                 return True
             uncaptured = uncaptured or id(node) in self.uncaptured_blocks
-            if isinstance(node, cst.Name) and node.value == name and not uncaptured:
+            if isinstance(node, cst.Name) and node.value == name and not (uncaptured or id(node) in reads):
                 return False
             if isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Name):
                 continue  # the binding (its only one)
@@ -104,8 +124,20 @@ class EmptyValues:
                 inner = [node.value]
             else:
                 inner = list(children(node))
+            reads |= self._reads(node)
             stack.extend((child, uncaptured) for child in reversed(inner))
         return True
+
+    def _reads(self, node: cst.CSTNode) -> set[int]:
+        """id() of the children of ``node`` that only read a name there, if one: what a ``for``
+        iterates or an ``if`` / ``while`` tests, and, in those, ``not x``, ``x and y``, ``x is
+        None``, ``len(x)``, ``zip(x, y)``, ``enumerate(x)`` ..."""
+        read: list[cst.CSTNode] = []
+        if isinstance(node, (cst.For, cst.CompFor)):
+            read = [node.iter]
+        elif isinstance(node, (cst.If, cst.While, cst.CompIf)):
+            read = [node.test]
+        return {id(expr) for expr in read for expr in _read_parts(expr, self._builtin)}
 
     def _empty_truth(self, test: cst.BaseExpression, modes: Modes, at: cst.If) -> Modes | None:
         """``if x:`` / ``if not x:`` of a name empty in every mode left: the modes it is true in."""

@@ -20,6 +20,10 @@ MODEL = """
     from torch import nn
 
 
+    def fill(into, inputs):
+        into.append(len(inputs))
+
+
     class AudioEncoder(nn.Module):
         def forward(self, features):
             return features[features > 1]  # not captured: reached only with audio
@@ -46,6 +50,13 @@ MODEL = """
                     positions = positions + self.encoder(torch.cat(features)).sum()
                 if not features:
                     positions = positions[positions > 4]  # captured: no features
+                sizes = [mm_input.size for mm_input in mm_inputs_list if mm_input is not None]
+                if sizes:
+                    positions = positions[positions > 6]  # not captured: a comprehension over nothing
+                extra = []
+                fill(extra, mm_inputs_list)
+                if extra:
+                    positions = positions[positions > 7]  # captured: handed to a call, which may fill it
                 lengths = []
                 lengths.append(positions.shape[0])
                 if lengths:
