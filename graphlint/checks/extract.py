@@ -219,6 +219,7 @@ class _Extractor(
             if maker not in apis.TENSOR_FACTORIES:  # what model.to() moves: see SiteValues._moves_with_model
                 self.facts.module_state.setdefault(class_name, []).append(attribute)
         self.facts.suppressions = suppressions(self.text)
+        self._finish_returns()
         for qualname, line in _definition_lines(self.tree).items():
             definition = self.facts.functions.get(qualname)
             if definition is not None:

@@ -140,6 +140,10 @@ class ReturnedNone:
 
         return apply
 
+    def _finish_returns(self) -> None:
+        """Keep only the functions something is known of."""
+        self.facts.none_returns = {name: known for name, known in self.facts.none_returns.items() if known}
+
     def _note_uncaptured_unless(self, ordinal: int) -> None:
         """A call made where a capture runs only if none of ``captured_unless`` holds."""
         if self.captured_unless and self.capture_modes:
