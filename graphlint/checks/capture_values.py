@@ -134,7 +134,8 @@ def raising_modes(
     of an iterating builtin (``builtin``: the builtin a callee is, where the file does not
     rebind its name) handed, positionally, something that raises or is None."""
     raising = none(iterable) or frozenset()
-    if isinstance(iterable, cst.Call) and builtin(iterable.func) in ITERATING_BUILTINS:
+    func = iterable.func if isinstance(iterable, cst.Call) else None
+    if isinstance(func, cst.Name) and func.value in ITERATING_BUILTINS and builtin(func) is not None:
         for arg in iterable.args:
             if arg.keyword is None and not arg.star:
                 raising |= raising_modes(arg.value, builtin, none)
@@ -180,7 +181,7 @@ class CaptureLocals:
     def __init__(self, function: cst.FunctionDef | cst.Module) -> None:
         self.function = function
         self._counts: dict[str, int] | None = None  # every binding in the function, counted once asked
-        self._kept_counts: dict[str, int] | None = None  # … but ``del``
+        self._deleted: dict[str, int] = {}  # … of them ``del name``
         self.seen: dict[str, int] = {}
         # per name, each binding a capture can run: the modes it runs in, and the modes its value
         # is true in and is None in (None: unknown)
@@ -217,29 +218,29 @@ class CaptureLocals:
     def bound_once(self, name: str, plain: bool) -> bool:
         """Whether one binding of the name, plain (``name = ...``) or not (``a, name = ...``), is
         its only one in the function; ``del name`` aside (reading it after raises)."""
-        if self._kept_counts is None:
-            self._kept_counts = _binding_counts(self.function, deletes=False)
-        return self._kept_counts.get(name) == (1 if plain else _UNRECORDED)
+        counts = self._counts_of()
+        return counts.get(name, 0) - self._deleted.get(name, 0) == (1 if plain else _UNRECORDED)
 
     def _counts_of(self) -> dict[str, int]:
         if self._counts is None:  # counted only once a name may be known
-            self._counts = _binding_counts(self.function)
+            self._counts, self._deleted = _binding_counts(self.function)
         return self._counts
 
 
-def _binding_counts(function: cst.FunctionDef | cst.Module, deletes: bool = True) -> dict[str, int]:
+def _binding_counts(function: cst.FunctionDef | cst.Module) -> tuple[dict[str, int], dict[str, int]]:
     """How often each name is bound in ``function``'s own body (or a module's top level): plain
-    ``name = ...`` once each, any other binding (``del name`` too, unless not ``deletes``)
-    ``_UNRECORDED`` (functions, classes and lambdas
+    ``name = ...`` once each, any other binding (``del name`` too) ``_UNRECORDED``; and the
+    part of that ``del`` statements make (functions, classes and lambdas
     nested in it have scopes of their own, but a ``nonlocal`` in a nested function rebinds the
     name here, and a ``:=`` in a comprehension binds it here; a module's name that a ``global``
     statement anywhere in it may rebind is never known)."""
     counts: dict[str, int] = {}
+    deleted: dict[str, int] = {}
 
-    def add(target: cst.CSTNode, amount: int) -> None:
+    def add(target: cst.CSTNode, amount: int, into: dict[str, int] = counts) -> None:
         for node in preorder(target):
             if isinstance(node, cst.Name):
-                counts[node.value] = counts.get(node.value, 0) + amount
+                into[node.value] = into.get(node.value, 0) + amount
 
     if isinstance(function, cst.Module):
         for node in preorder(function):
@@ -278,10 +279,11 @@ def _binding_counts(function: cst.FunctionDef | cst.Module, deletes: bool = True
         elif isinstance(node, (cst.Global, cst.Nonlocal)):
             for item in node.names:
                 add(item.name, _UNRECORDED)
-        elif isinstance(node, cst.Del) and deletes:
+        elif isinstance(node, cst.Del):
             add(node.target, _UNRECORDED)
+            add(node.target, _UNRECORDED, deleted)
         stack.extend(children(node))
-    return counts
+    return counts, deleted
 
 
 @cache

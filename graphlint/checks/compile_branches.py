@@ -13,7 +13,9 @@ take the ``return``.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
+from functools import cached_property
 from typing import Any
 
 import libcst as cst
@@ -39,6 +41,7 @@ class CompileBranches:
     eager_nodes: set[int]
     moved_once: set[int]
     qualify: Callable[[cst.BaseExpression], str | None]
+    tree: ast.Module
     options: ExtractOptions
     function_scope: Any
     scopes: list[Any]
@@ -209,11 +212,31 @@ class CompileBranches:
         return apply
 
     def _builtin(self, func: cst.BaseExpression) -> str | None:
-        """The builtin ``func`` names, where no import, module or function here rebinds it."""
+        """The builtin ``func`` names, where nothing in the file binds that name."""
         if not isinstance(func, cst.Name) or self.qualify(func) != func.value:
             return None
-        scopes = [scope for scope in self.scopes if scope.kind != "class" and scope.capture_locals is not None]
-        return None if any(scope.capture_locals.binds(func.value) for scope in scopes) else func.value
+        return None if func.value in self.bound_names else func.value
+
+    @cached_property
+    def bound_names(self) -> frozenset[str]:
+        """Every name the file binds anywhere (read from its ``ast``, once asked)."""
+        names: set[str] = set()
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                names.add(node.id)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.arg):
+                names.add(node.arg)
+            elif isinstance(node, ast.alias):
+                names.add((node.asname or node.name).split(".")[0])
+            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                names.update(node.names)
+            elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+                names.add(node.name)
+            elif isinstance(node, ast.MatchMapping) and node.rest:
+                names.add(node.rest)
+        return frozenset(names)
 
     def _on_if_exp(self, node: cst.CSTNode) -> None:
         assert isinstance(node, cst.IfExp)

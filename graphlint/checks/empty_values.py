@@ -28,6 +28,7 @@ from graphlint.checks.syntax import children
 
 # Builtins whose result is empty when what they iterate is (``zip``: any of its arguments).
 _EMPTY_OF_EMPTY = frozenset({"enumerate", "zip", "iter", "list", "tuple", "sorted", "reversed", "set", "frozenset"})
+_READING_BUILTINS = _EMPTY_OF_EMPTY | {"len", "bool"}  # … and those that only read what they are handed
 
 
 def _read_parts(expr: cst.BaseExpression, builtin: Callable[[cst.BaseExpression], str | None]) -> list[cst.BaseExpression]:
@@ -39,7 +40,7 @@ def _read_parts(expr: cst.BaseExpression, builtin: Callable[[cst.BaseExpression]
         parts += _read_parts(expr.left, builtin) + _read_parts(expr.right, builtin)
     elif isinstance(expr, cst.Comparison) and all(isinstance(c.operator, (cst.Is, cst.IsNot)) for c in expr.comparisons):
         parts.append(expr.left)
-    elif isinstance(expr, cst.Call) and builtin(expr.func) in _EMPTY_OF_EMPTY | {"len", "bool"}:
+    elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and builtin(expr.func) in _READING_BUILTINS:
         for arg in expr.args:
             if arg.keyword is None and not arg.star:
                 parts += _read_parts(arg.value, builtin)
@@ -69,10 +70,11 @@ class EmptyValues:
             return self._empty_name(expr.value, modes, at)
         if isinstance(expr, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
             return self._empty_modes(expr.for_in.iter, modes, at)  # its first ``for`` iterates nothing
-        builtin = self._builtin(expr.func) if isinstance(expr, cst.Call) else None
-        if builtin not in _EMPTY_OF_EMPTY:
+        if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in _EMPTY_OF_EMPTY):
             return frozenset()
-        assert isinstance(expr, cst.Call)
+        builtin = self._builtin(expr.func)
+        if builtin is None:
+            return frozenset()
         if any(arg.star for arg in expr.args):
             return frozenset()
         positional = [arg.value for arg in expr.args if arg.keyword is None]

@@ -158,6 +158,7 @@ class _Extractor(
             cst.Assert: self._on_assert,
             cst.Lambda: self._on_lambda,
             cst.Return: self._on_return,
+            cst.Yield: self._on_yield,
         }
         hooks = rule_hooks()
         # node type → a step of a handler's plan (STEP), what a node asks (anchor kind,

@@ -33,7 +33,6 @@ import libcst as cst
 
 from graphlint.checks.capture_values import Modes
 from graphlint.checks.facts import WHOLE_RETURN as WHOLE, FileFacts
-from graphlint.checks.syntax import children
 
 # (call ordinal, element index; WHOLE: the whole value): "what that call returns is None here"
 Returned = tuple[int, int]
@@ -54,13 +53,18 @@ class ReturnedNone:
 
     def _start_returns(self, node: cst.FunctionDef, qualname: str) -> None:
         """A plain ``def`` whose returns are read; a second def of the name must be one too."""
-        plain = not node.decorators and node.asynchronous is None and not _yields(node)
-        returns = self.facts.none_returns
-        if not plain:
-            self.unread_returns.add(qualname)
-            returns.pop(qualname, None)
+        if node.decorators or node.asynchronous is not None:
+            self._unread(qualname)
         elif qualname not in self.unread_returns:
-            returns.setdefault(qualname, [WHOLE])
+            self.facts.none_returns.setdefault(qualname, [WHOLE])
+
+    def _unread(self, qualname: str) -> None:
+        self.unread_returns.add(qualname)
+        self.facts.none_returns.pop(qualname, None)
+
+    def _on_yield(self, node: cst.CSTNode) -> None:
+        """A generator returns a generator: its returns say nothing."""
+        self._unread(self.function_scope.qualname)
 
     def _on_return(self, node: cst.CSTNode) -> None:
         assert isinstance(node, cst.Return)
@@ -86,7 +90,7 @@ class ReturnedNone:
 
     def _note_returned(self, scope: Any, targets: list[cst.BaseExpression], value: cst.BaseExpression) -> None:
         """``x = f()``, ``a, b = self.f()``: the names that stand for what the call returns, where
-        this is their only binding in the function."""
+        this is their only binding in the function (asked when one is tested: ``_returned``)."""
         if scope.kind != "function" or not isinstance(value, cst.Call) or len(targets) != 1:
             return
         ordinal = self.ordinals[id(value)][1]
@@ -98,11 +102,15 @@ class ReturnedNone:
         else:
             return
         for name, index, plain in named:
-            if scope.capture_locals is not None and scope.capture_locals.bound_once(name, plain):
-                scope.returned[name] = (ordinal, index)
+            scope.returned[name] = (ordinal, index, plain)
 
     def _returned(self, name: str) -> Returned | None:
-        return self.function_scope.returned.get(name) if self.function_scope.kind == "function" else None
+        """What a name read here stands for, where its binding to a call is its only one."""
+        scope = self.function_scope
+        returned = scope.returned.get(name) if scope.kind == "function" else None
+        if returned is None or scope.capture_locals is None or not scope.capture_locals.bound_once(name, returned[2]):
+            return None
+        return returned[:2]
 
     def false_unless(self, test: cst.BaseExpression) -> frozenset[Returned]:
         """Returns any one of which, None, makes ``test`` false."""
@@ -149,14 +157,3 @@ class ReturnedNone:
         if self.captured_unless and self.capture_modes:
             self.facts.uncaptured_unless[ordinal] = sorted(map(list, self.captured_unless))
 
-
-def _yields(node: cst.FunctionDef) -> bool:
-    """Whether ``node``'s own body (not a nested function's or lambda's) yields."""
-    stack: list[cst.CSTNode] = [node.body]
-    while stack:
-        inner = stack.pop()
-        if isinstance(inner, cst.Yield):
-            return True
-        if not isinstance(inner, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-            stack.extend(children(inner))
-    return False
