@@ -117,3 +117,12 @@ def test_a_subclass_whose_helper_returns_a_value_keeps_its_calls(tmp_path: Path)
     found = _found(tmp_path / "preset", _files(("sglang/srt/models/eager.py", SUBCLASS)), SGLANG)
     tower = min(_lines("not captured"))
     assert found == {("captioner.py", line) for line in _lines("captured") | {tower}}
+
+
+def test_a_name_the_file_rebinds_is_no_builtin(tmp_path: Path) -> None:
+    # the module's own `enumerate` may take None: the loop may run, and the helper return images
+    shadowed = MODEL.replace("class VisionTower", "def enumerate(items):\n        return []\n\n\n    class VisionTower")
+    files = _files(("sglang/srt/models/captioner.py", shadowed))
+    found = _found(tmp_path / "preset", files, SGLANG)
+    lines = textwrap.dedent(shadowed).splitlines()
+    assert any("pixel_values[pixel_values > 1]" in lines[line - 1] for _, line in found)
