@@ -13,9 +13,7 @@ take the ``return``.
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Callable
-from functools import cached_property
 from typing import Any
 
 import libcst as cst
@@ -41,7 +39,6 @@ class CompileBranches:
     eager_nodes: set[int]
     moved_once: set[int]
     qualify: Callable[[cst.BaseExpression], str | None]
-    tree: ast.Module
     options: ExtractOptions
     function_scope: Any
     scopes: list[Any]
@@ -53,6 +50,7 @@ class CompileBranches:
     true_unless: Callable[[cst.BaseExpression], frozenset[tuple[int, int]]]
     _set_unless: Callable[[frozenset[tuple[int, int]]], Callable[[], None]]
     _empty_truth: Callable[[cst.BaseExpression, Modes, cst.If], Modes | None]  # empty_values.py
+    _builtin: Callable[[cst.BaseExpression], str | None]
     uncaptured_blocks: set[int]
 
     def _set_eager(self, eager: bool) -> Callable[[], None]:
@@ -210,33 +208,6 @@ class CompileBranches:
                 self._set_capture_modes(self.capture_modes - none)()
 
         return apply
-
-    def _builtin(self, func: cst.BaseExpression) -> str | None:
-        """The builtin ``func`` names, where nothing in the file binds that name."""
-        if not isinstance(func, cst.Name) or self.qualify(func) != func.value:
-            return None
-        return None if func.value in self.bound_names else func.value
-
-    @cached_property
-    def bound_names(self) -> frozenset[str]:
-        """Every name the file binds anywhere (read from its ``ast``, once asked)."""
-        names: set[str] = set()
-        for node in ast.walk(self.tree):
-            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-                names.add(node.id)
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                names.add(node.name)
-            elif isinstance(node, ast.arg):
-                names.add(node.arg)
-            elif isinstance(node, ast.alias):
-                names.add((node.asname or node.name).split(".")[0])
-            elif isinstance(node, (ast.Global, ast.Nonlocal)):
-                names.update(node.names)
-            elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
-                names.add(node.name)
-            elif isinstance(node, ast.MatchMapping) and node.rest:
-                names.add(node.rest)
-        return frozenset(names)
 
     def _on_if_exp(self, node: cst.CSTNode) -> None:
         assert isinstance(node, cst.IfExp)

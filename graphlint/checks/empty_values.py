@@ -18,7 +18,9 @@ of the extractor's walk:
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
+from functools import cached_property
 from typing import Any
 
 import libcst as cst
@@ -48,15 +50,43 @@ def _read_parts(expr: cst.BaseExpression, builtin: Callable[[cst.BaseExpression]
 
 
 class EmptyValues:
-    """The empty half of the extractor (it provides the scopes, ``capture_modes``,
-    ``_true_modes`` and ``_builtin``)."""
+    """The empty half of the extractor (it provides the scopes, ``capture_modes``, ``qualify``
+    and ``_true_modes``)."""
 
     capture_modes: Modes
     function_scope: Any
+    tree: ast.Module
+    qualify: Callable[[cst.BaseExpression], str | None]
     uncaptured_blocks: set[int]  # id() of the blocks the walk met with no capture mode left
     _true_modes: Callable[[cst.BaseExpression, Modes], Modes | None]
-    _builtin: Callable[[cst.BaseExpression], str | None]
     _set_capture_modes: Callable[[Modes], Callable[[], None]]
+
+    def _builtin(self, func: cst.BaseExpression) -> str | None:
+        """The builtin ``func`` names, where nothing in the file binds that name."""
+        if not isinstance(func, cst.Name) or self.qualify(func) != func.value:
+            return None
+        return None if func.value in self.bound_names else func.value
+
+    @cached_property
+    def bound_names(self) -> frozenset[str]:
+        """Every name the file binds anywhere (read from its ``ast``, once asked)."""
+        names: set[str] = set()
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                names.add(node.id)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.arg):
+                names.add(node.arg)
+            elif isinstance(node, ast.alias):
+                names.add((node.asname or node.name).split(".")[0])
+            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                names.update(node.names)
+            elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+                names.add(node.name)
+            elif isinstance(node, ast.MatchMapping) and node.rest:
+                names.add(node.rest)
+        return frozenset(names)
 
     def _empty_modes(self, expr: cst.BaseExpression, modes: Modes, at: cst.CSTNode) -> Modes:
         """The modes of ``modes`` in which ``expr``, read at ``at``, is known to be empty."""

@@ -111,9 +111,8 @@ class _Extractor(
         self.facts.functions[MODULE_SCOPE] = FunctionFacts(MODULE_SCOPE)
         self.eager = False
         self.all_capture_modes = self.capture_modes = capture_modes(options)  # none: ``uncaptured``
-        self.captured_unless = frozenset()  # returned_none.py
-        self.unread_returns = set()
-        self.uncaptured_blocks = set()  # empty_values.py
+        # returned_none.py, empty_values.py
+        self.captured_unless, self.unread_returns, self.uncaptured_blocks = frozenset(), set(), set()
         # Expressions dynamo never evaluates: the right side of ``not is_tracing() and ...``.
         self.eager_nodes: set[int] = set()
         self.moved_once: set[int] = set()  # id(t.to(d)) in ``if t.device != d: t = t.to(d)``
