@@ -13,9 +13,18 @@
     capture-roots = ["mypkg.ops.**.forward_npu"]
     src = ["python"]                     # the project's import roots (default: found from its imports)
     extra-paths = ["../vllm"]            # code outside the project it runs in: read, never reported
+    platform = "npu"                     # the device the project runs on when checked: "npu" (default) or "cuda"
+
+    [tool.graphlint.platforms.npu]       # knowledge that holds only on that platform
+    capture-false-calls = ["mylib.is_cuda"]
 
 (``Knowledge`` describes every knowledge key.) Keys may be spelled with ``-`` or ``_``. The
 project root is the nearest directory with a ``pyproject.toml`` or a ``.git``.
+
+``platform`` is the one device graphlint checks the project on: its graphs (``torch.npu.graph``
+or ``torch.cuda.graph``) and its dispatch. Knowledge keys at the top of ``[tool.graphlint]`` (and
+of a preset) hold on every platform; those in a ``platforms.<name>`` table are merged in only when
+``<name>`` is the platform checked (a framework's ``is_cuda()`` is false on the NPU).
 """
 
 from __future__ import annotations
@@ -29,6 +38,11 @@ from graphlint.tomlfile import TOMLDecodeError, read_toml
 
 class ConfigError(ValueError):
     """``[tool.graphlint]`` is malformed (a usage error: exit status 2)."""
+
+
+# The devices whose graphs graphlint checks (``platform = ...``); the NPU unless a project says.
+PLATFORMS = ("npu", "cuda")
+DEFAULT_PLATFORM = "npu"
 
 
 @dataclass(frozen=True)
@@ -48,8 +62,9 @@ class Knowledge:
     ``dispatch``: class (dotted, globs) → methods an instance call runs besides ``forward``
     (vLLM's ``CustomOp`` → ``forward_oot``, ``forward_cuda``, ``forward_native``).
     ``not-dispatched``: class (dotted, globs) → methods its dispatch never picks on the devices
-    graphlint checks for (CUDA and NPU graphs: vLLM's ``forward_cpu``, ``forward_xpu``,
-    ``forward_tpu``); a call of one on an instance of the class is not followed.
+    graphlint checks for (CUDA and NPU graphs, or the ``platform`` checked where the key is in a
+    ``platforms.<name>`` table: vLLM's ``forward_cpu``, ``forward_xpu``, ``forward_tpu``); a call
+    of one on an instance of the class is not followed, whoever makes it.
     ``not-selected-keys``: dotted names (globs) of the keys of tables that the devices graphlint
     checks for never select: a dict display keyed by them (vLLM's kernel lists per platform,
     ``{PlatformEnum.CPU: [...], PlatformEnum.CUDA: [...]}`` indexed by the current platform)
@@ -88,7 +103,11 @@ class Knowledge:
     per mode: ``is_decode_or_idle() or is_target_verify()`` is true in every capture although
     neither alone is, an ``elif`` sees only the modes the tests above it left, and after
     ``if ...: return`` the rest of the block runs only in the modes the test is false in (none:
-    the rest is not captured)."""
+    the rest is not captured). ``capture-call-results``: calls (dotted globs, as for
+    ``capture-false-calls``) → the values (dotted names, as the file's imports spell them) they
+    may return in a capture (the methods sglang's DeepSeek attention handlers pick there:
+    ``AttnForwardMethod.MLA_NPU``, never ``MHA_NPU``): a test ``x == E.M`` of the call, or of a
+    name bound to it, is false where ``E.M`` is another member of the class of those values."""
 
     compile_entrypoints: tuple[str, ...] = ()
     capture_entrypoints: tuple[str, ...] = ()
@@ -111,6 +130,7 @@ class Knowledge:
     capture_none_attributes: tuple[str, ...] = ()
     capture_modes: tuple[str, ...] = ()
     capture_mode_calls: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    capture_call_results: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def merged(self, other: "Knowledge") -> "Knowledge":
         values: dict[str, Any] = {}
@@ -144,7 +164,10 @@ KNOWLEDGE_LIST_KEYS = (
     "capture-none-attributes",
     "capture-modes",
 )
-KNOWLEDGE_TABLE_KEYS = ("compile-exports", "capture-exports", "dispatch", "not-dispatched", "capture-mode-calls")
+KNOWLEDGE_TABLE_KEYS = (
+    "compile-exports", "capture-exports", "dispatch", "not-dispatched", "capture-mode-calls", "capture-call-results"
+)
+KNOWLEDGE_KEYS = (*KNOWLEDGE_LIST_KEYS, *KNOWLEDGE_TABLE_KEYS)
 
 
 @dataclass(frozen=True)
@@ -155,6 +178,8 @@ class Config:
     per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
     presets: tuple[str, ...] | None = None  # None: the presets of the frameworks the project imports
     knowledge: Knowledge = field(default_factory=Knowledge)
+    platform: str = DEFAULT_PLATFORM  # the device checked (``PLATFORMS``)
+    platforms: dict[str, Knowledge] = field(default_factory=dict)  # platform → knowledge true only there
     src: tuple[str, ...] = ()  # the project's import roots, relative to the project root
     extra_paths: tuple[str, ...] = ()  # code outside the project it runs in: read, never reported
     # The call-site contexts of the value flow (per-call-site copies of small helpers, identity
@@ -192,7 +217,7 @@ def load_config(root: Path) -> Config:
 
 def parse_config(table: dict[str, Any], source: str = "[tool.graphlint]") -> Config:
     table = {key.replace("_", "-"): value for key, value in table.items()}
-    known = {*_LIST_KEYS, "per-file-ignores", "presets", "preview", *KNOWLEDGE_LIST_KEYS, *KNOWLEDGE_TABLE_KEYS}
+    known = {*_LIST_KEYS, "per-file-ignores", "presets", "preview", "platform", "platforms", *KNOWLEDGE_KEYS}
     unknown = sorted(set(table) - known)
     if unknown:
         raise ConfigError(f"{source}: unknown [tool.graphlint] keys {unknown}; known: {sorted(known)}")
@@ -206,8 +231,34 @@ def parse_config(table: dict[str, Any], source: str = "[tool.graphlint]") -> Con
         if not isinstance(table["preview"], bool):
             raise ConfigError(f"{source}: [tool.graphlint] preview must be true or false, not {table['preview']!r}")
         values["preview"] = table["preview"]
+    if "platform" in table:
+        platform = table["platform"]
+        if platform not in PLATFORMS:
+            raise ConfigError(f"{source}: [tool.graphlint] platform must be one of {list(PLATFORMS)}, not {platform!r}")
+        values["platform"] = platform
     values["knowledge"] = parse_knowledge(table, source)
+    values["platforms"] = parse_platforms(table.get("platforms", {}), source)
     return Config(**values)
+
+
+def parse_platforms(value: Any, source: str) -> dict[str, Knowledge]:
+    """A ``platforms`` table (of ``[tool.graphlint]`` or of a preset): platform → the knowledge
+    that holds only there. A platform graphlint does not check, or a key that is no knowledge
+    key, is an error (a typo would silently state nothing)."""
+    if not isinstance(value, dict):
+        raise ConfigError(f"{source}: platforms must be a table of platform = {{knowledge keys}}")
+    platforms = {}
+    for platform, table in value.items():
+        if platform not in PLATFORMS:
+            raise ConfigError(f"{source}: platforms.{platform}: no platform {platform!r}; known: {list(PLATFORMS)}")
+        if not isinstance(table, dict):
+            raise ConfigError(f"{source}: platforms.{platform} must be a table of knowledge keys")
+        unknown = sorted({key.replace("_", "-") for key in table} - set(KNOWLEDGE_KEYS))
+        if unknown:
+            known = sorted(KNOWLEDGE_KEYS)
+            raise ConfigError(f"{source}: platforms.{platform}: unknown keys {unknown}; known: {known}")
+        platforms[platform] = parse_knowledge(table, f"{source} platforms.{platform}")
+    return platforms
 
 
 def parse_knowledge(table: dict[str, Any], source: str) -> Knowledge:

@@ -248,3 +248,6 @@ REPEAT_INTERLEAVE = "repeat_interleave"
 # Methods of ``nn.Module`` that register a tensor under a name: ``self.register_buffer("x", t)``
 # makes ``self.x`` read it (and ``None`` where ``t`` is None).
 REGISTERING_METHODS = ("register_buffer", "register_parameter")
+REGISTERED_BUFFER = "torch.nn.Module.register_buffer"  # what "made" self.name after register_buffer("name", t)
+# What makes ``self.x`` a tensor that moves with the model: indexing it gives a tensor there too.
+MODULE_TENSOR_MAKERS = frozenset({REGISTERED_BUFFER, "torch.nn.Parameter"})

@@ -16,7 +16,10 @@ presets and ``[tool.graphlint]``):
 - ``capture-modes`` and ``capture-mode-calls``: the modes a capture runs in and, per call, the
   modes it is true in. A test is decided per mode: its value is the set of modes (of those still
   possible where it stands) in which it is true, so ``is_decode_or_idle() or is_target_verify()
-  or is_draft_extend_v2()`` is true in every capture although none alone is.
+  or is_draft_extend_v2()`` is true in every capture although none alone is;
+- ``capture-call-results``: calls → the values they may return in a capture, so ``method ==
+  AttnForwardMethod.MHA_NPU`` (the call, or a name bound to it) is false where ``MHA_NPU`` is
+  another member of the class of those values (sglang's DeepSeek attention handlers).
 
 A framework that states no modes has one, ``ANY_CAPTURE``: a test is then true in it or not.
 Some calls are true in every capture whatever the framework (``torch.cuda.is_current_stream_capturing()``:
@@ -37,6 +40,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cache
 
 import libcst as cst
@@ -56,8 +60,31 @@ def capture_modes(options: ExtractOptions) -> Modes:
     return frozenset(options.capture_modes) or ANY_CAPTURE
 
 
+@dataclass(frozen=True)
+class Binding:
+    """One plain ``name = value`` a capture can run: the modes it runs in, and the modes its value
+    is true in and is None in, and the values it may be (``capture-call-results``; None: unknown)."""
+
+    runs_in: Modes
+    true_in: Modes | None
+    none_in: Modes | None
+    results: frozenset[str] | None = None
+
+
+# What a binding tells of a name: the modes (of those it runs in) in which the name has a property.
+Fact = Callable[[Binding], "Modes | None"]
+
+
+def truth(binding: Binding) -> Modes | None:
+    return binding.true_in
+
+
+def noneness(binding: Binding) -> Modes | None:
+    return binding.none_in
+
+
 # What a name is in each mode, where its bindings say (``CaptureLocals``, through the scopes).
-Local = Callable[[str, Modes], "Modes | None"]
+Local = Callable[[str, Modes, Fact], "Modes | None"]
 
 
 def true_modes(
@@ -68,12 +95,13 @@ def true_modes(
     local: Local | None = None,
 ) -> Modes | None:
     """The modes of ``modes`` in which ``test`` is true while a capture runs, through ``not``,
-    ``and``, ``or``, ``is (not) None``, ``True`` / ``False`` and a name's known value
-    (``local``); None where it depends on something else."""
+    ``and``, ``or``, ``is (not) None``, ``True`` / ``False``, a name's known value (``local``)
+    and ``==`` / ``!=`` of what a call returns (``capture-call-results``) and a member of the same
+    class; None where it depends on something else."""
     if isinstance(test, cst.Name):
         if test.value in ("True", "False"):
             return modes if test.value == "True" else frozenset()
-        return local(test.value, modes) if local is not None else None
+        return local(test.value, modes, truth) if local is not None else None
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         inner = true_modes(test.expression, qualify, options, modes, local)
         return None if inner is None else modes - inner
@@ -95,12 +123,63 @@ def true_modes(
             return frozenset()
         return None
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
-        operator = test.comparisons[0].operator
-        if not (isinstance(operator, (cst.Is, cst.IsNot)) and _is_none(test.comparisons[0].comparator)):
-            return None
-        is_none = none_modes(test.left, qualify, options, modes)
-        return None if is_none is None else is_none if isinstance(operator, cst.Is) else modes - is_none
+        operator, right = test.comparisons[0].operator, test.comparisons[0].comparator
+        if isinstance(operator, (cst.Is, cst.IsNot)) and _is_none(right):
+            is_none = none_modes(test.left, qualify, options, modes)
+            return None if is_none is None else is_none if isinstance(operator, cst.Is) else modes - is_none
+        if isinstance(operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)):
+            equal = _equal_modes(test.left, right, qualify, options, modes, local)
+            if equal is None:
+                equal = _equal_modes(right, test.left, qualify, options, modes, local)
+            return None if equal is None else equal if isinstance(operator, (cst.Equal, cst.Is)) else modes - equal
     return None
+
+
+def call_results(
+    expr: cst.BaseExpression, qualify: Callable[[cst.BaseExpression], str | None], options: ExtractOptions
+) -> frozenset[str] | None:
+    """The values ``expr``, a call of ``capture-call-results``, may return while a capture runs
+    (dotted names: sglang's ``AttnForwardMethod.MLA_NPU``); None for any other expression."""
+    if not (isinstance(expr, cst.Call) and options.capture_call_results):
+        return None
+    name = qualify(expr.func)
+    if name is None:
+        return None
+    found = [listed for glob, listed in options.capture_call_results if _matches(name, (glob,), expr.args)]
+    return frozenset().union(*found) if found else None
+
+
+def _equal_modes(
+    source: cst.BaseExpression,
+    member: cst.BaseExpression,
+    qualify: Callable[[cst.BaseExpression], str | None],
+    options: ExtractOptions,
+    modes: Modes,
+    local: Local | None,
+) -> Modes | None:
+    """The modes in which ``source`` (a call of ``capture-call-results``, or a name bound to one)
+    equals ``member`` (a dotted name)."""
+    name = qualify(member) if isinstance(member, cst.Attribute) else None
+    if name is None:
+        return None
+    if isinstance(source, cst.Name):
+        if local is None:
+            return None
+        return local(source.value, modes, lambda binding: _equal_in(binding.results, name, binding.runs_in))
+    return _equal_in(call_results(source, qualify, options), name, modes)
+
+
+def _equal_in(results: frozenset[str] | None, member: str, modes: Modes) -> Modes | None:
+    """Where a value known to be one of ``results`` equals ``member``: in every mode where it can
+    be nothing else, in none where ``member`` is another member of the class of one of them
+    (``AttnForwardMethod.MHA`` beside ``AttnForwardMethod.MLA``); None where the names do not say
+    (another class, another spelling of it)."""
+    if results is None:
+        return None
+    if member in results:
+        return modes if results == {member} else None
+    owner = member.rpartition(".")[0]
+    return frozenset() if any(value.rpartition(".")[0] == owner for value in results) else None
 
 
 def none_modes(
@@ -113,7 +192,7 @@ def none_modes(
     """The modes of ``modes`` in which ``expr`` is None while a capture runs: an attribute of
     ``capture-none-attributes`` (in all), a name bound to one (``local``); None where unknown."""
     if isinstance(expr, cst.Name):
-        return local(expr.value, modes) if local is not None else None
+        return local(expr.value, modes, noneness) if local is not None else None
     if isinstance(expr, cst.Attribute):
         name = qualify(expr)
         return modes if name is not None and _matches(name, options.capture_none_attributes) else None
@@ -183,22 +262,19 @@ class CaptureLocals:
         self._counts: dict[str, int] | None = None  # every binding in the function, counted once asked
         self._deleted: dict[str, int] = {}  # … of them ``del name``
         self.seen: dict[str, int] = {}
-        # per name, each binding a capture can run: the modes it runs in, and the modes its value
-        # is true in and is None in (None: unknown)
-        self.values: dict[str, list[tuple[Modes, Modes | None, Modes | None]]] = {}
+        self.values: dict[str, list[Binding]] = {}  # per name, each binding a capture can run
 
-    def record(self, name: str, runs_in: Modes, true_in: Modes | None, none_in: Modes | None = None) -> None:
-        """A plain ``name = ...`` the walk met, in the modes ``runs_in`` (none: a branch no
-        capture takes), binding a value true in ``true_in`` and None in ``none_in``."""
+    def record(self, name: str, binding: Binding) -> None:
+        """A plain ``name = ...`` the walk met (in no mode: a branch no capture takes)."""
         self.seen[name] = self.seen.get(name, 0) + 1
-        if runs_in:
-            self.values.setdefault(name, []).append((runs_in, true_in, none_in))
+        if binding.runs_in:
+            self.values.setdefault(name, []).append(binding)
 
-    def value(self, name: str, modes: Modes, none: bool = False) -> Modes | None:
-        """The modes of ``modes`` in which the name is true (``none``: is None); None unless in
-        each of them the bindings that run there agree, and every binding of the name is a plain
-        one the walk met."""
-        bindings = [(binding[0], binding[2 if none else 1]) for binding in self.values.get(name, ())]
+    def value(self, name: str, modes: Modes, fact: Fact = truth) -> Modes | None:
+        """The modes of ``modes`` in which the name has the property ``fact`` reads of its
+        bindings (is true, is None, ...); None unless in each of them the bindings that run there
+        agree, and every binding of the name is a plain one the walk met."""
+        bindings = [(binding.runs_in, fact(binding)) for binding in self.values.get(name, ())]
         if not bindings or any(known is None for _, known in bindings):
             return None
         holds: set[str] = set()

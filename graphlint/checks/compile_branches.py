@@ -19,7 +19,7 @@ from typing import Any
 import libcst as cst
 
 from graphlint.checks import apis, dynamo
-from graphlint.checks.capture_values import Modes, none_modes, raising_modes, true_modes
+from graphlint.checks.capture_values import Fact, Modes, none_modes, raising_modes, true_modes, truth
 from graphlint.checks.facts import ExtractOptions
 from graphlint.checks.site_values import SOURCE_TEXT
 from graphlint.checks.syntax import preorder
@@ -177,10 +177,11 @@ class CompileBranches:
 
     def _none_modes(self, expr: cst.BaseExpression, modes: Modes) -> Modes | None:
         """The modes of ``modes`` in which ``expr`` is None under capture."""
-        return none_modes(expr, self.qualify, self.options, modes, lambda name, m: self._captured_name(name, m, none=True))
+        return none_modes(expr, self.qualify, self.options, modes, self._captured_name)
 
-    def _captured_name(self, name: str, modes: Modes, none: bool = False) -> Modes | None:
-        """The modes in which a name is true (``none``: is None) under capture: the innermost
+    def _captured_name(self, name: str, modes: Modes, fact: Fact = truth) -> Modes | None:
+        """The modes in which a name has the property ``fact`` reads (is true, is None, ...)
+        under capture: the innermost
         function that binds it decides, else the module's top level
         (``capture_values.CaptureLocals``); a lambda's names, and a class body's (its own
         bindings are not recorded), are unknown."""
@@ -192,10 +193,10 @@ class CompileBranches:
             if bindings is None:
                 return None
             if name in bindings.values:
-                return bindings.value(name, modes, none)
-            if scopes[0].capture_locals.value(name, modes, none) is None or bindings.binds(name):
+                return bindings.value(name, modes, fact)
+            if scopes[0].capture_locals.value(name, modes, fact) is None or bindings.binds(name):
                 return None  # a module's name known here only when no function between binds it
-        return scopes[0].capture_locals.value(name, modes, none)
+        return scopes[0].capture_locals.value(name, modes, fact)
 
     def _skip_none_loop(self, loop: cst.For) -> Callable[[], None]:
         """``for x in forward_batch.mm_inputs:`` (or ``in enumerate(...)``, ``zip(...)``) raises

@@ -36,7 +36,7 @@ from graphlint.checks.class_hierarchy import absolute_name
 from graphlint.checks.regions import Regions, mark_regions
 from graphlint.checks.roots import add_root_entries
 from graphlint.checks.selection import Selection
-from graphlint.config import Config, ConfigError, Knowledge, find_project_root, load_config
+from graphlint.config import DEFAULT_PLATFORM, Config, ConfigError, Knowledge, find_project_root, load_config
 
 
 @dataclass
@@ -58,6 +58,7 @@ class CheckResult:
     internal_errors: int = 0
     presets: list[str] = field(default_factory=list)  # the framework presets the run used
     coverage: Coverage | None = None
+    platform: str = DEFAULT_PLATFORM  # the device the knowledge was read for (``[tool.graphlint] platform``)
 
 
 @dataclass
@@ -83,7 +84,7 @@ def run_check(options: CheckOptions) -> CheckResult:
     )
     coverage = summarize(linked.project, linked.regions)
     elapsed = time.perf_counter() - started
-    return CheckResult(findings, linked.targets, elapsed, internal, linked.presets, coverage)
+    return CheckResult(findings, linked.targets, elapsed, internal, linked.presets, coverage, linked.config.platform)
 
 
 def link_paths(options: CheckOptions) -> LinkedProject:
@@ -219,7 +220,7 @@ def extract_options_of(known: Knowledge) -> ExtractOptions:
         known.compile_entrypoints, known.capture_entrypoints, known.nesting_safe_entrypoints, known.replaced_entrypoints,
         known.not_selected_keys, known.eager_backends, known.capture_false_calls,
         known.capture_true_calls, known.capture_false_attributes, known.capture_none_attributes, known.capture_modes,
-        tuple(known.capture_mode_calls.items()),
+        tuple(known.capture_mode_calls.items()), tuple(known.capture_call_results.items()),
     )
 
 

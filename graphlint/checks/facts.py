@@ -50,6 +50,7 @@ class ExtractOptions:
     capture_none_attributes: tuple[str, ...] = ()  # … None
     capture_modes: tuple[str, ...] = ()  # the modes a capture runs in
     capture_mode_calls: tuple[tuple[str, tuple[str, ...]], ...] = ()  # call glob → the modes it is true in
+    capture_call_results: tuple[tuple[str, tuple[str, ...]], ...] = ()  # call glob → the values it returns
 
 
 @dataclass

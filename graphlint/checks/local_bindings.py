@@ -17,11 +17,11 @@ from typing import Any
 import libcst as cst
 
 from graphlint.checks import apis
+from graphlint.checks.capture_values import Binding, call_results
 from graphlint.checks.compile_branches import WalkItem
 from graphlint.checks.walk_scope import WalkScope, is_display, is_method_call, is_self_attribute
 from graphlint.checks.syntax import children, keyword, positional, string_value
 
-REGISTERED_BUFFER = "torch.nn.Module.register_buffer"  # what "made" self.name after register_buffer("name", t)
 
 
 class LocalBindings:
@@ -72,9 +72,9 @@ class LocalBindings:
                     self._note_empty(scope, target.value, value)
                     if scope.capture_locals is not None:  # what it is in a capture (capture_values.py)
                         modes = self.capture_modes
-                        scope.capture_locals.record(
-                            target.value, modes, self._true_modes(value, modes), self._none_modes(value, modes)
-                        )
+                        results = call_results(value, self.qualify, self.options)
+                        binding = Binding(modes, self._true_modes(value, modes), self._none_modes(value, modes), results)
+                        scope.capture_locals.record(target.value, binding)
             elif isinstance(target, (cst.Tuple, cst.List)) and self._is_shape_tuple(value):
                 for element in target.elements:
                     if isinstance(element.value, cst.Name):
@@ -109,8 +109,9 @@ class LocalBindings:
             else:
                 names.discard(name)
         if (isinstance(value, cst.Call) and self._moves_with_model(value.func)) or (
-            isinstance(value, cst.Attribute) and self.on_module_device(value)
-        ):  # a submodule's output; a parameter or buffer read into a name (w = self.weight)
+            isinstance(value, (cst.Attribute, cst.Call, cst.Subscript)) and self.on_module_device(value)
+        ):  # a submodule's output; a parameter or buffer read into a name (w = self.weight), or a
+            # view of one (inv = self.inv_freq[None, :, None].float().expand(n, -1, 1))
             scope.module_outputs.add(name)
         else:
             scope.module_outputs.discard(name)
@@ -155,7 +156,7 @@ class LocalBindings:
             isinstance(func, cst.Attribute) and func.attr.value in apis.REGISTERING_METHODS and is_self_attribute(func)
             and class_name is not None and args and (name := string_value(args[0].value))
         ):
-            self.made_attributes[class_name, name] = REGISTERED_BUFFER
+            self.made_attributes[class_name, name] = apis.REGISTERED_BUFFER
 
 
 def module_state_names(tree: ast.Module, text: str) -> frozenset[str]:

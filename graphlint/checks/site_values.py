@@ -288,6 +288,11 @@ class SiteValues:
             if isinstance(func, cst.Attribute) and func.attr.value in apis.DEVICE_PRESERVING_METHODS:
                 return self.on_module_device(func.value)  # input_scale.expand(m, 1): where it was
             return self._moves_with_model(func)
+        if isinstance(expr, cst.Subscript):  # an element or slice of a parameter or buffer: where it is
+            value = expr.value
+            if is_self_attribute(value):
+                return self.made_by(value) in apis.MODULE_TENSOR_MAKERS
+            return isinstance(value, cst.Name) and self.on_module_device(value)
         if (
             isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name)
             and expr.value.value in self.function_scope.module_params and expr.attr.value in self.module_state_names

@@ -196,6 +196,7 @@ def test_capture_modes_and_attributes_in_a_project_configuration(tmp_path: Path)
         'capture-false-attribute = ["batch.has_images"]',  # a typo of the key
         'capture-mode-calls = ["mode.is_prefill"]',  # a list, not a table
         'capture-modes = "DECODE"',  # a string, not a list
+        'capture-call-results = ["self.pick(...)"]',  # a list, not a table
     ],
 )
 def test_a_malformed_capture_key_is_a_usage_error(tmp_path: Path, setting: str) -> None:
@@ -203,3 +204,216 @@ def test_a_malformed_capture_key_is_a_usage_error(tmp_path: Path, setting: str) 
     (tmp_path / "app.py").write_text("x = 1\n")
     with chdir(tmp_path):
         assert run_cli("check", "--no-cache", ".")[0] == 2
+
+
+# sglang's DeepSeek attention in its shape: a registry of handlers picks the forward method from
+# the forward mode; the preset says which methods a capture gets (``capture-call-results``), so
+# the prefill methods' branches are never captured. The enum lives in a package of its own and is
+# imported through the package's ``__init__``, as sglang does.
+FORWARD_METHODS = """
+    from enum import IntEnum, auto
+
+
+    class AttnForwardMethod(IntEnum):
+        MHA = auto()
+        MLA = auto()
+        MHA_NPU = auto()
+        MLA_NPU = auto()
+"""
+
+ATTENTION = """
+    import torch
+    from torch import nn
+    from sglang.srt.models.deepseek_common.attention_forward_methods import AttnForwardMethod
+
+
+    class AttentionBackendRegistry:
+        _handlers = {}
+
+        @classmethod
+        def register(cls, name, handler):
+            cls._handlers[name] = handler
+
+        @classmethod
+        def get_handler(cls, name):
+            return cls._handlers.get(name, cls._handlers.get("triton"))
+
+
+    def handle_attention_ascend(attn, forward_batch):
+        if forward_batch.forward_mode.is_extend() and not forward_batch.forward_mode.is_target_verify():
+            return AttnForwardMethod.MHA_NPU
+        return AttnForwardMethod.MLA_NPU
+
+
+    def handle_attention_triton(attn, forward_batch):
+        if forward_batch.forward_mode.is_extend_without_speculative():
+            return AttnForwardMethod.MHA
+        return AttnForwardMethod.MLA
+
+
+    AttentionBackendRegistry.register("ascend", handle_attention_ascend)
+    AttentionBackendRegistry.register("triton", handle_attention_triton)
+
+
+    class DeepseekV2AttentionMLA(nn.Module):
+        def __init__(self, backend):
+            super().__init__()
+            self.backend = backend
+
+        def dispatch_attn_forward_method(self, forward_batch):
+            handler = AttentionBackendRegistry.get_handler(self.backend)
+            return handler(self, forward_batch)
+
+        def forward(self, hidden_states, forward_batch):
+            method = self.dispatch_attn_forward_method(forward_batch)
+            if method == AttnForwardMethod.MHA:
+                return hidden_states[hidden_states > 1]  # not captured
+            elif method == AttnForwardMethod.MHA_NPU:
+                return hidden_states[hidden_states > 2]  # not captured
+            elif method == AttnForwardMethod.MLA_NPU:
+                hidden_states = hidden_states[hidden_states > 3]  # captured
+            if self.dispatch_attn_forward_method(forward_batch) != AttnForwardMethod.MLA:
+                hidden_states = hidden_states[hidden_states > 4]  # captured: MLA_NPU
+            if method is AttnForwardMethod.MHA:
+                hidden_states = hidden_states[hidden_states > 5]  # not captured
+            if method == self.backend:
+                hidden_states = hidden_states[hidden_states > 6]  # captured: not a member
+            return hidden_states
+
+
+    class DeepseekV2ForCausalLM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attn = DeepseekV2AttentionMLA("ascend")
+
+        def forward(self, hidden_states, forward_batch):
+            return self.attn(hidden_states, forward_batch)
+
+
+    EntryClass = DeepseekV2ForCausalLM
+"""
+
+METHOD_FILES = {
+    "python/sglang/__init__.py": "",
+    "python/sglang/srt/models/deepseek_common/attention_forward_methods/__init__.py": (
+        "from .forward_methods import AttnForwardMethod\n"
+    ),
+    "python/sglang/srt/models/deepseek_common/attention_forward_methods/forward_methods.py": FORWARD_METHODS,
+    "python/sglang/srt/models/deepseek_v2.py": ATTENTION,
+}
+
+CAPTURE_RESULTS = """
+    [tool.graphlint]
+    capture-exports = {"sglang.srt.models.*" = ["EntryClass"]}
+
+    [tool.graphlint.capture-call-results]
+    "self.dispatch_attn_forward_method(...)" = [
+        "sglang.srt.models.deepseek_common.attention_forward_methods.AttnForwardMethod.MLA",
+        "sglang.srt.models.deepseek_common.attention_forward_methods.AttnForwardMethod.MLA_NPU",
+    ]
+"""
+
+
+def test_a_comparison_with_what_a_capture_call_returns_is_decided(tmp_path: Path) -> None:
+    # `method == AttnForwardMethod.MHA_NPU` is false in every capture: the call (and the name
+    # bound to it) is one of MLA / MLA_NPU there. A comparison with what is not a member of that
+    # class (`self.backend`) is not decided; nor would one be without the knowledge.
+    text = textwrap.dedent(ATTENTION)
+    files = {name: textwrap.dedent(body) for name, body in METHOD_FILES.items()}
+    marked = {
+        marker: {n for n, line in enumerate(text.splitlines(), 1) if f"# {marker}" in line}
+        for marker in ("captured", "not captured")
+    }
+
+    def found(pyproject: str) -> set[int]:
+        _, report = lint_project(tmp_path, files, pyproject=textwrap.dedent(pyproject))
+        assert all(f["code"] == "GL202" and f["path"].endswith("deepseek_v2.py") for f in report["findings"])
+        return {f["line"] for f in report["findings"]}
+
+    assert marked["captured"] and marked["not captured"]
+    assert found(CAPTURE_RESULTS) == marked["captured"]
+    plain = CAPTURE_RESULTS.split("[tool.graphlint.capture-call-results]")[0]
+    assert found(plain) == marked["captured"] | marked["not captured"]
+
+
+# sglang's Sarvam MLA attention (its own enum, a module-level picker) and frozen-KV MTP draft
+# worker in their shape: the runner marks the capture batch's metadata ready before it captures.
+SARVAM = """
+    from enum import IntEnum, auto
+
+    from torch import nn
+
+
+    class AttnForwardMethod(IntEnum):
+        MLA_SEPARATE_ROPE = auto()
+        MLA_CONCAT_ROPE = auto()
+        MHA_PREFILL = auto()
+
+
+    def get_attn_forward_method(server_args, forward_batch):
+        if forward_batch.forward_mode.is_extend_without_speculative() and server_args.backend == "fa3":
+            return AttnForwardMethod.MHA_PREFILL
+        return AttnForwardMethod.MLA_CONCAT_ROPE
+
+
+    class SarvamMLAForCausalLM(nn.Module):
+        def forward(self, hidden_states, forward_batch):
+            forward_method = get_attn_forward_method(self.server_args, forward_batch)
+            if forward_method == AttnForwardMethod.MHA_PREFILL:
+                return hidden_states[hidden_states > 1]  # not captured
+            return hidden_states[hidden_states > 2]  # captured
+
+
+    EntryClass = SarvamMLAForCausalLM
+"""
+
+FROZEN_KV_RUNNER = """
+    import torch
+
+
+    class FrozenKVMTPCudaGraphRunner:
+        def __init__(self):
+            self.graph = torch.cuda.CUDAGraph()
+            self.worker = FrozenKVMTPDraftWorker()
+
+        def capture_one_shape(self, forward_batch):
+            self.worker.init_capture_metadata(forward_batch)
+            with torch.cuda.graph(self.graph):
+                return self.worker.draft_forward(forward_batch)
+
+
+    class FrozenKVMTPDraftWorker:
+        def init_capture_metadata(self, forward_batch):
+            forward_batch.mark_forward_metadata_ready()
+
+        def draft_forward(self, forward_batch):
+            if forward_batch.needs_forward_metadata_init():
+                forward_batch.seq_lens_sum = torch.sum(forward_batch.seq_lens).item()  # not captured
+            hidden_states = forward_batch.hidden_states
+            return hidden_states[hidden_states > 3]  # captured
+"""
+
+
+def test_the_sglang_preset_knows_the_attention_methods_and_the_marked_batch_of_a_capture(tmp_path: Path) -> None:
+    # The preset's capture-call-results: neither DeepSeek's MHA / MHA_NPU nor Sarvam's
+    # MHA_PREFILL is picked in a capture; its capture-false-calls: a batch the runner marked
+    # ready is never planned again inside the capture.
+    files = {
+        **METHOD_FILES,
+        "python/sglang/srt/models/sarvam_moe.py": SARVAM,
+        "python/sglang/srt/speculative/frozen_kv_mtp_worker_v2.py": FROZEN_KV_RUNNER,
+    }
+    files = {name: textwrap.dedent(body) for name, body in files.items()}
+    marked: dict[str, set[tuple[str, int]]] = {"captured": set(), "not captured": set()}
+    for name, body in files.items():
+        for number, line in enumerate(body.splitlines(), 1):
+            for marker in marked:
+                if line.rstrip().endswith(f"# {marker}") or f"# {marker}:" in line:
+                    marked[marker].add((name, number))
+
+    def found(pyproject: str) -> set[tuple[str, int]]:
+        _, report = lint_project(tmp_path, files, pyproject=pyproject)
+        return {(f["path"], f["line"]) for f in report["findings"]}
+
+    assert marked["captured"] and marked["not captured"]
+    assert found('[tool.graphlint]\npresets = ["sglang"]\n') == marked["captured"]

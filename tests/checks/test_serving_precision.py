@@ -256,10 +256,15 @@ MODULE_STATE = {
             def __init__(self):
                 super().__init__()
                 self.register_buffer("cos_sin_cache", torch.ones(8, 4), persistent=False)
+                self.host_rows = [torch.ones(4)]
 
             def forward(self, q):
                 cache = self.cos_sin_cache
-                return q * cache.to(q.device)
+                rows = self.cos_sin_cache[None, :, None].float().expand(2, -1, -1, -1)
+                host_rows = self.host_rows[0]
+                q = q * rows.float().to(q.device)
+                q = q * cache[0].to(q.device)
+                return q * cache.to(q.device) * host_rows.to(q.device)
     """,
     "vllm/model_executor/layers/linear.py": """
         from torch import nn
@@ -287,10 +292,11 @@ MODULE_STATE = {
 def test_a_parameter_or_buffer_moved_to_the_activations_device_copies_nothing(tmp_path: Path) -> None:
     """``layer.input_scale``, registered on the layer by ``create_weights`` in the same file, and
     ``self.cos_sin_cache``, a registered buffer read into a name, are on the model's device:
-    their ``.to(x.device)`` copies nothing. ``layer.host_offsets``, which nothing registers, is
-    still a copy."""
+    their ``.to(x.device)`` copies nothing, nor does that of an element or a view of the buffer
+    (Gemma 3's ``self.inv_freq[None, :, None].float().expand(...)``). ``layer.host_offsets``,
+    which nothing registers, and an element of a plain list of host tensors are still copies."""
     report = _lint(tmp_path, {**PLATFORMS, **MODULE_STATE})
-    assert _sites(report) == {("scheme.py", "GL201", 13)}
+    assert _sites(report) == {("scheme.py", "GL201", 13), ("rotary.py", "GL201", 17)}
 
 
 EMBEDDING = {

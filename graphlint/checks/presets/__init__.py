@@ -3,7 +3,10 @@
 One TOML file per framework in this directory (``vllm.toml``): the knowledge keys of
 ``[tool.graphlint]`` (``config.Knowledge``), plus ``summary``, ``detect`` (the top-level
 modules whose import turns the preset on) and ``auto`` (false: only ``presets = [...]`` turns it
-on, for a preset whose findings are not yet precise enough to show unasked). This module is the one piece of code that reads them.
+on, for a preset whose findings are not yet precise enough to show unasked). Knowledge in a
+``[platforms.<name>]`` table holds only where ``<name>`` is the platform checked
+(``[tool.graphlint] platform``, the NPU by default). This module is the one piece of code that
+reads them.
 A project gets the presets of the frameworks it imports, unless ``presets = [...]`` in
 ``[tool.graphlint]`` names the ones to use (``presets = []``: none).
 """
@@ -12,17 +15,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
 from graphlint.checks.discover import read_source
-from graphlint.config import Config, ConfigError, Knowledge, parse_knowledge
+from graphlint.config import Config, ConfigError, Knowledge, parse_knowledge, parse_platforms
 from graphlint.tomlfile import read_toml
 
 
 _HERE = Path(__file__).parent
-_PRESET_KEYS = frozenset({"summary", "detect", "auto"})
+_PRESET_KEYS = frozenset({"summary", "detect", "auto", "platforms"})
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,7 @@ class Preset:
     detect: tuple[str, ...]  # top-level modules; importing one enables the preset
     knowledge: Knowledge
     auto: bool = True  # whether importing the framework turns it on (else only `presets = [...]`)
+    platforms: dict[str, Knowledge] = field(default_factory=dict)  # platform → knowledge true only there
 
 
 @cache
@@ -41,7 +45,8 @@ def all_presets() -> dict[str, Preset]:
         table = read_toml(path)
         knowledge = parse_knowledge({k: v for k, v in table.items() if k not in _PRESET_KEYS}, str(path))
         presets[path.stem] = Preset(
-            path.stem, table.get("summary", ""), tuple(table.get("detect", ())), knowledge, bool(table.get("auto", True))
+            path.stem, table.get("summary", ""), tuple(table.get("detect", ())), knowledge, bool(table.get("auto", True)),
+            parse_platforms(table.get("platforms", {}), str(path)),
         )
     return presets
 
@@ -87,10 +92,14 @@ _IMPORT = rb"^[ \t]*(?:from|import)[ \t]+(%s)\b"
 
 
 def knowledge(config: Config, presets: Iterable[str]) -> Knowledge:
-    """The project's own knowledge and its presets', merged."""
-    merged = config.knowledge
+    """The project's own knowledge and its presets', merged, each with what it says of the
+    platform checked (``config.platform``). What the facts and the solved graphs are cached under
+    is derived from this, so another platform never reads the cache of one."""
+    empty = Knowledge()
+    merged = config.knowledge.merged(config.platforms.get(config.platform, empty))
     for name in presets:
-        merged = merged.merged(all_presets()[name].knowledge)
+        preset = all_presets()[name]
+        merged = merged.merged(preset.knowledge).merged(preset.platforms.get(config.platform, empty))
     return merged
 
 

@@ -1,4 +1,5 @@
-"""``--format json``: the design's object (its summary also names the presets the run used)."""
+"""``--format json``: the design's object (its summary also names the presets the run used and the
+platform their knowledge was read for)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ def to_json(result: CheckResult) -> dict[str, Any]:
             "by_code": dict(sorted(by_code.items())),
             "seconds": round(result.seconds, 3),
             "presets": result.presets,
+            "platform": result.platform,
         },
     }
     if result.coverage is not None and result.coverage.notice is not None:

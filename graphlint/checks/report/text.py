@@ -36,7 +36,10 @@ def write(result: CheckResult, out: TextIO, color: str = "auto", lang: str = "en
     else:
         console.print(f"[green]No findings[/] in {result.files} file(s) ({result.seconds:.2f}s)")
     if result.presets:
-        console.print(f"presets: {', '.join(result.presets)} (framework knowledge; [tool.graphlint] presets = [...] to choose)")
+        console.print(
+            f"presets: {', '.join(result.presets)} (framework knowledge, read for the {result.platform} platform;"
+            " [tool.graphlint] presets = [...] and platform = ... to choose)"
+        )
     if result.coverage is not None:
         console.print(escape(coverage_line(result.coverage)))
 
