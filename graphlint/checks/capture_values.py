@@ -199,6 +199,28 @@ def none_modes(
     return None
 
 
+# Builtins that iterate what they are handed at once: ``enumerate(None)`` raises as ``for x in
+# None`` does (``zip`` iterates each of its arguments).
+ITERATING_BUILTINS = frozenset({"enumerate", "zip", "iter", "list", "tuple", "sorted", "reversed", "set", "frozenset"})
+
+
+def raising_modes(
+    iterable: cst.BaseExpression,
+    builtin: Callable[[cst.BaseExpression], str | None],
+    none: Callable[[cst.BaseExpression], Modes | None],
+) -> Modes:
+    """The modes in which iterating ``iterable`` raises: it is None (``none``), or it is a call
+    of an iterating builtin (``builtin``: the builtin a callee is, where the file does not
+    rebind its name) handed, positionally, something that raises or is None."""
+    raising = none(iterable) or frozenset()
+    func = iterable.func if isinstance(iterable, cst.Call) else None
+    if isinstance(func, cst.Name) and func.value in ITERATING_BUILTINS and builtin(func) is not None:
+        for arg in iterable.args:
+            if arg.keyword is None and not arg.star:
+                raising |= raising_modes(arg.value, builtin, none)
+    return raising
+
+
 def _call_modes(
     call: cst.Call, qualify: Callable[[cst.BaseExpression], str | None], options: ExtractOptions, modes: Modes
 ) -> Modes | None:
@@ -238,6 +260,7 @@ class CaptureLocals:
     def __init__(self, function: cst.FunctionDef | cst.Module) -> None:
         self.function = function
         self._counts: dict[str, int] | None = None  # every binding in the function, counted once asked
+        self._deleted: dict[str, int] = {}  # … of them ``del name``
         self.seen: dict[str, int] = {}
         self.values: dict[str, list[Binding]] = {}  # per name, each binding a capture can run
 
@@ -268,24 +291,32 @@ class CaptureLocals:
     def binds(self, name: str) -> bool:
         return name in self._counts_of()
 
+    def bound_once(self, name: str, plain: bool) -> bool:
+        """Whether one binding of the name, plain (``name = ...``) or not (``a, name = ...``), is
+        its only one in the function; ``del name`` aside (reading it after raises)."""
+        counts = self._counts_of()
+        return counts.get(name, 0) - self._deleted.get(name, 0) == (1 if plain else _UNRECORDED)
+
     def _counts_of(self) -> dict[str, int]:
         if self._counts is None:  # counted only once a name may be known
-            self._counts = _binding_counts(self.function)
+            self._counts, self._deleted = _binding_counts(self.function)
         return self._counts
 
 
-def _binding_counts(function: cst.FunctionDef | cst.Module) -> dict[str, int]:
+def _binding_counts(function: cst.FunctionDef | cst.Module) -> tuple[dict[str, int], dict[str, int]]:
     """How often each name is bound in ``function``'s own body (or a module's top level): plain
-    ``name = ...`` once each, any other binding ``_UNRECORDED`` (functions, classes and lambdas
+    ``name = ...`` once each, any other binding (``del name`` too) ``_UNRECORDED``; and the
+    part of that ``del`` statements make (functions, classes and lambdas
     nested in it have scopes of their own, but a ``nonlocal`` in a nested function rebinds the
     name here, and a ``:=`` in a comprehension binds it here; a module's name that a ``global``
     statement anywhere in it may rebind is never known)."""
     counts: dict[str, int] = {}
+    deleted: dict[str, int] = {}
 
-    def add(target: cst.CSTNode, amount: int) -> None:
+    def add(target: cst.CSTNode, amount: int, into: dict[str, int] = counts) -> None:
         for node in preorder(target):
             if isinstance(node, cst.Name):
-                counts[node.value] = counts.get(node.value, 0) + amount
+                into[node.value] = into.get(node.value, 0) + amount
 
     if isinstance(function, cst.Module):
         for node in preorder(function):
@@ -326,8 +357,9 @@ def _binding_counts(function: cst.FunctionDef | cst.Module) -> dict[str, int]:
                 add(item.name, _UNRECORDED)
         elif isinstance(node, cst.Del):
             add(node.target, _UNRECORDED)
+            add(node.target, _UNRECORDED, deleted)
         stack.extend(children(node))
-    return counts
+    return counts, deleted
 
 
 @cache

@@ -19,7 +19,7 @@ from typing import Any
 import libcst as cst
 
 from graphlint.checks import apis, dynamo
-from graphlint.checks.capture_values import Fact, Modes, none_modes, true_modes, truth
+from graphlint.checks.capture_values import Fact, Modes, none_modes, raising_modes, true_modes, truth
 from graphlint.checks.facts import ExtractOptions
 from graphlint.checks.site_values import SOURCE_TEXT
 from graphlint.checks.syntax import preorder
@@ -34,6 +34,7 @@ class CompileBranches:
     eager: bool
     capture_modes: Modes  # the modes a capture may run in here
     all_capture_modes: Modes  # … at a function's start
+    captured_unless: frozenset[tuple[int, int]]  # returns that, None, leave the code here uncaptured (returned_none.py)
     block: int | None
     eager_nodes: set[int]
     moved_once: set[int]
@@ -45,6 +46,12 @@ class CompileBranches:
     device_text: Callable[[cst.BaseExpression], str]  # site_values.py
     _add_entry: Callable[..., int]
     _failing_block: Callable[[cst.CSTNode, list[WalkItem]], list[WalkItem]]  # error_messages.py
+    false_unless: Callable[[cst.BaseExpression], frozenset[tuple[int, int]]]  # returned_none.py
+    true_unless: Callable[[cst.BaseExpression], frozenset[tuple[int, int]]]
+    _set_unless: Callable[[frozenset[tuple[int, int]]], Callable[[], None]]
+    _empty_truth: Callable[[cst.BaseExpression, Modes, cst.If], Modes | None]  # empty_values.py
+    _builtin: Callable[[cst.BaseExpression], str | None]
+    uncaptured_blocks: set[int]
 
     def _set_eager(self, eager: bool) -> Callable[[], None]:
         def apply() -> None:
@@ -70,14 +77,18 @@ class CompileBranches:
         return apply
 
     def _function_start(self) -> list[Callable[[], None]]:
-        """A function's body starts traced (not eager), in every capture mode, in no capture block."""
-        return [self._set_eager(False), self._set_capture_modes(self.all_capture_modes), self._set_block(None)]
+        """A function's body starts traced (not eager), in every capture mode, in no capture
+        block, assuming nothing of what calls return."""
+        return [
+            self._set_eager(False), self._set_capture_modes(self.all_capture_modes), self._set_block(None),
+            self._set_unless(frozenset()),
+        ]
 
     def _restore(self) -> Callable[[], None]:
-        eager, modes, block = self.eager, self.capture_modes, self.block
+        eager, modes, block, unless = self.eager, self.capture_modes, self.block, self.captured_unless
 
         def apply() -> None:
-            self.eager, self.capture_modes, self.block = eager, modes, block
+            self.eager, self.capture_modes, self.block, self.captured_unless = eager, modes, block, unless
 
         return apply
 
@@ -114,20 +125,37 @@ class CompileBranches:
         """``if forward_batch.contains_mm_inputs():``, the ``else`` of ``if get_is_capture_mode():``
         or of ``if torch.cuda.is_current_stream_capturing():``: a branch the capture never takes is
         walked as uncaptured. A test decided per mode walks its body in the modes it is true in
-        and its ``else`` (an ``elif``: the next test) in the others."""
+        and its ``else`` (an ``elif``: the next test) in the others. A test on what a helper
+        returns (``if pixel_values is not None:``) walks its branches under the assumptions
+        that decide it (``returned_none.py``)."""
         modes = self.capture_modes
         taken = self._true_modes(node.test, modes)
         if taken is None:
-            return None
+            taken = self._empty_truth(node.test, modes, node)
+        if taken is None:
+            return self._on_returned_if(node)
         restore = self._restore()
         tail = [self._set_capture_modes(modes - taken), node.orelse] if node.orelse else []
         return [node.test, self._set_capture_modes(taken), node.body, *tail, restore]
 
+    def _on_returned_if(self, node: cst.If) -> list[WalkItem] | None:
+        false_unless, true_unless = self.false_unless(node.test), self.true_unless(node.test)
+        if not (false_unless or true_unless):
+            return None
+        unless = self.captured_unless
+        restore = self._restore()
+        tail = [self._set_unless(unless | true_unless), node.orelse] if node.orelse else []
+        return [node.test, self._set_unless(unless | false_unless), node.body, *tail, restore]
+
     def _narrow_after(self, node: cst.If) -> Callable[[], None]:
         """After ``if test: ... return``: the rest of the block runs only in the modes that fall
-        through some branch of the ``if`` / ``elif`` / ``else`` chain (none: not captured)."""
+        through some branch of the ``if`` / ``elif`` / ``else`` chain (none: not captured);
+        after ``if x is None: return`` (no ``else``), under the assumption that ``x``, what a
+        helper returns, is not None (``returned_none.py``)."""
 
         def apply() -> None:
+            if node.orelse is None:
+                self.captured_unless |= self.true_unless(node.test)
             fall: Modes = frozenset()
             modes = self.capture_modes
             branch: cst.If | cst.Else | None = node
@@ -171,11 +199,12 @@ class CompileBranches:
         return scopes[0].capture_locals.value(name, modes, fact)
 
     def _skip_none_loop(self, loop: cst.For) -> Callable[[], None]:
-        """``for x in forward_batch.mm_inputs:`` raises where the iterable is None: neither the
-        loop nor the rest of the block runs in those modes."""
+        """``for x in forward_batch.mm_inputs:`` (or ``in enumerate(...)``, ``zip(...)``) raises
+        where the iterable is None: neither the loop nor the rest of the block runs in those
+        modes."""
 
         def apply() -> None:
-            none = self._none_modes(loop.iter, self.capture_modes)
+            none = raising_modes(loop.iter, self._builtin, lambda expr: self._none_modes(expr, self.capture_modes))
             if none:
                 self._set_capture_modes(self.capture_modes - none)()
 
@@ -241,6 +270,8 @@ class CompileBranches:
         """Statement-level regions: between ``g.capture_begin()`` and ``g.capture_end()`` code is
         captured; after ``if is_compiling(): return ...`` the rest of the block is eager."""
         assert isinstance(node, (cst.IndentedBlock, cst.Module))
+        if self.uncaptured:
+            self.uncaptured_blocks.add(id(node))
         plan: list[WalkItem] = []
         end_capture = None
         made_eager = narrowed = False
@@ -270,6 +301,7 @@ class CompileBranches:
             plan.append(self._set_eager(self.eager))
         if narrowed:
             plan.append(self._set_capture_modes(self.capture_modes))
+            plan.append(self._set_unless(self.captured_unless))
         return self._failing_block(node, plan)
 
     def _returns_when_compiling(self, statement: cst.CSTNode) -> bool:

@@ -33,11 +33,13 @@ from graphlint.checks.ast_children import child_nodes
 from graphlint.checks.candidate_reports import CandidateReports, Report
 from graphlint.checks.capture_values import CaptureLocals, capture_modes
 from graphlint.checks.compile_branches import CompileBranches, WalkItem
+from graphlint.checks.empty_values import EmptyValues
 from graphlint.checks.entry_points import EntryPoints, decorated_callee, flag_option
 from graphlint.checks.error_messages import ErrorMessages
 from graphlint.checks.local_bindings import LocalBindings, module_state_names
 from graphlint.checks.suppressions import suppressions
 from graphlint.checks.positions import ANCHOR_KINDS, locate
+from graphlint.checks.returned_none import ReturnedNone
 from graphlint.checks.presets import glob_pattern
 from graphlint.checks.scopes import ScopeStack
 from graphlint.checks.site_values import SiteValues
@@ -97,7 +99,8 @@ def extract_facts(
 
 
 class _Extractor(
-    EntryPoints, SiteValues, CompileBranches, LocalBindings, CandidateReports, ErrorMessages, ScopeStack[WalkScope]
+    EntryPoints, SiteValues, CompileBranches, LocalBindings, ReturnedNone, EmptyValues, CandidateReports,
+    ErrorMessages, ScopeStack[WalkScope],
 ):
     def __init__(self, text: str, tree: ast.Module, options: ExtractOptions) -> None:
         self.text = text
@@ -108,6 +111,8 @@ class _Extractor(
         self.facts.functions[MODULE_SCOPE] = FunctionFacts(MODULE_SCOPE)
         self.eager = False
         self.all_capture_modes = self.capture_modes = capture_modes(options)  # none: ``uncaptured``
+        # returned_none.py, empty_values.py
+        self.captured_unless, self.unread_returns, self.uncaptured_blocks = frozenset(), set(), set()
         # Expressions dynamo never evaluates: the right side of ``not is_tracing() and ...``.
         self.eager_nodes: set[int] = set()
         self.moved_once: set[int] = set()  # id(t.to(d)) in ``if t.device != d: t = t.to(d)``
@@ -151,6 +156,8 @@ class _Extractor(
             cst.Raise: self._on_raise,
             cst.Assert: self._on_assert,
             cst.Lambda: self._on_lambda,
+            cst.Return: self._on_return,
+            cst.Yield: self._on_yield,
         }
         hooks = rule_hooks()
         # node type → a step of a handler's plan (STEP), what a node asks (anchor kind,
@@ -200,6 +207,7 @@ class _Extractor(
         if len(self.facts.flow.calls) != self.counts["Call"]:  # calls cannot be matched by ordinal
             self.facts.flow = FlowFacts(error="the calls of this file could not be numbered")
             self.facts.eager_calls, self.facts.uncaptured_calls, self.facts.block_calls = [], [], {}
+            self.facts.uncaptured_unless = {}
         self.facts.flow.digest = self.facts.flow.solver_digest()
         anchors = [(*self.ordinals[id(r.node)], r.node) for r in self.reports]
         sites = [(*self.ordinals[id(node)], node) for node in self.entry_sites]
@@ -211,6 +219,7 @@ class _Extractor(
             if maker not in apis.TENSOR_FACTORIES:  # what model.to() moves: see SiteValues._moves_with_model
                 self.facts.module_state.setdefault(class_name, []).append(attribute)
         self.facts.suppressions = suppressions(self.text)
+        self._finish_returns()
         for qualname, line in _definition_lines(self.tree).items():
             definition = self.facts.functions.get(qualname)
             if definition is not None:
@@ -264,6 +273,7 @@ class _Extractor(
         facts = self.facts.functions.setdefault(qualname, FunctionFacts(qualname))
         scope = WalkScope("function", qualname, class_name=outer.class_name if outer.kind == "class" else None)
         scope.capture_locals = CaptureLocals(node)
+        self._start_returns(node, qualname)
         if scope.class_name is None and outer.kind == "function":
             scope.class_name = outer.class_name  # closures inside methods still see ``self``
         params = node.params
@@ -313,7 +323,8 @@ class _Extractor(
             scope.loops -= 1
 
         tail = [node.orelse] if node.orelse else []
-        return [*head, enter, node.body, leave, *tail]
+        body = self._loop_body(node) if isinstance(node, cst.For) else [node.body]
+        return [*head, enter, *body, leave, *tail]
 
     def _on_call(self, node: cst.CSTNode) -> None:
         assert isinstance(node, cst.Call)
@@ -348,6 +359,7 @@ class _Extractor(
             self.facts.eager_calls.append(ordinal)
         if self.uncaptured:
             self.facts.uncaptured_calls.append(ordinal)
+        self._note_uncaptured_unless(ordinal)
         if self.block is not None:
             self.facts.block_calls[ordinal] = self.block
         return None

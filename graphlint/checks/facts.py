@@ -259,6 +259,9 @@ class Candidate:
     inherited_state: list[str] | None = None
 
 
+WHOLE_RETURN = -1  # in ``FileFacts.none_returns``: the whole value a function returns, not an element
+
+
 @dataclass
 class FileFacts:
     imports: dict[str, str] = field(default_factory=dict)  # local name → dotted ("." prefixes: relative)
@@ -268,6 +271,11 @@ class FileFacts:
     # ordinals of calls in a branch no graph capture takes (``capture-false-calls``)
     uncaptured_calls: list[int] = field(default_factory=list)
     block_calls: dict[int, int] = field(default_factory=dict)  # call ordinal → capture block (entry index)
+    # call ordinal → [call ordinal, element] of returns any one of which, None in every capture,
+    # leaves the call uncaptured; function → what is None in every return a capture runs (-1:
+    # the whole value) (``returned_none.py``)
+    uncaptured_unless: dict[int, list[list[int]]] = field(default_factory=dict)
+    none_returns: dict[str, list[int]] = field(default_factory=dict)
     # Ordinals of calls whose result is a tensor on the host on purpose (``device="cpu"``, ``.cpu()``)
     host_calls: list[int] = field(default_factory=list)
     entries: list[EntryFacts] = field(default_factory=list)
@@ -300,6 +308,8 @@ class FileFacts:
             eager_calls=data["eager_calls"],
             uncaptured_calls=data["uncaptured_calls"],
             block_calls={int(k): v for k, v in data["block_calls"].items()},
+            uncaptured_unless={int(k): v for k, v in data["uncaptured_unless"].items()},
+            none_returns=data["none_returns"],
             host_calls=data["host_calls"],
             entries=[EntryFacts(**e) for e in data["entries"]],
             candidates=[Candidate(**{**c, "anchor": tuple(c["anchor"])}) for c in data["candidates"]],

@@ -45,6 +45,8 @@ class LocalBindings:
     capture_modes: frozenset[str]  # compile_branches.py
     _true_modes: Callable[[cst.BaseExpression, frozenset[str]], frozenset[str] | None]  # compile_branches.py
     _none_modes: Callable[[cst.BaseExpression, frozenset[str]], frozenset[str] | None]  # compile_branches.py
+    _note_empty: Callable[[WalkScope, str, cst.BaseExpression], None]  # empty_values.py
+    _note_returned: Callable[[WalkScope, list[cst.BaseExpression], cst.BaseExpression], None]  # returned_none.py
 
     def _on_assign(self, node: cst.CSTNode) -> list[WalkItem] | None:
         """The targets are bound after the statement's nodes are walked, as Python binds them
@@ -62,10 +64,12 @@ class LocalBindings:
         return [*children(node), lambda: self._bind_targets(scope, targets, value)]
 
     def _bind_targets(self, scope: WalkScope, targets: list[cst.BaseExpression], value: cst.BaseExpression) -> None:
+        self._note_returned(scope, targets, value)
         for target in targets:
             if isinstance(target, cst.Name):
                 if self.scope.kind != "class":  # class attributes are not names in scope
                     self._bind_name(scope, target.value, value)
+                    self._note_empty(scope, target.value, value)
                     if scope.capture_locals is not None:  # what it is in a capture (capture_values.py)
                         modes = self.capture_modes
                         results = call_results(value, self.qualify, self.options)

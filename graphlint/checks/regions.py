@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from graphlint.checks.edge_conditions import Edge, runs
 from graphlint.checks.facts import EntryFacts, RegionKind
 from graphlint.checks.link import Project
+from graphlint.checks.none_returns import uncaptured_by_returns
 from graphlint.checks.presets import glob_pattern
 from graphlint.checks.parameter_constants import edge_given, live_entry_functions, live_entry_starts
 from graphlint.checks.value_graph import FunctionKey
@@ -178,8 +179,9 @@ def _walk(
                 regions.by_function.setdefault(key, []).append(hit(chain, through, module))
         module_after = module or (not traced and project.runs_module(key))
         facts = project.files[key.file].facts
-        # not followed: calls dynamo does not trace (compiled), calls in a branch no capture takes
-        skipped = set(facts.eager_calls) if traced else set(facts.uncaptured_calls)
+        # not followed: calls dynamo does not trace (compiled), calls in a branch no capture takes,
+        # or that a helper returning None for a capture batch decides (``none_returns.py``)
+        skipped = set(facts.eager_calls) if traced else {*facts.uncaptured_calls, *uncaptured_by_returns(project, key, copy)}
         # what the edge hands over, beyond the arguments' form (read only where a call is under an ``if``)
         given = (lambda e=edge, k=key, c=caller_copy: edge_given(project, e, k, c)) if edge is not None else None
         for ordinal in project.calls_in(key):

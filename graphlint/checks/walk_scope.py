@@ -33,6 +33,9 @@ class WalkScope(Scope):
     loops: int = 0
     default_device: str | None = None  # in ``with x.device:``, where factories make their tensors
     capture_locals: CaptureLocals | None = None  # the bindings a capture runs (capture_values.py)
+    # names bound to what a call returns: name → (call ordinal, element; -1 all, a plain binding) (returned_none.py)
+    returned: dict[str, tuple[int, int, bool]] = field(default_factory=dict)
+    empty: dict[str, frozenset[str]] = field(default_factory=dict)  # name → modes bound empty in (empty_values.py)
 
 
 def is_self_attribute(expr: cst.BaseExpression) -> bool:

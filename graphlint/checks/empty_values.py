@@ -1,0 +1,189 @@
+"""Sequences that are empty in every capture, and the loops and tests they decide.
+
+sglang's Whisper builds, for a batch that is not a decode one, ``mm_inputs_list =
+forward_batch.mm_inputs if forward_batch.mm_inputs else []`` (empty: mm_inputs is None in every
+capture batch), appends to ``features_to_encode = []`` only in ``for ... in
+zip(mm_inputs_list, ...)``, and runs its audio encoder under ``if features_to_encode:``. A mixin
+of the extractor's walk:
+
+- what is empty in a mode: ``[]``, ``()``, ``{}``, ``list()`` / ``tuple()``, a conditional
+  expression whose test a capture decides (``capture_values.py``) or whose both sides are empty,
+  ``zip(...)`` of something empty, ``enumerate(x)`` / ``list(x)`` / ``sorted(x)`` ... of an empty
+  ``x``, a comprehension whose first ``for`` iterates something empty, and a name bound once (plainly) in its function to such a value, not in a loop where it
+  is read, and not read before that (but where it is bound) outside code no capture runs: a
+  list appended to only in a loop over something empty is still empty;
+- a ``for`` loop over what is empty runs its body in no such mode (its ``else`` still runs);
+- ``if x:`` of such a name is false there, ``if not x:`` true.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from functools import cached_property
+from typing import Any
+
+import libcst as cst
+
+from graphlint.checks.capture_values import Modes
+from graphlint.checks.syntax import children
+
+# Builtins whose result is empty when what they iterate is (``zip``: any of its arguments).
+_EMPTY_OF_EMPTY = frozenset({"enumerate", "zip", "iter", "list", "tuple", "sorted", "reversed", "set", "frozenset"})
+_READING_BUILTINS = _EMPTY_OF_EMPTY | {"len", "bool"}  # … and those that only read what they are handed
+
+
+def _read_parts(expr: cst.BaseExpression, builtin: Callable[[cst.BaseExpression], str | None]) -> list[cst.BaseExpression]:
+    """``expr``, iterated or tested, and the parts of it that are so too."""
+    parts = [expr]
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
+        parts += _read_parts(expr.expression, builtin)
+    elif isinstance(expr, cst.BooleanOperation):
+        parts += _read_parts(expr.left, builtin) + _read_parts(expr.right, builtin)
+    elif isinstance(expr, cst.Comparison) and all(isinstance(c.operator, (cst.Is, cst.IsNot)) for c in expr.comparisons):
+        parts.append(expr.left)
+    elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and builtin(expr.func) in _READING_BUILTINS:
+        for arg in expr.args:
+            if arg.keyword is None and not arg.star:
+                parts += _read_parts(arg.value, builtin)
+    return parts
+
+
+class EmptyValues:
+    """The empty half of the extractor (it provides the scopes, ``capture_modes``, ``qualify``
+    and ``_true_modes``)."""
+
+    capture_modes: Modes
+    function_scope: Any
+    tree: ast.Module
+    qualify: Callable[[cst.BaseExpression], str | None]
+    uncaptured_blocks: set[int]  # id() of the blocks the walk met with no capture mode left
+    _true_modes: Callable[[cst.BaseExpression, Modes], Modes | None]
+    _set_capture_modes: Callable[[Modes], Callable[[], None]]
+
+    def _builtin(self, func: cst.BaseExpression) -> str | None:
+        """The builtin ``func`` names, where nothing in the file binds that name."""
+        if not isinstance(func, cst.Name) or self.qualify(func) != func.value:
+            return None
+        return None if func.value in self.bound_names else func.value
+
+    @cached_property
+    def bound_names(self) -> frozenset[str]:
+        """Every name the file binds anywhere (read from its ``ast``, once asked)."""
+        names: set[str] = set()
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                names.add(node.id)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.arg):
+                names.add(node.arg)
+            elif isinstance(node, ast.alias):
+                names.add((node.asname or node.name).split(".")[0])
+            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                names.update(node.names)
+            elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+                names.add(node.name)
+            elif isinstance(node, ast.MatchMapping) and node.rest:
+                names.add(node.rest)
+        return frozenset(names)
+
+    def _empty_modes(self, expr: cst.BaseExpression, modes: Modes, at: cst.CSTNode) -> Modes:
+        """The modes of ``modes`` in which ``expr``, read at ``at``, is known to be empty."""
+        if isinstance(expr, (cst.List, cst.Tuple, cst.Dict)) and not expr.elements:
+            return modes
+        if isinstance(expr, cst.IfExp):
+            taken = self._true_modes(expr.test, modes)
+            body, orelse = self._empty_modes(expr.body, modes, at), self._empty_modes(expr.orelse, modes, at)
+            return body & orelse if taken is None else (taken & body) | ((modes - taken) & orelse)
+        if isinstance(expr, cst.Name):
+            return self._empty_name(expr.value, modes, at)
+        if isinstance(expr, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+            return self._empty_modes(expr.for_in.iter, modes, at)  # its first ``for`` iterates nothing
+        if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in _EMPTY_OF_EMPTY):
+            return frozenset()
+        builtin = self._builtin(expr.func)
+        if builtin is None:
+            return frozenset()
+        if any(arg.star for arg in expr.args):
+            return frozenset()
+        positional = [arg.value for arg in expr.args if arg.keyword is None]
+        if not positional:
+            return modes if builtin in ("list", "tuple", "zip") and not expr.args else frozenset()
+        if builtin == "zip":
+            empty: Modes = frozenset()
+            for value in positional:
+                empty |= self._empty_modes(value, modes, at)
+            return empty
+        return self._empty_modes(positional[0], modes, at)
+
+    def _empty_name(self, name: str, modes: Modes, at: cst.CSTNode) -> Modes:
+        scope = self.function_scope
+        bindings = scope.capture_locals
+        empty = scope.empty.get(name)
+        if empty is None or scope.kind != "function" or scope.loops or bindings is None:
+            return frozenset()
+        if not bindings.bound_once(name, plain=True) or not self._untouched_before(bindings.function, name, at):
+            return frozenset()
+        return modes & empty
+
+    def _note_empty(self, scope: Any, name: str, value: cst.BaseExpression) -> None:
+        """``name = value``: the modes in which it is bound to an empty sequence."""
+        empty = self._empty_modes(value, self.capture_modes, value)
+        if empty:
+            scope.empty[name] = empty
+        else:
+            scope.empty.pop(name, None)
+
+    def _untouched_before(self, function: cst.CSTNode, name: str, at: cst.CSTNode) -> bool:
+        """Whether ``name`` occurs in ``function`` before ``at`` (in source order) only as the
+        target of its binding, in a block no capture runs, or read where nothing can change it
+        (``_reads``: iterated, tested)."""
+        stack: list[tuple[cst.CSTNode, bool]] = [(function.body, False)]  # type: ignore[attr-defined]
+        reads: set[int] = set()
+        while stack:
+            node, uncaptured = stack.pop()
+            if node is at:
+                return True
+            uncaptured = uncaptured or id(node) in self.uncaptured_blocks
+            if isinstance(node, cst.Name) and node.value == name and not (uncaptured or id(node) in reads):
+                return False
+            if isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Name):
+                continue  # the binding (its only one)
+            if isinstance(node, cst.Attribute):
+                inner: list[cst.CSTNode] = [node.value]
+            elif isinstance(node, cst.Arg):
+                inner = [node.value]
+            else:
+                inner = list(children(node))
+            reads |= self._reads(node)
+            stack.extend((child, uncaptured) for child in reversed(inner))
+        return True
+
+    def _reads(self, node: cst.CSTNode) -> set[int]:
+        """id() of the children of ``node`` that only read a name there, if one: what a ``for``
+        iterates or an ``if`` / ``while`` tests, and, in those, ``not x``, ``x and y``, ``x is
+        None``, ``len(x)``, ``zip(x, y)``, ``enumerate(x)`` ..."""
+        read: list[cst.CSTNode] = []
+        if isinstance(node, (cst.For, cst.CompFor)):
+            read = [node.iter]
+        elif isinstance(node, (cst.If, cst.While, cst.CompIf)):
+            read = [node.test]
+        return {id(expr) for expr in read for expr in _read_parts(expr, self._builtin)}
+
+    def _empty_truth(self, test: cst.BaseExpression, modes: Modes, at: cst.If) -> Modes | None:
+        """``if x:`` / ``if not x:`` of a name empty in every mode left: the modes it is true in."""
+        negated = False
+        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test, negated = test.expression, not negated
+        if not (modes and isinstance(test, cst.Name)) or self._empty_name(test.value, modes, at) != modes:
+            return None
+        return modes if negated else frozenset()
+
+    def _loop_body(self, loop: cst.For) -> list[Any]:
+        """A ``for`` loop's body, walked in the modes its iterable is not empty in."""
+        modes = self.capture_modes
+        empty = self._empty_modes(loop.iter, modes, loop) if modes else frozenset()
+        if not empty:
+            return [loop.body]
+        return [self._set_capture_modes(modes - empty), loop.body, self._set_capture_modes(modes)]
