@@ -52,6 +52,7 @@ the solve before it. Any other removal or change (delete and re-derive) solves i
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import json
 import logging
@@ -62,7 +63,9 @@ from typing import Any
 from graphlint.checks import apis
 from graphlint.checks.addition import edited_file, in_a_copy, not_appended, solver_text, tables_again
 from graphlint.checks.answer_patch import Recorder, added_entries, patched
+from graphlint.checks.class_hierarchy import assigned_variables
 from graphlint.checks.receiver_copies import scoped_bodies
+from graphlint.checks.rederive import rederive
 from graphlint.checks.renumber import answer_in, in_numbering, inserted
 from graphlint.checks.retraction import Journal, retract
 from graphlint.checks.value_graph import (
@@ -117,6 +120,7 @@ class LiveSolve:
         self._journal: Journal | None = None
         self._taking: Journal | None = None
         self.retracted = False  # whether the last ``extend`` took the last extension back and extended
+        self.rederived = False  # whether it re-derived changed assignments (``rederive.py``)
         # A solve that hit its bounds is never extended: not kept (on transformers' models/,
         # keeping its millions of objects alive doubled the CPU of the next edits).
         self.solver: Solver | None = solver
@@ -148,7 +152,7 @@ class LiveSolve:
         extending the kept solve. After a refusal the kept solver is of no more use (it may be
         half extended): the caller solves in full."""
         solver = self.solver
-        self.retracted = False
+        self.retracted = self.rederived = False
         if solver is None:
             return "the last solve hit its bounds" if _bounded(self.graph) else "no kept solve"
         if (dispatch, not_dispatched, preview) != self.settings:
@@ -163,6 +167,7 @@ class LiveSolve:
         new = files[edit]
         answer = self._added(solver, edit, own[edit], new)
         journal = self._journal
+        taken_back = True  # the solver is the kept solve, or the one before its last extension
         if isinstance(answer, str) and self._taking is None and journal is not None and journal.file == edit:
             # not an addition to the kept solve, and nothing of it changed: maybe one to the
             # solve before its last extension (the edit changed or removed what that added)
@@ -177,9 +182,12 @@ class LiveSolve:
                     self.numbered[edit] = journal.numbered
                 answer = self._added(solver, edit, journal.own, new)
             else:
-                answer = why
+                answer, taken_back = why, False
+        if isinstance(answer, str) and self._taking is None and taken_back:
+            # neither, and the solver as it was: assignments the full solve saw changed or removed
+            answer = self._rederived(solver, edit, new, answer)
         if isinstance(answer, str):
-            self.retracted = False
+            self.retracted = self.rederived = False
             self.release()
             return answer
         return self._own_numbers(answer)
@@ -202,6 +210,24 @@ class LiveSolve:
         else:
             self.numbered[edit] = (new, numbering)
         return answer
+
+    def _rederived(self, solver: Solver, edit: int, new: LinkedModule, refused: str) -> CallGraph | str:
+        """The graph with the edited file's changed assignments re-derived (``rederive.py``), or
+        why not (both refusals)."""
+        if edit in self.numbered:
+            return f"{refused}; not re-derived: the solver numbers the file's calls otherwise"
+        held = rederive(solver, edit, new)
+        if isinstance(held, str):
+            return f"{refused}; not re-derived: {held}"
+        self._journal = None  # (it would restore the file, not the values re-derived)
+        self.rederived = True
+        # the nodes re-derived have no watchers: each counts its values once (``_work_bound``)
+        self.work += sum(_delivered(solver.values[node]) - _delivered(values) for node, values in held.items())
+        if self.work > WORK_BUDGET:
+            return "a full solve might reach the work budget"
+        # nothing outside the nodes re-derived reads them: the answer is the last one
+        self.graph = dataclasses.replace(self.graph, collapsed=solver.collapsed)
+        return self.graph
 
     def _in_solver_numbering(
         self, solver: Solver, file: int, before: LinkedModule, new: LinkedModule
@@ -264,10 +290,7 @@ class LiveSolve:
         # the new facts in place, and every table the solver computed from the files again
         journal = self._taking = Journal(solver, file, len(old.facts.flow.calls), self.graph, self.work, own, self.numbered.get(file))
         solver.files[file] = new
-        solver.classes.assigned[file] = {}
-        for target, value in new.facts.flow.assigns:
-            if target[0] == "v":
-                solver.classes.assigned[file].setdefault(target[1], []).append(value)
+        solver.classes.assigned[file] = assigned_variables(new.facts)
         solver.declared[file] |= names
         solver.scoped_by_file[file] = scoped
         why = tables_again(solver, file, fresh)

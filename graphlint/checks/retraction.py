@@ -31,7 +31,7 @@ _APPENDED = (
     "variables", "constants", "results", "decorated", "iterated", "routed", "copies", "copy_counts",
     "passes_found", "rest_nodes",
 )
-_LISTS_BY_KEY = ("pass_sites", "forwarded_guards", "rest_watchers")  # dicts of lists appended to
+_LISTS_BY_KEY = ("pass_sites", "forwarded_guards", "rest_watchers", "assign_sources")  # dicts of lists appended to
 _SETS = ("called", "outside_any_sites", "routed_bound", "typed", "late", "constructed", "bound_functions",
          "defaulted", "refused", "saturated")  # what was added names a new node or a new site
 _LISTS = ("outside_arguments", "decorations_made", "forward_queue", "pending")
