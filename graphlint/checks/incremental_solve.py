@@ -45,9 +45,11 @@ again from the whole solver; where an edge went elsewhere than a new site, it is
   a node that holds ``OUTSIDE_ANY`` (the names it held before the collapse, dropped then), else 0. That bound, kept up to date here,
   must stay within ``WORK_BUDGET``, so that the full solve would not have stopped either.
 
-Removing or changing facts is handled only where they are what the last extension added: its
+Removing or changing facts is handled where they are what the last extension added: its
 journal (``retraction.py``) takes it back exactly, and the edit is tried again as an addition to
-the solve before it. Any other removal or change (delete and re-derive) solves in full.
+the solve before it; and where they are assignments to a function's variables that nothing but
+such variables reads: their values are derived again in place (``rederive.py``). Any other
+removal or change solves in full.
 """
 
 from __future__ import annotations
@@ -70,13 +72,13 @@ from graphlint.checks.renumber import answer_in, in_numbering, inserted
 from graphlint.checks.retraction import Journal, retract
 from graphlint.checks.value_graph import (
     OUTSIDE_ANY,
-    OUTSIDE_CAP,
     WORK_BUDGET,
     CallGraph,
     LinkedModule,
     Obj,
     ValueGraph,
     collapsible,
+    delivered,
 )
 from graphlint.checks.valueflow import Solver, solve_kept
 
@@ -214,15 +216,10 @@ class LiveSolve:
     def _rederived(self, solver: Solver, edit: int, new: LinkedModule, refused: str) -> CallGraph | str:
         """The graph with the edited file's changed assignments re-derived (``rederive.py``), or
         why not (both refusals)."""
-        if edit in self.numbered:
-            return f"{refused}; not re-derived: the solver numbers the file's calls otherwise"
-        held = rederive(solver, edit, new)
-        if isinstance(held, str):
-            return f"{refused}; not re-derived: {held}"
-        self._journal = None  # (it would restore the file, not the values re-derived)
-        self.rederived = True
-        # the nodes re-derived have no watchers: each counts its values once (``_work_bound``)
-        self.work += sum(_delivered(solver.values[node]) - _delivered(values) for node, values in held.items())
+        work = "the solver numbers the file's calls otherwise" if edit in self.numbered else rederive(solver, edit, new)
+        if isinstance(work, str):
+            return f"{refused}; not re-derived: {work}"
+        self._journal, self.rederived, self.work = None, True, self.work + work  # (the journal would restore the file only)
         if self.work > WORK_BUDGET:
             return "a full solve might reach the work budget"
         # nothing outside the nodes re-derived reads them: the answer is the last one
@@ -321,7 +318,7 @@ class LiveSolve:
         grown = [name for name in _NOT_GROWING if _mass(getattr(solver, name)) != sizes[name]]
         if grown or _mass(solver.graph.implicit_calls) != implicit:
             return f"an added fact changes what the fixed point decides ({', '.join(grown) or 'implicit calls'})"
-        work = self.work + sum(_delivered(solver.values[n]) for n in watched if n < existing) + _work_bound(solver, existing)
+        work = self.work + sum(delivered(solver.values[n]) for n in watched if n < existing) + _work_bound(solver, existing)
         if work > WORK_BUDGET:
             return "a full solve might reach the work budget"
         self.work = work
@@ -396,12 +393,7 @@ def _bounded(solved: Solver | CallGraph) -> bool:
 def _work_bound(solver: Solver, start: int) -> int:
     """The most steps a full solve spends on the nodes from ``start`` on (module docstring)."""
     values, watchers = solver.values, solver.watchers
-    return sum(_delivered(values[n]) * (1 + len(watchers[n])) for n in range(start, len(values)))
-
-
-def _delivered(values: set[Obj]) -> int:
-    """The most values a node took: those it holds and, if it collapsed, the names it dropped."""
-    return len(values) + (OUTSIDE_CAP if OUTSIDE_ANY in values else 0)
+    return sum(delivered(values[n]) * (1 + len(watchers[n])) for n in range(start, len(values)))
 
 
 def _mass(table: Any) -> int:

@@ -42,7 +42,8 @@ from graphlint.checks.addition import copied, in_a_copy, tables_again
 from graphlint.checks.class_hierarchy import assigned_variables
 from graphlint.checks.facts import FileFacts
 from graphlint.checks.receiver_copies import scoped_bodies
-from graphlint.checks.value_graph import OUTSIDE_ANY, OUTSIDE_CAP, VALUE_CAP, LinkedModule, Obj, collapsible
+from graphlint.checks import value_graph
+from graphlint.checks.value_graph import OUTSIDE_ANY, LinkedModule, Obj, collapsible, delivered
 from graphlint.checks.valueflow import Solver
 
 # The kinds of value whose node a solve names and makes without edges or watchers of its own
@@ -53,10 +54,11 @@ class _Made(Exception):
     """Compiling a value would make a node."""
 
 
-def rederive(solver: Solver, file: int, new: LinkedModule) -> dict[int, set[Obj]] | str:
+def rederive(solver: Solver, file: int, new: LinkedModule) -> int | str:
     """The kept ``solver`` with ``new`` in place of its file ``file`` and the values of the
-    variables its changed assignments reach re-derived: the values they held before, or why
-    not (then the solver may be half changed: the caller drops it)."""
+    variables its changed assignments reach re-derived: by how much the work bound
+    (``incremental_solve.py``; these nodes have no watchers) grew, or why not (then the solver
+    may be half changed: the caller drops it)."""
     old = solver.files[file]
     why = _only_assignments(old, new)
     if why is not None:
@@ -94,9 +96,10 @@ def rederive(solver: Solver, file: int, new: LinkedModule) -> dict[int, set[Obj]
     derived = _least(solver, inflow)
     if isinstance(derived, str):
         return derived
-    held = {node: solver.values[node] for node in region}
+    work = 0
     for node, values in derived.items():
-        solver.collapsed += (OUTSIDE_ANY in values) - (OUTSIDE_ANY in held[node])
+        work += delivered(values) - delivered(solver.values[node])
+        solver.collapsed += (OUTSIDE_ANY in values) - (OUTSIDE_ANY in solver.values[node])
         solver.values[node] = values
     for name in names:
         target = solver.variables[file, name]
@@ -112,7 +115,7 @@ def rederive(solver: Solver, file: int, new: LinkedModule) -> dict[int, set[Obj]
     solver.declared[file] |= {name for name in names if counts[name]}
     solver.scoped_by_file[file] = scoped
     why = tables_again(solver, file, names.__contains__, either_way=True)
-    return held if why is None else why
+    return work if why is None else why
 
 
 def _only_assignments(old: LinkedModule, new: LinkedModule) -> str | None:
@@ -228,7 +231,7 @@ def _least(solver: Solver, inflow: dict[int, list[int | None]]) -> dict[int, set
         changed = False
         for node, sources in inflow.items():
             joined = _joined(values[node], (values[s] if s in values else solver.values[s] for s in sources if s is not None))
-            if len(joined) > VALUE_CAP:
+            if len(joined) > value_graph.VALUE_CAP:  # (read when run: the tests lower it)
                 return "a variable the edit changes would pass the value cap"
             if joined != values[node]:
                 values[node], changed = joined, True
@@ -238,6 +241,6 @@ def _least(solver: Solver, inflow: dict[int, list[int | None]]) -> dict[int, set
 def _joined(held: set[Obj], incoming: Iterable[set[Obj]]) -> set[Obj]:
     """``held`` and ``incoming`` as one set, the outside names past OUTSIDE_CAP collapsed."""
     joined = set(held).union(*incoming)
-    if OUTSIDE_ANY in joined or sum(1 for o in joined if collapsible(o)) > OUTSIDE_CAP:
+    if OUTSIDE_ANY in joined or sum(1 for o in joined if collapsible(o)) > value_graph.OUTSIDE_CAP:
         joined = {o for o in joined if not collapsible(o)} | {OUTSIDE_ANY}
     return joined

@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from graphlint.checks import rederive as rederive_module
 from graphlint.checks.graph_cache import SolvedGraphs
 from graphlint.checks.incremental_solve import LiveSolve
 from graphlint.checks.valueflow import Solver, solve, solve_kept
@@ -133,7 +132,6 @@ def file_tables(solver: Solver) -> Any:
 def test_changed_assignments_are_re_derived_as_a_full_solve_answers(seed: int, outside_cap: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """``outside_cap`` 1: the variables collapse the outside names they hold (``OUTSIDE_ANY``)."""
     monkeypatch.setattr("graphlint.checks.value_graph.OUTSIDE_CAP", outside_cap)
-    monkeypatch.setattr(rederive_module, "OUTSIDE_CAP", outside_cap)
     rederived: list[bool] = []
     real = LiveSolve.extend
 
@@ -218,7 +216,6 @@ def test_an_edit_re_derivation_cannot_make_exact_is_refused_with_its_reason(body
 
 def test_a_variable_past_the_value_cap_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("graphlint.checks.value_graph.VALUE_CAP", 2)
-    monkeypatch.setattr(rederive_module, "VALUE_CAP", 2)
     sources = {"app/__init__.py": "", "app/m.py": HELPERS + "def f(x):\n    fn = first\n    fn = second\n    fn = second\n"}
     live = LiveSolve(linked(sources), {}, {}, False)
     edited = linked({**sources, "app/m.py": sources["app/m.py"].replace("fn = second\n", "fn = A\n", 1)})
