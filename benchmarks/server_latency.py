@@ -155,7 +155,7 @@ async def measure(root: Path, cache: Path, files: list[Path], edits: int, deboun
                 spent.append(cpu_seconds(pid) - cpu_before)
                 solved = [line for line in editor.logs if line.startswith("value flow")]
                 print(f"  {path.name} edit {edit}: {latencies[-1] * 1000:.0f} ms, server {spent[-1] * 1000:.0f} CPU-ms; "
-                      f"{solved[-1] if solved else ''}", flush=True)
+                      f"{'; '.join(solved)}", flush=True)
                 editor.logs.clear()
         cpu = sum(spent) / len(spent)
         latencies.sort()

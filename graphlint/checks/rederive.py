@@ -23,12 +23,13 @@ island of the value graph that no other node reads.
 - The values the changed assignments assign must be nodes the solve has that make nothing when
   read: a variable, a call's result, a definition (``v``, ``c``, ``r``, ``it``, ``d``, ``self``);
   an attribute or a union would have made nodes and watchers a full solve of the new text lacks.
-- Refused too: a region node that is saturated, keeps typed values only, or would pass
-  ``VALUE_CAP``; a table the solver computed from the files that changes but by the changed
-  variables' names (``tables_again``: the variables bound, read only of parameters).
+- Refused too: a changed variable a class's bases read (``ClassHierarchy.static`` decides
+  lookups by them before the graph runs); a region node that would pass ``VALUE_CAP`` (a kept
+  solve saturated none, and only parameters keep typed values, ``declared_types.py``); a table
+  the solver computed from the files that changes but by the changed variables' names
+  (``tables_again``: the variables bound, which only parameters are read in).
 
-Anything else is refused, with the reason, before the solver is changed (but for the last check,
-``tables_again``, after which the caller drops the solver), and the caller solves in full.
+Anything else is refused, with the reason; the caller then drops the solver and solves in full.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from graphlint.checks.addition import copied, in_a_copy, tables_again
+from graphlint.checks.addition import copied, tables_again
 from graphlint.checks.class_hierarchy import assigned_variables
 from graphlint.checks.facts import FileFacts
 from graphlint.checks.receiver_copies import scoped_bodies
@@ -76,7 +77,7 @@ def rederive(solver: Solver, file: int, new: LinkedModule) -> int | str:
     if names & _read_by_bases(old.facts, new.facts):
         return "a class's bases read a changed variable"
     scoped = scoped_bodies(new)
-    if in_a_copy(solver, file, scoped) or copied(solver, file, sorted({name.rpartition(".")[0] for name in names})):
+    if copied(solver, file, sorted({name.rpartition(".")[0] for name in names})):
         return "a changed assignment is in a function that has copies"
     sources = _sources(solver, file, names, zip(before, old.facts.flow.assigns), zip(after, new.facts.flow.assigns))
     if isinstance(sources, str):
@@ -90,7 +91,7 @@ def rederive(solver: Solver, file: int, new: LinkedModule) -> int | str:
     region = _region(solver, file, new.facts, changed, local)
     if isinstance(region, str):
         return region
-    inflow = {node: sources[local[node]] if local[node] in sources else solver.assign_sources.get((file, local[node]), []) for node in region}
+    inflow = {node: sources[local[node]] if local[node] in sources else solver.assign_sources[file].get(local[node], []) for node in region}
     if any(len(inflow[node]) != counts[local[node]] for node in region):
         return "the assignments of a variable the edit changes are not all noted"
     derived = _least(solver, inflow)
@@ -103,12 +104,12 @@ def rederive(solver: Solver, file: int, new: LinkedModule) -> int | str:
         solver.values[node] = values
     for name in names:
         target = solver.variables[file, name]
-        for node in {n for n in solver.assign_sources.get((file, name), ()) if n is not None} - set(sources[name]):
+        for node in {n for n in solver.assign_sources[file].get(name, ()) if n is not None} - set(sources[name]):
             solver.successors[node].discard(target)
         for node in sources[name]:
             if node is not None and node != target:
                 solver.successors[node].add(target)
-        solver.assign_sources[file, name] = sources[name]
+        solver.assign_sources[file][name] = sources[name]
     solver.files[file] = new
     solver.classes.assigned[file] = assigned_variables(new.facts)
     solver.declared[file] -= {name for name in names if not counts[name] and name not in defs}
@@ -174,7 +175,7 @@ def _sources(
             kept.setdefault(target[1], []).append(key)
     old: dict[str, list[tuple[str, int | None]]] = {}
     for name, keys in kept.items():
-        nodes = solver.assign_sources.get((file, name), [])
+        nodes = solver.assign_sources[file].get(name, [])
         if len(nodes) != len(keys):
             return "the assignments of a changed variable are not all noted"
         old[name] = list(zip(keys, nodes))
@@ -211,8 +212,6 @@ def _region(solver: Solver, file: int, facts: FileFacts, changed: set[int], loca
         node = stack.pop()
         if solver.watchers[node] or node in arguments:
             return "a variable the edit changes is read by a call, an attribute or a test"
-        if node in solver.saturated or node in solver.typed:
-            return "a variable the edit changes is saturated or typed"
         for successor in solver.successors[node]:
             if successor not in local:
                 return "a variable the edit changes flows out of the function's variables"

@@ -110,9 +110,9 @@ class Solver(CallSemantics):
         self.defaulted = set()
         self.outside_arguments = []
         self.constructed = set()
-        # (file, variable) → the node each of its assignments in the file assigns, in the file's
-        # order (None: a value that compiles to nothing): what ``rederive.py`` takes back
-        self.assign_sources: dict[tuple[int, str], list[int | None]] = {}
+        # per file: variable → the node each of its assignments in the file assigns, in the
+        # file's order (None: a value that compiles to nothing): what ``rederive.py`` takes back
+        self.assign_sources: list[dict[str, list[int | None]]] = [{} for _ in files]
         self.graph = CallGraph({}, set(), {}, {})
         self.answer: CallGraph | None = None  # the last finished graph (a kept solver)
 
@@ -207,7 +207,7 @@ class Solver(CallSemantics):
 
     def assign(self, file: int, target: Expr, value: int | None) -> None:
         if target[0] == "v":
-            self.assign_sources.setdefault((file, target[1]), []).append(value)
+            self.assign_sources[file].setdefault(target[1], []).append(value)
         if value is None:
             return
         if target[0] == "v":

@@ -252,3 +252,18 @@ class Net(torch.nn.Module):
     edited = linked({**sources, "app/m.py": sources["app/m.py"].replace("fn = first", "fn = second")})
     answer = live.extend(edited, {}, {}, False)
     assert isinstance(answer, str) and "not re-derived: a changed assignment is in a function that has copies" in answer, answer
+
+
+def test_a_file_the_solver_numbers_otherwise_is_not_re_derived() -> None:
+    """A call inserted above others is numbered after them in the solver (``renumber.py``): the
+    edited facts are not the solver's, and the edit solves in full."""
+    body = "def f(x):\n    fn = first\n    if x:\n        fn = A\n    return torch.relu(x)\n"
+    sources = {"app/__init__.py": "", "app/m.py": HELPERS + body}
+    live = LiveSolve(linked(sources), {}, {}, False)
+    inserted = HELPERS.replace("class A:", "Z = torch.ones(1)\n\n\nclass A:") + body
+    assert not isinstance(live.extend(linked({**sources, "app/m.py": inserted}), {}, {}, False), str)
+    appended = inserted + "W = torch.zeros(1)\n"
+    assert not isinstance(live.extend(linked({**sources, "app/m.py": appended}), {}, {}, False), str)
+    assert live.numbered
+    answer = live.extend(linked({**sources, "app/m.py": appended.replace("fn = first", "fn = second")}), {}, {}, False)
+    assert isinstance(answer, str) and "not re-derived: the solver numbers the file's calls otherwise" in answer, answer
