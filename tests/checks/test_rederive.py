@@ -18,21 +18,12 @@ from graphlint.checks.graph_cache import SolvedGraphs
 from graphlint.checks.incremental_solve import LiveSolve
 from graphlint.checks.valueflow import Solver, solve, solve_kept
 
+from .test_incremental_solve import BASE as INCREMENTAL
 from .test_incremental_solve import canonical, linked, node_values
 
 BASE = {
     "app/__init__.py": "from .helpers import *\nfrom .layers import *\n",
-    "app/helpers.py": """\
-import torch
-
-
-def count(mask):
-    return int(mask.sum().item())
-
-
-def scale(x, factor=2):
-    return x * factor
-
+    "app/helpers.py": INCREMENTAL["app/helpers.py"] + """
 
 def pick(a, b):
     first = a
@@ -85,7 +76,7 @@ def run(x):
 
 # Per file, the names an assignment in its functions may be given (its scope's own and globals)
 CHOICES = {
-    "app/helpers.py": ["a", "b", "first", "second", "kept", "spare", "unused", "chosen", "count", "scale", "torch"],
+    "app/helpers.py": ["a", "b", "first", "second", "kept", "spare", "unused", "chosen", "count", "scale", "to_host", "torch"],
     "app/layers.py": ["x", "h", "r", "s", "t", "w", "last", "before", "self", "scale", "count", "pick", "Block"],
     "app/entry.py": ["x", "model", "result", "spare", "again", "run", "torch"],
 }
