@@ -16,7 +16,9 @@ default) adds ``EDIT_n = n``: no assignment fact changes, so the solved call gra
 the last one's: a change, solved again in full); ``--edit append`` adds the same calls at the
 file's end (each edit one more line), ``--edit insert`` in its middle (every call after them is
 numbered anew), both of which the server may extend the kept solve by (``incremental_solve.py``,
-``renumber.py``). The latency of an edit is
+``renumber.py``); ``--edit change`` changes what flows on a line the file had when opened, one
+more line each edit (``x = y`` to ``x = x``, ``x = f(y)`` to ``x = f(x)``), which the server may
+re-derive in the kept solve (``rederive.py``). The latency of an edit is
 the time from sending ``didChange`` to receiving the diagnostics published for that version;
 it includes ``--debounce``. Also printed: the time to the first diagnostics after ``didOpen``
 (the first one loads the whole project from the cache) and the server's resident memory.
@@ -26,8 +28,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import keyword
 import os
 import platform
+import re
 import statistics
 import sys
 import tempfile
@@ -50,7 +54,45 @@ def spread(files: Sequence[Path], count: int) -> list[Path]:
 
 
 EDITS = {"constant": "EDIT_{0} = {0}\n", "value": "EDIT_{0} = int({0})\n", "append": "EDIT_{0} = int({0})\n",
-         "insert": "EDIT_{0} = int({0})\n"}
+         "insert": "EDIT_{0} = int({0})\n", "change": ""}
+# ``change``: lines in a function that assign a name (``x = y``) or a call of one (``x = f(y, ...)``)
+NAME_VALUE = re.compile(r"^(\s+)(\w+) = (\w+)$")
+CALL_ARGUMENT = re.compile(r"^(\s+)(\w+) = ([\w.]+)\(([A-Za-z_]\w*)([,)].*)$")
+
+
+def changed_line(line: str) -> str | None:
+    """``line`` (an assignment in a function) with what flows changed: the value, or the call's
+    first argument, replaced by the assigned name (``x = y`` → ``x = x``); None: not such a line."""
+    found = NAME_VALUE.match(line)
+    if found and found[2] != found[3] and not keyword.iskeyword(found[3]):
+        return f"{found[1]}{found[2]} = {found[2]}"
+    found = CALL_ARGUMENT.match(line)
+    if found and found[2] != found[4]:
+        return f"{found[1]}{found[2]} = {found[3]}({found[2]}{found[5]}"
+    return None
+
+
+def in_function(lines: list[str], index: int) -> bool:
+    """Whether line ``index`` is in a function's body (not a class body's or the module's)."""
+    indent = len(lines[index]) - len(lines[index].lstrip())
+    for line in reversed(lines[:index]):
+        stripped = line.lstrip()
+        if stripped and not stripped.startswith("#") and len(line) - len(stripped) < indent:
+            if stripped.startswith(("def ", "async def ", "class ")):
+                return not stripped.startswith("class ")
+            indent = len(line) - len(stripped)
+    return False
+
+
+def changed(text: str, edit: int, edits: int) -> str:
+    """The text with ``edit`` of ``edits`` lines it had changed (``changed_line``), spread over
+    the file: each edit changes one more line that was in the file when it was opened."""
+    lines = text.split("\n")
+    candidates = [i for i, line in enumerate(lines) if changed_line(line) is not None and in_function(lines, i)]
+    step = max(len(candidates) // max(edits, 1), 1)
+    for index in candidates[::step][:edit]:
+        lines[index] = changed_line(lines[index]) or lines[index]
+    return "\n".join(lines)
 
 
 def edited(text: str, edit: int, kind: str = "constant") -> str:
@@ -103,15 +145,17 @@ async def measure(root: Path, cache: Path, files: list[Path], edits: int, deboun
         spent: list[float] = []  # the server's CPU seconds per edit
         for path in files:
             text = path.read_text(encoding="utf-8")
+            if kind == "change" and changed(text, edits, edits) == changed(text, edits - 1, edits):
+                print(f"  {path.name}: fewer than {edits} lines to change: its last edits change nothing new")
             for edit in range(1, edits + 1):
                 started, cpu_before = time.perf_counter(), cpu_seconds(pid)
-                version = editor.change(path, edited(text, edit, kind))
+                version = editor.change(path, changed(text, edit, edits) if kind == "change" else edited(text, edit, kind))
                 await editor.diagnostics(path, version=version, timeout=120)
                 latencies.append(time.perf_counter() - started)
                 spent.append(cpu_seconds(pid) - cpu_before)
                 solved = [line for line in editor.logs if line.startswith("value flow")]
                 print(f"  {path.name} edit {edit}: {latencies[-1] * 1000:.0f} ms, server {spent[-1] * 1000:.0f} CPU-ms; "
-                      f"{solved[-1] if solved else ''}", flush=True)
+                      f"{'; '.join(solved)}", flush=True)
                 editor.logs.clear()
         cpu = sum(spent) / len(spent)
         latencies.sort()
@@ -134,7 +178,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="the server's debounce in seconds, one run each (default: 0.05, its own default, and 0)")
     parser.add_argument("--edit", choices=sorted(EDITS), default="constant",
                         help="what each edit adds: a constant (no assignment fact changes), a call in the middle, "
-                             "calls appended at the end or inserted in the middle (default constant)")
+                             "calls appended at the end or inserted in the middle; or changes: one more existing "
+                             "assignment's value or call argument per edit (default constant)")
     parser.add_argument("--warm-runs", type=int, default=0, help="warm `graphlint check` runs after the fill (default 0)")
     parser.add_argument("-j", "--jobs", type=int, default=2, help="processes for the cold fill of the cache (default 2)")
     parser.add_argument("--cache-dir", type=Path, help="reuse this facts cache (filled if needed) instead of a fresh one")

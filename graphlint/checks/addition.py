@@ -76,21 +76,26 @@ def in_a_copy(solver: Solver, file: int, scoped: dict[str, Scoped]) -> bool:
     copy holds the functions nested in it): a full solve binds it in every copy too, the
     continuation only in the function's own body."""
     before = solver.scoped(file)
-    changed = [scope for scope, found in scoped.items() if found != before.get(scope)]
-    if not changed:
+    return copied(solver, file, [scope for scope, found in scoped.items() if found != before.get(scope)])
+
+
+def copied(solver: Solver, file: int, scopes: list[str]) -> bool:
+    """Whether one of ``scopes`` (qualnames of ``file``) is a method with copies or in one."""
+    if not scopes:
         return False
-    copied = {copy.qualname for (owner, _), copy in solver.copies.items() if owner == file}
-    return any(scope in copied or any(scope.startswith(f"{name}.") for name in copied) for scope in changed)
+    methods = {copy.qualname for (owner, _), copy in solver.copies.items() if owner == file}
+    return any(scope in methods or any(scope.startswith(f"{name}.") for name in methods) for scope in scopes)
 
 
 def solver_text(facts: FileFacts) -> str:
     return json.dumps(list(facts.flow.solver_parts().values()))
 
 
-def tables_again(solver: Solver, file: int, fresh: Callable[[Any], bool]) -> str | None:
+def tables_again(solver: Solver, file: int, fresh: Callable[[Any], bool], either_way: bool = False) -> str | None:
     """Every table the solver computed from the files, computed again from the new facts: a
     table per file (``file_tables.per_file``) in the edited file's row alone, another whole.
-    Only the edited file's row may differ, and only by fresh elements."""
+    Only the edited file's row may differ, and only by fresh elements added (``either_way``:
+    or removed)."""
     tables = {
         name: value for klass in reversed(type(solver).__mro__) for name, value in vars(klass).items()
         if isinstance(value, cached_property) and name in solver.__dict__
@@ -106,6 +111,6 @@ def tables_again(solver: Solver, file: int, fresh: Callable[[Any], bool]) -> str
             new = getattr(solver, name)
         if old == new:
             continue
-        if not (isinstance(old, set) and isinstance(new, set) and old <= new and all(fresh(item) for item in new - old)):
+        if not (isinstance(old, set) and isinstance(new, set) and (either_way or old <= new) and all(map(fresh, old ^ new))):
             return f"the solver's table {name} changed"
     return None

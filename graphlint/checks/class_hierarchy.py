@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from functools import cached_property
 
-from graphlint.checks.facts import Expr
+from graphlint.checks.facts import Expr, FileFacts
 from graphlint.checks.value_graph import MAX_DEPTH, LinkedModule, Obj
 
 
@@ -25,18 +25,22 @@ def absolute_name(name: str, module: str, is_package: bool) -> str:
     return ".".join([*package, rest] if rest else package)
 
 
+def assigned_variables(facts: FileFacts) -> dict[str, list[Expr]]:
+    """A file's variables with the values assigned to them."""
+    assigned: dict[str, list[Expr]] = {}
+    for target, value in facts.flow.assigns:
+        if target[0] == "v":
+            assigned.setdefault(target[1], []).append(value)
+    return assigned
+
+
 class ClassHierarchy:
     def __init__(self, files: list[LinkedModule], by_module: dict[str, list[int]], packages: set[str]) -> None:
         self.files = files
         self.by_module = by_module
         self.packages = packages
-        self.assigned: list[dict[str, list[Expr]]] = []  # per file: variable → the values assigned to it
-        for linked in files:
-            by_var: dict[str, list[Expr]] = {}
-            for target, value in linked.facts.flow.assigns:
-                if target[0] == "v":
-                    by_var.setdefault(target[1], []).append(value)
-            self.assigned.append(by_var)
+        # per file: variable → the values assigned to it
+        self.assigned: list[dict[str, list[Expr]]] = [assigned_variables(linked.facts) for linked in files]
         self._mro: dict[Obj, list[Obj]] = {}
 
     @classmethod

@@ -104,6 +104,7 @@ class SolvedGraphs:
             answer = self._live.extend(files, dispatch, not_dispatched, preview)
             if not isinstance(answer, str):
                 back = "; the last extension taken back first" if self._live.retracted else ""
+                back += "; changed assignments re-derived" if self._live.rederived else ""
                 log.info("value flow extended in place (%.2f CPU-s%s)", time.process_time() - started, back)
                 return answer
             log.info("value flow solved in full: %s", answer)

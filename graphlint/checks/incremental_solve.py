@@ -45,13 +45,16 @@ again from the whole solver; where an edge went elsewhere than a new site, it is
   a node that holds ``OUTSIDE_ANY`` (the names it held before the collapse, dropped then), else 0. That bound, kept up to date here,
   must stay within ``WORK_BUDGET``, so that the full solve would not have stopped either.
 
-Removing or changing facts is handled only where they are what the last extension added: its
+Removing or changing facts is handled where they are what the last extension added: its
 journal (``retraction.py``) takes it back exactly, and the edit is tried again as an addition to
-the solve before it. Any other removal or change (delete and re-derive) solves in full.
+the solve before it; and where they are assignments to a function's variables that nothing but
+such variables reads: their values are derived again in place (``rederive.py``). Any other
+removal or change solves in full.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import json
 import logging
@@ -62,18 +65,20 @@ from typing import Any
 from graphlint.checks import apis
 from graphlint.checks.addition import edited_file, in_a_copy, not_appended, solver_text, tables_again
 from graphlint.checks.answer_patch import Recorder, added_entries, patched
+from graphlint.checks.class_hierarchy import assigned_variables
 from graphlint.checks.receiver_copies import scoped_bodies
+from graphlint.checks.rederive import rederive
 from graphlint.checks.renumber import answer_in, in_numbering, inserted
 from graphlint.checks.retraction import Journal, retract
 from graphlint.checks.value_graph import (
     OUTSIDE_ANY,
-    OUTSIDE_CAP,
     WORK_BUDGET,
     CallGraph,
     LinkedModule,
     Obj,
     ValueGraph,
     collapsible,
+    delivered,
 )
 from graphlint.checks.valueflow import Solver, solve_kept
 
@@ -117,6 +122,7 @@ class LiveSolve:
         self._journal: Journal | None = None
         self._taking: Journal | None = None
         self.retracted = False  # whether the last ``extend`` took the last extension back and extended
+        self.rederived = False  # whether it re-derived changed assignments (``rederive.py``)
         # A solve that hit its bounds is never extended: not kept (on transformers' models/,
         # keeping its millions of objects alive doubled the CPU of the next edits).
         self.solver: Solver | None = solver
@@ -148,7 +154,7 @@ class LiveSolve:
         extending the kept solve. After a refusal the kept solver is of no more use (it may be
         half extended): the caller solves in full."""
         solver = self.solver
-        self.retracted = False
+        self.retracted = self.rederived = False
         if solver is None:
             return "the last solve hit its bounds" if _bounded(self.graph) else "no kept solve"
         if (dispatch, not_dispatched, preview) != self.settings:
@@ -163,6 +169,7 @@ class LiveSolve:
         new = files[edit]
         answer = self._added(solver, edit, own[edit], new)
         journal = self._journal
+        taken_back = True  # the solver is the kept solve, or the one before its last extension
         if isinstance(answer, str) and self._taking is None and journal is not None and journal.file == edit:
             # not an addition to the kept solve, and nothing of it changed: maybe one to the
             # solve before its last extension (the edit changed or removed what that added)
@@ -177,9 +184,12 @@ class LiveSolve:
                     self.numbered[edit] = journal.numbered
                 answer = self._added(solver, edit, journal.own, new)
             else:
-                answer = why
+                answer, taken_back = why, False
+        if isinstance(answer, str) and self._taking is None and taken_back:
+            # neither, and the solver as it was: assignments the full solve saw changed or removed
+            answer = self._rederived(solver, edit, new, answer)
         if isinstance(answer, str):
-            self.retracted = False
+            self.retracted = self.rederived = False
             self.release()
             return answer
         return self._own_numbers(answer)
@@ -202,6 +212,19 @@ class LiveSolve:
         else:
             self.numbered[edit] = (new, numbering)
         return answer
+
+    def _rederived(self, solver: Solver, edit: int, new: LinkedModule, refused: str) -> CallGraph | str:
+        """The graph with the edited file's changed assignments re-derived (``rederive.py``), or
+        why not (both refusals)."""
+        work = "the solver numbers the file's calls otherwise" if edit in self.numbered else rederive(solver, edit, new)
+        if isinstance(work, str):
+            return f"{refused}; not re-derived: {work}"
+        self._journal, self.rederived, self.work = None, True, self.work + work  # (the journal would restore the file only)
+        if self.work > WORK_BUDGET:
+            return "a full solve might reach the work budget"
+        # nothing outside the nodes re-derived reads them: the answer is the last one
+        self.graph = dataclasses.replace(self.graph, collapsed=solver.collapsed)
+        return self.graph
 
     def _in_solver_numbering(
         self, solver: Solver, file: int, before: LinkedModule, new: LinkedModule
@@ -264,10 +287,7 @@ class LiveSolve:
         # the new facts in place, and every table the solver computed from the files again
         journal = self._taking = Journal(solver, file, len(old.facts.flow.calls), self.graph, self.work, own, self.numbered.get(file))
         solver.files[file] = new
-        solver.classes.assigned[file] = {}
-        for target, value in new.facts.flow.assigns:
-            if target[0] == "v":
-                solver.classes.assigned[file].setdefault(target[1], []).append(value)
+        solver.classes.assigned[file] = assigned_variables(new.facts)
         solver.declared[file] |= names
         solver.scoped_by_file[file] = scoped
         why = tables_again(solver, file, fresh)
@@ -298,7 +318,7 @@ class LiveSolve:
         grown = [name for name in _NOT_GROWING if _mass(getattr(solver, name)) != sizes[name]]
         if grown or _mass(solver.graph.implicit_calls) != implicit:
             return f"an added fact changes what the fixed point decides ({', '.join(grown) or 'implicit calls'})"
-        work = self.work + sum(_delivered(solver.values[n]) for n in watched if n < existing) + _work_bound(solver, existing)
+        work = self.work + sum(delivered(solver.values[n]) for n in watched if n < existing) + _work_bound(solver, existing)
         if work > WORK_BUDGET:
             return "a full solve might reach the work budget"
         self.work = work
@@ -373,12 +393,7 @@ def _bounded(solved: Solver | CallGraph) -> bool:
 def _work_bound(solver: Solver, start: int) -> int:
     """The most steps a full solve spends on the nodes from ``start`` on (module docstring)."""
     values, watchers = solver.values, solver.watchers
-    return sum(_delivered(values[n]) * (1 + len(watchers[n])) for n in range(start, len(values)))
-
-
-def _delivered(values: set[Obj]) -> int:
-    """The most values a node took: those it holds and, if it collapsed, the names it dropped."""
-    return len(values) + (OUTSIDE_CAP if OUTSIDE_ANY in values else 0)
+    return sum(delivered(values[n]) * (1 + len(watchers[n])) for n in range(start, len(values)))
 
 
 def _mass(table: Any) -> int:

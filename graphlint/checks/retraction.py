@@ -37,8 +37,8 @@ _SETS = ("called", "outside_any_sites", "routed_bound", "typed", "late", "constr
 _LISTS = ("outside_arguments", "decorations_made", "forward_queue", "pending")
 _RESTORED = ("steps", "collapsed", "stopped", "forwarding", "answer")
 _NODES = ("values", "successors", "watchers")
-_FIXED = ("files", "classes", "declared", "scoped_by_file", "by_module", "packages", "dispatch", "not_dispatched",
-          "preview", "graph")  # taken back one by one in ``retract``
+_FIXED = ("files", "classes", "declared", "scoped_by_file", "assign_sources", "by_module", "packages", "dispatch",
+          "not_dispatched", "preview", "graph")  # taken back one by one in ``retract``
 
 
 class Journal:
@@ -62,6 +62,7 @@ class Journal:
         self.facts = solver.files[file]
         self.assigned = solver.classes.assigned[file]
         self.declared = set(solver.declared[file])
+        self.sources = {name: list(nodes) for name, nodes in solver.assign_sources[file].items()}
         self.scoped = solver.scoped_by_file.get(file)
         # the tables computed from the files: a per-file table's row of ``file``, a whole table
         self.tables = {
@@ -147,6 +148,7 @@ def retract(solver: Solver, journal: Journal) -> str | None:
     solver.files[file] = journal.facts
     solver.classes.assigned[file] = journal.assigned
     solver.declared[file] = journal.declared
+    solver.assign_sources[file] = journal.sources
     if journal.scoped is None:
         solver.scoped_by_file.pop(file, None)
     else:

@@ -134,6 +134,11 @@ class CallGraph:
         return None
 
 
+def delivered(values: set[Obj]) -> int:
+    """The most values a node took: those it holds and, if it collapsed, the names it dropped."""
+    return len(values) + (OUTSIDE_CAP if OUTSIDE_ANY in values else 0)
+
+
 def instance_of(obj: Obj) -> Obj:
     """A class stands for its instances; anything else for itself."""
     return ("I", obj[1], obj[2]) if obj[0] == "C" else obj

@@ -110,6 +110,9 @@ class Solver(CallSemantics):
         self.defaulted = set()
         self.outside_arguments = []
         self.constructed = set()
+        # per file: variable → the node each of its assignments in the file assigns, in the
+        # file's order (None: a value that compiles to nothing): what ``rederive.py`` takes back
+        self.assign_sources: list[dict[str, list[int | None]]] = [{} for _ in files]
         self.graph = CallGraph({}, set(), {}, {})
         self.answer: CallGraph | None = None  # the last finished graph (a kept solver)
 
@@ -203,6 +206,8 @@ class Solver(CallSemantics):
         return dataclasses.replace(graph, implicit_calls=implicit)
 
     def assign(self, file: int, target: Expr, value: int | None) -> None:
+        if target[0] == "v":
+            self.assign_sources[file].setdefault(target[1], []).append(value)
         if value is None:
             return
         if target[0] == "v":

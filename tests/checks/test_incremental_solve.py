@@ -422,7 +422,8 @@ def test_an_added_fact_in_a_method_with_copies_solves_in_full(added: str) -> Non
     live = LiveSolve(linked(sources), {}, {}, False)
     assert live.solver is not None and any(copy.qualname == "Head.forward" for copy in live.solver.copies.values())
     sources["app/head.py"] += added
-    assert live.extend(linked(sources), {}, {}, False) == "an added fact is in a function that has copies"
+    answer = live.extend(linked(sources), {}, {}, False)
+    assert isinstance(answer, str) and answer.startswith("an added fact is in a function that has copies"), answer
 
 
 @pytest.mark.parametrize(

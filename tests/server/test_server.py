@@ -337,7 +337,7 @@ def test_an_added_call_into_a_compiled_region_extends_the_solved_graph(project, 
             logged = len(ed.logs)
             ed.change(model, inserted)  # the compiled call removed: not an addition
             await ed.diagnostics(helpers, lambda p: TO_HOST_LINE not in lines(p.diagnostics))
-            assert [m for m in ed.logs[logged:] if m.startswith("value flow")][0] == (
+            assert [m for m in ed.logs[logged:] if m.startswith("value flow")][0].startswith(
                 "value flow solved in full: not an addition: calls or assignments changed or renumbered"), ed.logs
 
     run(session())
