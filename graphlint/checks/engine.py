@@ -59,6 +59,7 @@ class CheckResult:
     presets: list[str] = field(default_factory=list)  # the framework presets the run used
     coverage: Coverage | None = None
     platform: str = DEFAULT_PLATFORM  # the device the knowledge was read for (``[tool.graphlint] platform``)
+    held_presets: list[str] = field(default_factory=list)  # opt-in presets of imported frameworks, not configured
 
 
 @dataclass
@@ -73,6 +74,7 @@ class LinkedProject:
     selection: Selection
     catalog: Catalog
     presets: list[str] = field(default_factory=list)  # the framework presets the run used
+    held_presets: list[str] = field(default_factory=list)  # opt-in, not configured: only what narrows
 
 
 def run_check(options: CheckOptions) -> CheckResult:
@@ -84,7 +86,9 @@ def run_check(options: CheckOptions) -> CheckResult:
     )
     coverage = summarize(linked.project, linked.regions)
     elapsed = time.perf_counter() - started
-    return CheckResult(findings, linked.targets, elapsed, internal, linked.presets, coverage, linked.config.platform)
+    return CheckResult(
+        findings, linked.targets, elapsed, internal, linked.presets, coverage, linked.config.platform, linked.held_presets
+    )
 
 
 def link_paths(options: CheckOptions) -> LinkedProject:
@@ -94,7 +98,7 @@ def link_paths(options: CheckOptions) -> LinkedProject:
     config = load_config(root)
     targets = discover(paths, root, config.exclude)
     presets, held = framework_presets(config, targets)
-    known = knowledge(config, presets)
+    known = knowledge(config, presets, held.values())
     extract_options = extract_options_of(known)
     cache = FactsCache(cache_dir(options.cache_dir, root), extract_options) if options.use_cache else None
     catalog = Catalog(cache)
@@ -124,7 +128,8 @@ def link_paths(options: CheckOptions) -> LinkedProject:
     project, regions = link(
         targets, facts, known, names, libraries, graphs=SolvedGraphs(cache), preview=config.preview, held=held
     )
-    return LinkedProject(root, config, len(targets), project, regions, selection, catalog, presets)
+    held_presets = sorted(set(held.values()))
+    return LinkedProject(root, config, len(targets), project, regions, selection, catalog, presets, held_presets)
 
 
 def module_names(

@@ -130,7 +130,7 @@ class CheckSession:
         if self._files is None:
             self._files = [p.resolve() for p in discover([self.root], self.root, config.exclude)]
             presets, self._held = framework_presets(config, self._files)
-            known = knowledge(config, presets)
+            known = knowledge(config, presets, self._held.values())
             if known != self._known:  # other entry points: other facts
                 self._on_disk.clear()
                 self._unsaved.clear()
@@ -156,7 +156,9 @@ class CheckSession:
             named, facts, self.root, self._known, selection, self._catalog, names, display=self._display, graphs=self._graphs,
             preview=config.preview, held=self._held,
         )
-        return CheckResult(findings, len(named), time.perf_counter() - started, internal, list(self._presets))
+        held = sorted(set(self._held.values()))
+        elapsed = time.perf_counter() - started
+        return CheckResult(findings, len(named), elapsed, internal, list(self._presets), None, config.platform, held)
 
     def _facts(self, files: list[Path], unsaved: Mapping[Path, str], known: Knowledge) -> dict[Path, FileFacts]:
         facts: dict[Path, FileFacts] = {}

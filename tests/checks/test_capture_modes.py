@@ -147,8 +147,9 @@ def test_a_capture_runs_only_its_modes_and_never_reads_logprobs_nor_context_para
     found = _findings(tmp_path, '[tool.graphlint]\npresets = ["sglang"]\n')
     assert found == _lines("captured") | _lines("compiled")
     assert _lines("captured") and _lines("not captured")
-    # without that knowledge (the preset's capture-exports alone) every branch is captured
-    plain = _findings(tmp_path, '[tool.graphlint]\ncapture-exports = {"sglang.srt.models.*" = ["EntryClass"]}\n')
+    # without that knowledge (the preset's capture-exports alone, and no preset: a held one would
+    # still decide branches) every branch is captured
+    plain = _findings(tmp_path, '[tool.graphlint]\npresets = []\ncapture-exports = {"sglang.srt.models.*" = ["EntryClass"]}\n')
     assert plain == _lines("captured") | _lines("not captured") | _lines("compiled")
 
 
@@ -304,6 +305,7 @@ METHOD_FILES = {
 
 CAPTURE_RESULTS = """
     [tool.graphlint]
+    presets = []
     capture-exports = {"sglang.srt.models.*" = ["EntryClass"]}
 
     [tool.graphlint.capture-call-results]

@@ -27,7 +27,7 @@ def outputs(cache_dir: Path) -> dict[str, str]:
 def test_json_is_the_design_schema(outputs: dict[str, str]) -> None:
     data = json.loads(outputs["json"])
     assert set(data) == {"version", "findings", "summary"} and data["version"] == 1
-    assert set(data["summary"]) == {"files", "findings", "by_code", "seconds", "presets", "platform"}
+    assert set(data["summary"]) == {"files", "findings", "by_code", "seconds", "presets", "platform", "held_presets"}
     assert data["summary"]["presets"] == []  # the sample imports no framework
     assert data["summary"]["platform"] == "npu"  # graphlint's default device
     assert data["summary"]["files"] == 5

@@ -190,3 +190,46 @@ def test_an_unknown_platform_or_key_is_a_usage_error(tmp_path: Path, config: str
         status, _ = run_cli("check", "--no-cache", ".")
     assert status == 2
     assert message in err.getvalue() and str(root / "pyproject.toml") in err.getvalue()
+
+
+HELD_FILES = {
+    "python/sglang/__init__.py": "",
+    "python/sglang/srt/distributed/device_communicators/pynccl_allocator.py": """
+        def debug_check_symmetric_mempool(tensor):
+            if tensor.sum().item() > 0:
+                raise RuntimeError("not in the symmetric pool")
+    """,
+    "python/sglang/srt/layers/norm.py": """
+        import torch
+        from sglang.srt.distributed.device_communicators.pynccl_allocator import debug_check_symmetric_mempool
+
+
+        @torch.compile
+        def all_reduce_norm(hidden):
+            debug_check_symmetric_mempool(hidden)
+            return hidden / hidden.norm()
+    """,
+}
+
+
+@pytest.mark.parametrize(("platform", "found"), [(None, set()), ("cuda", {("pynccl_allocator.py", "GL105", 2)})])
+def test_a_held_preset_still_says_where_code_never_runs(tmp_path: Path, platform: str | None, found: set) -> None:
+    """No configuration: the sglang preset is held (opt-in), so its captures are not walked, but
+    what it knows of where code never runs still narrows the compiled regions: on the NPU its
+    ``[platforms.npu]`` says pynccl's symmetric-memory check never runs (no pynccl communicator),
+    so a compiled helper reaching it is no finding there; on CUDA it is."""
+    pyproject = f'[tool.graphlint]\nplatform = "{platform}"\n' if platform else ""
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "pyproject.toml").write_text(pyproject)
+    for name, text in HELD_FILES.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"))
+    with chdir(root):
+        _, report = check_json(".", "--no-cache")
+        _, text = run_cli("check", ".", "--no-cache")
+    assert (report["summary"]["presets"], report["summary"]["held_presets"]) == ([], ["sglang"])
+    sites = {(f["path"].rsplit("/", 1)[-1], f["code"], f["line"]) for f in report["findings"]}
+    assert found <= sites if found else sites == set()
+    assert "held (opt-in) presets: sglang:" in text

@@ -391,8 +391,11 @@ def test_sglang_branches_a_capture_never_takes_are_not_captured(tmp_path: Path) 
         ("python/sglang/srt/models/qwen2_vl.py", 19, "capture"),
         ("python/sglang/srt/models/qwen2_vl.py", 35, "compiled"),
     ]
-    # without the preset's knowledge every branch is captured
-    _, plain = _project(tmp_path, files, pyproject='[tool.graphlint]\ncapture-exports = {"sglang.srt.models.*" = ["EntryClass"]}\n')
+    # without the preset's knowledge (none: a held preset would still decide branches) every
+    # branch is captured
+    _, plain = _project(
+        tmp_path, files, pyproject='[tool.graphlint]\npresets = []\ncapture-exports = {"sglang.srt.models.*" = ["EntryClass"]}\n'
+    )
     assert {(f["path"], f["line"]) for f in plain["findings"]} == {
         ("python/sglang/srt/managers/mm_utils.py", 3),
         *(("python/sglang/srt/models/qwen2_vl.py", line) for line in (13, 15, 17, 19, 25, 35)),

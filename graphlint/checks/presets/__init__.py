@@ -3,7 +3,8 @@
 One TOML file per framework in this directory (``vllm.toml``): the knowledge keys of
 ``[tool.graphlint]`` (``config.Knowledge``), plus ``summary``, ``detect`` (the top-level
 modules whose import turns the preset on) and ``auto`` (false: only ``presets = [...]`` turns it
-on, for a preset whose findings are not yet precise enough to show unasked). Knowledge in a
+on, for a preset whose findings are not yet precise enough to show unasked: while it is held, only
+what it knows of where code never runs applies, ``knowledge``). Knowledge in a
 ``[platforms.<name>]`` table holds only where ``<name>`` is the platform checked
 (``[tool.graphlint] platform``, the NPU by default). This module is the one piece of code that
 reads them.
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 
@@ -91,15 +92,36 @@ def _detected(wanted: dict[str, str], files: Iterable[Path]) -> dict[str, str]:
 _IMPORT = rb"^[ \t]*(?:from|import)[ \t]+(%s)\b"
 
 
-def knowledge(config: Config, presets: Iterable[str]) -> Knowledge:
+# The knowledge keys that start regions or add callees. Every other key only narrows what a
+# region takes (functions none enters, calls not followed, branches decided, nesting that is
+# safe): a held preset contributes those.
+_WIDENING_KEYS = (
+    "compile_entrypoints",
+    "capture_entrypoints",
+    "compile_roots",
+    "capture_roots",
+    "compile_exports",
+    "capture_exports",
+    "dispatch",
+)
+
+
+def knowledge(config: Config, presets: Iterable[str], held: Iterable[str] = ()) -> Knowledge:
     """The project's own knowledge and its presets', merged, each with what it says of the
-    platform checked (``config.platform``). What the facts and the solved graphs are cached under
-    is derived from this, so another platform never reads the cache of one."""
+    platform checked (``config.platform``). A held preset (opt-in, not configured) adds what it
+    knows of where code never runs, never what starts a region or what a call runs: its
+    framework's captures stay unwalked, but its compiled code is not checked on paths its
+    platform never takes. What the facts and the solved graphs are cached under is derived from
+    this, so another platform never reads the cache of one."""
     empty = Knowledge()
     merged = config.knowledge.merged(config.platforms.get(config.platform, empty))
     for name in presets:
         preset = all_presets()[name]
         merged = merged.merged(preset.knowledge).merged(preset.platforms.get(config.platform, empty))
+    for name in dict.fromkeys(held):
+        preset = all_presets()[name]
+        narrowing = preset.knowledge.merged(preset.platforms.get(config.platform, empty))
+        merged = merged.merged(replace(narrowing, **{key: type(getattr(narrowing, key))() for key in _WIDENING_KEYS}))
     return merged
 
 

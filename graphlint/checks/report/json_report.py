@@ -22,6 +22,7 @@ def to_json(result: CheckResult) -> dict[str, Any]:
             "seconds": round(result.seconds, 3),
             "presets": result.presets,
             "platform": result.platform,
+            "held_presets": result.held_presets,
         },
     }
     if result.coverage is not None and result.coverage.notice is not None:

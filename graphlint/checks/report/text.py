@@ -40,6 +40,11 @@ def write(result: CheckResult, out: TextIO, color: str = "auto", lang: str = "en
             f"presets: {', '.join(result.presets)} (framework knowledge, read for the {result.platform} platform;"
             " [tool.graphlint] presets = [...] and platform = ... to choose)"
         )
+    if result.held_presets:
+        console.print(
+            f"held (opt-in) presets: {', '.join(result.held_presets)}: only what they know of where code never runs on"
+            f" the {result.platform} platform applies, their captures are not walked (presets = [...] to choose)"
+        )
     if result.coverage is not None:
         console.print(escape(coverage_line(result.coverage)))
 
