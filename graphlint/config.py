@@ -107,7 +107,11 @@ class Knowledge:
     ``capture-false-calls``) → the values (dotted names, as the file's imports spell them) they
     may return in a capture (the methods sglang's DeepSeek attention handlers pick there:
     ``AttnForwardMethod.MLA_NPU``, never ``MHA_NPU``): a test ``x == E.M`` of the call, or of a
-    name bound to it, is false where ``E.M`` is another member of the class of those values."""
+    name bound to it, is false where ``E.M`` is another member of the class of those values.
+    ``empty-of-empty-calls``: calls (dotted globs, any arguments) whose result is empty where
+    their first argument is an empty list (sglang's ``flatten_nested_list``): a list built from
+    what is empty in every capture (a list display or comprehension, ``list(...)``,
+    ``sorted(...)``) stays empty through them."""
 
     compile_entrypoints: tuple[str, ...] = ()
     capture_entrypoints: tuple[str, ...] = ()
@@ -131,6 +135,7 @@ class Knowledge:
     capture_modes: tuple[str, ...] = ()
     capture_mode_calls: dict[str, tuple[str, ...]] = field(default_factory=dict)
     capture_call_results: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    empty_of_empty_calls: tuple[str, ...] = ()
 
     def merged(self, other: "Knowledge") -> "Knowledge":
         values: dict[str, Any] = {}
@@ -163,6 +168,7 @@ KNOWLEDGE_LIST_KEYS = (
     "capture-false-attributes",
     "capture-none-attributes",
     "capture-modes",
+    "empty-of-empty-calls",
 )
 KNOWLEDGE_TABLE_KEYS = (
     "compile-exports", "capture-exports", "dispatch", "not-dispatched", "capture-mode-calls", "capture-call-results"

@@ -119,7 +119,7 @@ def true_modes(
         return _call_modes(test, qualify, options, modes)
     if isinstance(test, cst.Attribute):
         name = qualify(test)
-        if name is not None and _matches(name, options.capture_false_attributes + options.capture_none_attributes):
+        if name is not None and matches(name, options.capture_false_attributes + options.capture_none_attributes):
             return frozenset()
         return None
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
@@ -145,7 +145,7 @@ def call_results(
     name = qualify(expr.func)
     if name is None:
         return None
-    found = [listed for glob, listed in options.capture_call_results if _matches(name, (glob,), expr.args)]
+    found = [listed for glob, listed in options.capture_call_results if matches(name, (glob,), expr.args)]
     return frozenset().union(*found) if found else None
 
 
@@ -195,7 +195,7 @@ def none_modes(
         return local(expr.value, modes, noneness) if local is not None else None
     if isinstance(expr, cst.Attribute):
         name = qualify(expr)
-        return modes if name is not None and _matches(name, options.capture_none_attributes) else None
+        return modes if name is not None and matches(name, options.capture_none_attributes) else None
     return None
 
 
@@ -227,9 +227,9 @@ def _call_modes(
     name = qualify(call.func)
     if name is None:
         return None
-    if _matches(name, options.capture_false_calls, call.args):
+    if matches(name, options.capture_false_calls, call.args):
         return frozenset()
-    if _matches(name, options.capture_true_calls + apis.CAPTURE_TRUE_CALLS, call.args):
+    if matches(name, options.capture_true_calls + apis.CAPTURE_TRUE_CALLS, call.args):
         return modes
     if options.capture_modes and not call.args:
         for pattern, listed in _mode_patterns(options.capture_mode_calls):
@@ -238,7 +238,7 @@ def _call_modes(
     return None
 
 
-def _matches(name: str, globs: tuple[str, ...], args: tuple[cst.Arg, ...] | None = None) -> bool:
+def matches(name: str, globs: tuple[str, ...], args: tuple[cst.Arg, ...] | None = None) -> bool:
     """Whether ``name`` is one of ``globs``; for a call with ``args``, an entry must end in
     ``(...)`` to take it."""
     return any(pattern.match(name) for any_args, pattern in _patterns(globs) if any_args or not args)

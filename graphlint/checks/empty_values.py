@@ -25,7 +25,8 @@ from typing import Any
 
 import libcst as cst
 
-from graphlint.checks.capture_values import Modes
+from graphlint.checks.capture_values import Modes, matches
+from graphlint.checks.facts import ExtractOptions
 from graphlint.checks.syntax import children
 
 # Builtins whose result is empty when what they iterate is (``zip``: any of its arguments).
@@ -42,6 +43,8 @@ def _read_parts(expr: cst.BaseExpression, builtin: Callable[[cst.BaseExpression]
         parts += _read_parts(expr.left, builtin) + _read_parts(expr.right, builtin)
     elif isinstance(expr, cst.Comparison) and all(isinstance(c.operator, (cst.Is, cst.IsNot)) for c in expr.comparisons):
         parts.append(expr.left)
+    elif _zero_comparison(expr) is not None:  # ``len(x) != 0``
+        parts += _read_parts(expr.left, builtin)  # type: ignore[attr-defined]
     elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and builtin(expr.func) in _READING_BUILTINS:
         for arg in expr.args:
             if arg.keyword is None and not arg.star:
@@ -54,6 +57,8 @@ class EmptyValues:
     and ``_true_modes``)."""
 
     capture_modes: Modes
+    options: ExtractOptions
+    uncaptured: bool
     function_scope: Any
     tree: ast.Module
     qualify: Callable[[cst.BaseExpression], str | None]
@@ -100,14 +105,15 @@ class EmptyValues:
             return self._empty_name(expr.value, modes, at)
         if isinstance(expr, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
             return self._empty_modes(expr.for_in.iter, modes, at)  # its first ``for`` iterates nothing
-        if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in _EMPTY_OF_EMPTY):
-            return frozenset()
-        builtin = self._builtin(expr.func)
-        if builtin is None:
-            return frozenset()
-        if any(arg.star for arg in expr.args):
+        if not isinstance(expr, cst.Call) or any(arg.star for arg in expr.args):
             return frozenset()
         positional = [arg.value for arg in expr.args if arg.keyword is None]
+        if self._empty_of_empty_call(expr.func):
+            is_list = bool(positional) and self._is_list(positional[0])
+            return self._empty_modes(positional[0], modes, at) if is_list else frozenset()
+        builtin = self._builtin(expr.func)
+        if builtin not in _EMPTY_OF_EMPTY:
+            return frozenset()
         if not positional:
             return modes if builtin in ("list", "tuple", "zip") and not expr.args else frozenset()
         if builtin == "zip":
@@ -117,18 +123,35 @@ class EmptyValues:
             return empty
         return self._empty_modes(positional[0], modes, at)
 
+    def _empty_of_empty_call(self, func: cst.BaseExpression) -> bool:
+        """A call of one of ``empty-of-empty-calls``: empty where its first argument is an empty
+        list (``flatten_nested_list(())`` is ``[()]``: the argument's kind is part of it)."""
+        name = self.qualify(func)
+        return name is not None and matches(name, self.options.empty_of_empty_calls, ())
+
+    def _is_list(self, expr: cst.BaseExpression) -> bool:
+        """A list display or comprehension, or ``list(...)`` / ``sorted(...)``."""
+        if isinstance(expr, (cst.List, cst.ListComp)):
+            return True
+        return isinstance(expr, cst.Call) and self._builtin(expr.func) in ("list", "sorted")
+
     def _empty_name(self, name: str, modes: Modes, at: cst.CSTNode) -> Modes:
+        """The modes of ``modes`` in which ``name``, read at ``at``, holds what its one binding a
+        capture runs before ``at`` bound (the others lie in code no capture runs), known empty."""
         scope = self.function_scope
         bindings = scope.capture_locals
         empty = scope.empty.get(name)
         if empty is None or scope.kind != "function" or scope.loops or bindings is None:
             return frozenset()
-        if not bindings.bound_once(name, plain=True) or not self._untouched_before(bindings.function, name, at):
+        if not self._untouched_before(bindings.function, name, at):
             return frozenset()
         return modes & empty
 
     def _note_empty(self, scope: Any, name: str, value: cst.BaseExpression) -> None:
-        """``name = value``: the modes in which it is bound to an empty sequence."""
+        """``name = value``: the modes in which it is bound to an empty sequence (a binding no
+        capture runs changes nothing)."""
+        if self.uncaptured:
+            return
         empty = self._empty_modes(value, self.capture_modes, value)
         if empty:
             scope.empty[name] = empty
@@ -137,19 +160,26 @@ class EmptyValues:
 
     def _untouched_before(self, function: cst.CSTNode, name: str, at: cst.CSTNode) -> bool:
         """Whether ``name`` occurs in ``function`` before ``at`` (in source order) only as the
-        target of its binding, in a block no capture runs, or read where nothing can change it
-        (``_reads``: iterated, tested)."""
+        target of one plain binding a capture may run, in a block no capture runs, or read where
+        nothing can change it (``_reads``: iterated, tested)."""
         stack: list[tuple[cst.CSTNode, bool]] = [(function.body, False)]  # type: ignore[attr-defined]
         reads: set[int] = set()
+        bound = False
         while stack:
             node, uncaptured = stack.pop()
             if node is at:
-                return True
+                return bound
             uncaptured = uncaptured or id(node) in self.uncaptured_blocks
+            if isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Name) and node.target.value == name:
+                if not uncaptured:
+                    if bound:
+                        return False  # a second binding a capture may run
+                    bound = True
+                continue
             if isinstance(node, cst.Name) and node.value == name and not (uncaptured or id(node) in reads):
                 return False
             if isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Name):
-                continue  # the binding (its only one)
+                continue  # another name's binding
             if isinstance(node, cst.Attribute):
                 inner: list[cst.CSTNode] = [node.value]
             elif isinstance(node, cst.Arg):
@@ -172,10 +202,18 @@ class EmptyValues:
         return {id(expr) for expr in read for expr in _read_parts(expr, self._builtin)}
 
     def _empty_truth(self, test: cst.BaseExpression, modes: Modes, at: cst.If) -> Modes | None:
-        """``if x:`` / ``if not x:`` of a name empty in every mode left: the modes it is true in."""
+        """``if x:`` / ``if not x:`` of a name empty in every mode left (or ``len(x)``, ``len(x)
+        != 0``, ``len(x) > 0``, ``len(x) == 0``): the modes it is true in."""
         negated = False
-        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-            test, negated = test.expression, not negated
+        while True:
+            if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                test, negated = test.expression, not negated
+            elif (sign := _zero_comparison(test)) is not None:
+                test, negated = test.left, negated != (not sign)  # type: ignore[attr-defined]
+            elif isinstance(test, cst.Call) and self._builtin(test.func) == "len" and _one_positional(test):
+                test = test.args[0].value
+            else:
+                break
         if not (modes and isinstance(test, cst.Name)) or self._empty_name(test.value, modes, at) != modes:
             return None
         return modes if negated else frozenset()
@@ -187,3 +225,21 @@ class EmptyValues:
         if not empty:
             return [loop.body]
         return [self._set_capture_modes(modes - empty), loop.body, self._set_capture_modes(modes)]
+
+
+def _zero_comparison(test: cst.BaseExpression) -> bool | None:
+    """``x != 0`` / ``x > 0``: True (as true as ``x``); ``x == 0``: False (as ``not x``); None
+    for any other test."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return None
+    comparison = test.comparisons[0]
+    zero = comparison.comparator
+    if not (isinstance(zero, cst.Integer) and zero.value == "0"):
+        return None
+    if isinstance(comparison.operator, (cst.NotEqual, cst.GreaterThan)):
+        return True
+    return False if isinstance(comparison.operator, cst.Equal) else None
+
+
+def _one_positional(call: cst.Call) -> bool:
+    return len(call.args) == 1 and call.args[0].keyword is None and not call.args[0].star

@@ -51,6 +51,7 @@ class ExtractOptions:
     capture_modes: tuple[str, ...] = ()  # the modes a capture runs in
     capture_mode_calls: tuple[tuple[str, tuple[str, ...]], ...] = ()  # call glob → the modes it is true in
     capture_call_results: tuple[tuple[str, tuple[str, ...]], ...] = ()  # call glob → the values it returns
+    empty_of_empty_calls: tuple[str, ...] = ()  # calls (dotted globs) empty where their first argument is
 
 
 @dataclass

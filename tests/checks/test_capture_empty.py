@@ -84,3 +84,65 @@ def test_a_list_built_only_from_what_a_capture_batch_lacks_is_empty_there(tmp_pa
     assert _found(tmp_path / "preset", SGLANG) == _lines("captured")
     # without the capture knowledge every branch is captured
     assert _found(tmp_path / "bare", EXPORTS) == _lines("captured") | _lines("not captured")
+
+
+# sglang's CLIP embedding model: its requests' images, flattened (``empty-of-empty-calls``), from
+# ``mm_inputs``, bound ``[]`` and rebound only in a branch no capture takes.
+FLATTENING_MODEL = """
+    import torch
+    from torch import nn
+
+    from sglang.srt.utils import flatten_nested_list
+
+
+    class Embedder(nn.Module):
+        def forward(self, input_ids, positions, forward_batch):
+            mm_inputs = []
+            if forward_batch.mm_inputs is not None:
+                mm_inputs = forward_batch.mm_inputs
+            features = [item.feature for item in flatten_nested_list([m.items for m in mm_inputs if m is not None])]
+            if len(features) != 0:
+                positions = positions[positions > 1]  # not captured: no images in a capture
+            if len(features) == 0:
+                positions = positions[positions > 2]  # captured: no images
+            if len(features) > 0:
+                positions = positions[positions > 3]  # not captured: no images in a capture
+            packed = flatten_nested_list(tuple(m.items for m in mm_inputs))
+            if len(packed) != 0:
+                positions = positions[positions > 4]  # captured: an empty tuple flattens to [()]
+            sizes = []
+            if positions.shape[0] > 8:
+                sizes = [positions.shape[0]]
+            if len(sizes) != 0:
+                positions = positions[positions > 5]  # captured: rebound where a capture may run
+            return positions
+
+
+    EntryClass = Embedder
+"""
+
+FLATTEN = """
+    def flatten_nested_list(nested_list):
+        if isinstance(nested_list, list):
+            return [item for sublist in nested_list for item in flatten_nested_list(sublist)]
+        return [nested_list]
+"""
+
+
+def test_a_list_flattened_from_an_empty_one_is_empty_and_its_length_decides_tests(tmp_path: Path) -> None:
+    files = {
+        "sglang/__init__.py": "",
+        "sglang/srt/__init__.py": "",
+        "sglang/srt/utils/__init__.py": "from sglang.srt.utils.common import *\n",
+        "sglang/srt/utils/common.py": FLATTEN,
+        "sglang/srt/models/embedder.py": FLATTENING_MODEL,
+    }
+    lines = {n: line for n, line in enumerate(textwrap.dedent(FLATTENING_MODEL).splitlines(), 1)}
+    captured = {n for n, line in lines.items() if "# captured" in line}
+    found = {}
+    for name, pyproject in (("preset", SGLANG), ("bare", EXPORTS)):
+        (tmp_path / name).mkdir()
+        _, report = lint_project(tmp_path / name, {k: textwrap.dedent(v) for k, v in files.items()}, pyproject=pyproject)
+        found[name] = {f["line"] for f in report["findings"] if f["code"] == "GL202"}
+    assert found["preset"] == captured
+    assert found["bare"] == captured | {n for n, line in lines.items() if "# not captured" in line}
