@@ -19,12 +19,14 @@ from graphlint.checks.link import LinkedFile
 def unimportable_files(files: Sequence[LinkedFile], unavailable: Sequence[str]) -> dict[int, str]:
     """File index → the module whose import fails first on its way (an ``unavailable`` one, or a
     project module that cannot be imported), for each file that cannot be imported. A name of
-    ``unavailable`` covers its submodules; a module the project holds itself is never missing."""
+    ``unavailable`` covers its submodules; what a top-level package of the project's (a
+    namespace package too) holds is never missing."""
     if not unavailable:
         return {}
     by_module: dict[str, list[int]] = {}
     for index, linked in enumerate(files):
         by_module.setdefault(linked.module, []).append(index)
+    own = {module.split(".", 1)[0] for module in by_module}  # the project's top-level packages
     missing = tuple(unavailable)
     failing: dict[int, str] = {}
     importers: dict[int, set[int]] = {}  # file → the files whose import runs its import
@@ -35,7 +37,7 @@ def unimportable_files(files: Sequence[LinkedFile], unavailable: Sequence[str]) 
             for length in range(1, len(parts) + 1):
                 prefix = ".".join(parts[:length])
                 held = by_module.get(prefix)
-                if held is None and index not in failing and _is_missing(prefix, missing):
+                if parts[0] not in own and index not in failing and _is_missing(prefix, missing):
                     failing[index] = prefix
                 for imported in held or ():
                     if imported != index:
