@@ -78,6 +78,12 @@ class Knowledge:
     registries by name): no region enters their functions. A glob may name functions by their
     dotted names instead (``pkg.vision.RocmAttention.*``): the backend classes of other
     platforms in a module that holds every platform's.
+    ``unavailable-modules``: modules (dotted names, each with its submodules) that cannot be
+    imported on the platform checked, its install lacks them (sglang's ``sgl_kernel`` and
+    ``flashinfer`` on an NPU; in a ``platforms.<name>`` table): a module whose top-level import
+    statements (not under ``if``, ``try`` or ``with``) import one, or a project module that
+    cannot be imported, or whose package cannot, cannot be imported either, and no region enters
+    its functions, as for ``other-platform-modules``; ``check`` counts them.
     ``outside-regions``: functions, by dotted name with globs, that the framework runs only
     outside every compiled and captured region: it prepares what they compute before a forward
     and hands it in (vLLM's DP batch agreement, ``coordinate_batch_across_dp``), or turns
@@ -126,6 +132,7 @@ class Knowledge:
     not_selected_keys: tuple[str, ...] = ()
     eager_backends: tuple[str, ...] = ()
     other_platform_modules: tuple[str, ...] = ()
+    unavailable_modules: tuple[str, ...] = ()
     outside_regions: tuple[str, ...] = ()
     outside_captures: tuple[str, ...] = ()
     capture_false_calls: tuple[str, ...] = ()
@@ -161,6 +168,7 @@ KNOWLEDGE_LIST_KEYS = (
     "not-selected-keys",
     "eager-backends",
     "other-platform-modules",
+    "unavailable-modules",
     "outside-regions",
     "outside-captures",
     "capture-false-calls",

@@ -44,6 +44,8 @@ class Coverage:
     capture_unresolved: int = 0  # distinct unresolved calls inside capture regions
     replaced: int = 0  # compile entry points a preset says the framework makes plain calls
     held: dict[str, int] = field(default_factory=dict)  # opt-in preset → its framework's captures not walked
+    # the project's modules the platform checked cannot import (``unavailable-modules``): not walked
+    unimportable: int = 0
     notice: str | None = None  # the value flow was cut short by its bounds (``CallGraph.notice``)
 
 
@@ -95,7 +97,7 @@ def _unresolved(project: Project, entry_id: EntryId, functions: list[FunctionKey
 
 
 def summarize(project: Project, regions: Regions) -> Coverage:
-    coverage = Coverage()
+    coverage = Coverage(unimportable=sum(not project.files[index].library for index in regions.unimportable))
     reports = entry_reports(project, regions)
     functions: dict[str, set[str]] = {}
     unresolved: set[tuple[str, int, str]] = set()
@@ -129,6 +131,11 @@ def coverage_line(coverage: Coverage) -> str:
     )
     if coverage.replaced:
         line += f"; {coverage.replaced} compile call(s) the framework replaces with a plain call (replaced-entrypoints): no region"
+    if coverage.unimportable:
+        line += (
+            f"; {coverage.unimportable} module(s) cannot be imported on the platform checked"
+            " (unavailable-modules): no region enters them"
+        )
     for preset, count in sorted(coverage.held.items()):
         line += f"; {count} capture block(s) of {preset} not analysed: its preset is opt-in (presets = [\"{preset}\"])"
     return line if coverage.notice is None else f"{line}; {coverage.notice}"

@@ -173,7 +173,12 @@ def link(
     )
     add_root_entries(project, known)
     return project, mark_regions(
-        project, known.other_platform_modules, known.outside_regions, held or {}, outside_captures=known.outside_captures
+        project,
+        known.other_platform_modules,
+        known.outside_regions,
+        held or {},
+        outside_captures=known.outside_captures,
+        unavailable_modules=known.unavailable_modules,
     )
 
 

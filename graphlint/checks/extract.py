@@ -38,6 +38,7 @@ from graphlint.checks.entry_points import EntryPoints, decorated_callee, flag_op
 from graphlint.checks.error_messages import ErrorMessages
 from graphlint.checks.local_bindings import LocalBindings, module_state_names
 from graphlint.checks.suppressions import suppressions
+from graphlint.checks.top_imports import top_level_imports
 from graphlint.checks.positions import ANCHOR_KINDS, locate
 from graphlint.checks.returned_none import ReturnedNone
 from graphlint.checks.presets import glob_pattern
@@ -219,6 +220,7 @@ class _Extractor(
             if maker not in apis.TENSOR_FACTORIES:  # what model.to() moves: see SiteValues._moves_with_model
                 self.facts.module_state.setdefault(class_name, []).append(attribute)
         self.facts.suppressions = suppressions(self.text)
+        self.facts.top_imports = top_level_imports(module)
         self._finish_returns()
         for qualname, line in _definition_lines(self.tree).items():
             definition = self.facts.functions.get(qualname)

@@ -266,6 +266,8 @@ WHOLE_RETURN = -1  # in ``FileFacts.none_returns``: the whole value a function r
 @dataclass
 class FileFacts:
     imports: dict[str, str] = field(default_factory=dict)  # local name → dotted ("." prefixes: relative)
+    # what the module's top-level import statements import, whenever it is (``top_imports.py``)
+    top_imports: list[str] = field(default_factory=list)
     functions: dict[str, FunctionFacts] = field(default_factory=dict)
     flow: FlowFacts = field(default_factory=FlowFacts)
     eager_calls: list[int] = field(default_factory=list)  # ordinals of calls under ``not is_compiling()``
@@ -304,6 +306,7 @@ class FileFacts:
     def from_json(cls, data: dict[str, Any]) -> "FileFacts":
         return cls(
             imports=data["imports"],
+            top_imports=data["top_imports"],
             functions={k: FunctionFacts(**v) for k, v in data["functions"].items()},
             flow=FlowFacts.from_json(data["flow"]),
             eager_calls=data["eager_calls"],

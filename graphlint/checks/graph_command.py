@@ -97,8 +97,17 @@ def run_regions_command(args: argparse.Namespace) -> int:
     if linked is None:
         return EXIT_ERROR
     reports = entry_reports(linked.project, linked.regions)
+    # the modules no region enters because the platform checked cannot import them → why
+    unimportable = {
+        linked.project.files[index].display: failing
+        for index, failing in sorted(linked.regions.unimportable.items())
+        if not linked.project.files[index].library
+    }
     if args.format == "json":
-        document = {"version": 1, "entries": [r.to_json() for r in reports], "notice": linked.project.graph.notice()}
+        document = {
+            "version": 1, "entries": [r.to_json() for r in reports], "unimportable": unimportable,
+            "notice": linked.project.graph.notice(),
+        }
         sys.stdout.write(json.dumps(document, indent=2) + "\n")
         return EXIT_OK
     for report in reports:
@@ -118,4 +127,6 @@ def run_regions_command(args: argparse.Namespace) -> int:
             print(f"    unresolved: {call['path']}:{call['line']}: {call['call']}")
     if not reports:
         print("no compile or capture entry points found")
+    for path, failing in unimportable.items():
+        print(f"{path}: cannot be imported on the platform checked: imports {failing} (unavailable-modules): no region")
     return EXIT_OK

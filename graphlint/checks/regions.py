@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from graphlint.checks.edge_conditions import Edge, runs
 from graphlint.checks.facts import EntryFacts, RegionKind
+from graphlint.checks.importable import unimportable_files
 from graphlint.checks.link import Project
 from graphlint.checks.none_returns import uncaptured_by_returns
 from graphlint.checks.presets import glob_pattern
@@ -72,6 +73,9 @@ class Regions:
     entries: dict[EntryId, EntryFacts] = field(default_factory=dict)
     # Capture blocks of a framework whose preset is opt-in and off, not walked: entry → preset
     held: dict[EntryId, str] = field(default_factory=dict)
+    # Files that cannot be imported on the platform checked → the module whose import fails
+    # first on their way (``unavailable-modules``, ``importable.py``): no region enters them
+    unimportable: dict[int, str] = field(default_factory=dict)
 
     def hits(self, key: FunctionKey) -> list[RegionHit]:
         return self.by_function.get(key, [])
@@ -83,6 +87,7 @@ def mark_regions(
     outside_regions: tuple[str, ...] = (),
     held: Mapping[str, str] | None = None,
     outside_captures: tuple[str, ...] = (),
+    unavailable_modules: tuple[str, ...] = (),
 ) -> Regions:
     """``other_platform_modules``: globs of code that runs only on platforms graphlint does not
     check (``other-platform-modules``): modules, whose functions no region enters, or classes'
@@ -91,11 +96,14 @@ def mark_regions(
     (``outside-regions``: globs of dotted names); nor, from a capture entry, the functions
     ``outside_captures`` names (``outside-captures``: a compiled region still enters them).
     ``held``: top-level module → opt-in preset of the frameworks whose own capture blocks are
-    left out (``presets.framework_presets``)."""
-    regions = Regions()
+    left out (``presets.framework_presets``). ``unavailable_modules``: what the platform checked
+    cannot import (``unavailable-modules``): the modules that import them are left out as
+    ``other_platform_modules`` are."""
+    regions = Regions(unimportable=unimportable_files(project.files, unavailable_modules))
     held_patterns = [(glob_pattern(f"{module}.**"), preset) for module, preset in (held or {}).items()]
     patterns = [glob_pattern(glob) for glob in other_platform_modules]
     foreign = {index for index, linked in enumerate(project.files) if any(p.match(linked.module) for p in patterns)}
+    foreign |= regions.unimportable.keys()
     outside = _named_functions(project, outside_regions + other_platform_modules)
     outside_capture = outside | _named_functions(project, outside_captures)
     compiled = {
