@@ -40,7 +40,7 @@ class ErrorMessages:
         where the block always ends in one."""
         body = node.body if isinstance(node, cst.IndentedBlock) else ()
         last = body[-1] if body else None
-        if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Raise)) or _leaves(body):
+        if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Raise)) or leaves(body):
             return plan
         return [self._set_error_message(True), *plan, self._set_error_message(self.in_error_message)]
 
@@ -55,7 +55,7 @@ _LEAVING = (cst.Return, cst.Break, cst.Continue, cst.Yield)
 _OWN_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
 
-def _leaves(statements: Sequence[cst.CSTNode]) -> bool:
+def leaves(statements: Sequence[cst.CSTNode]) -> bool:
     """Whether any of ``statements`` can leave the block without raising."""
     pending = list(statements)
     while pending:
