@@ -88,7 +88,8 @@ class CompileBranches:
         ]
 
     def _restore(self) -> Callable[[], None]:
-        eager, modes, block, unless, in_try = self.eager, self.capture_modes, self.block, self.captured_unless, self.in_try
+        eager, modes, block, unless = self.eager, self.capture_modes, self.block, self.captured_unless
+        in_try = self.in_try
 
         def apply() -> None:
             self.eager, self.capture_modes, self.block, self.captured_unless = eager, modes, block, unless

@@ -29,9 +29,12 @@ from typing import Any
 import libcst as cst
 
 from graphlint.checks.capture_values import Modes
-from graphlint.checks.error_messages import leaves
+from graphlint.checks.facts import ExtractOptions
+from graphlint.checks.syntax import children
 
 _ORDERING = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
+_LEAVING = (cst.Return, cst.Break, cst.Continue, cst.Yield)
+_OWN_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 # Sub-expressions a statement may not evaluate (or evaluates over an iterable of its own).
 _MAYBE_UNEVALUATED = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
@@ -39,6 +42,11 @@ _MAYBE_UNEVALUATED = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.G
 class RaisingBlocks:
     in_try: bool  # in the body of a ``try`` of the function walked
     capture_modes: Modes
+    options: ExtractOptions
+    # Per node of the file (each computed once, though nested blocks are scanned again): whether
+    # it holds a way to leave its block, and the operands it surely uses as None cannot be used.
+    leaving_nodes: dict[int, bool]
+    none_operands: dict[int, tuple[cst.BaseExpression, ...]]
     _true_modes: Callable[[cst.BaseExpression, Modes], Modes | None]  # compile_branches.py
     _none_modes: Callable[[cst.BaseExpression, Modes], Modes | None]
 
@@ -61,22 +69,30 @@ class RaisingBlocks:
         return self._raising_modes(block, self.capture_modes)
 
     def _raising_modes(self, suite: cst.BaseSuite, modes: Modes) -> Modes:
-        statements: Sequence[cst.CSTNode] = suite.body
-        if isinstance(suite, cst.SimpleStatementSuite):
-            statements = [cst.SimpleStatementLine(body=suite.body)]
+        if isinstance(suite, cst.SimpleStatementSuite):  # ``if x: y = z[0]``
+            return self._line_raising(suite.body, modes)
         raising: Modes = frozenset()
-        for statement in statements:
-            if raising == modes or leaves([statement]):
+        for statement in suite.body:
+            if raising == modes:
                 break
             if isinstance(statement, cst.SimpleStatementLine):
-                for small in statement.body:
-                    if isinstance(small, cst.Raise):
-                        return modes
-                    raising |= self._expression_raising(_evaluated(small), modes - raising)
-            elif isinstance(statement, cst.If):
+                raising |= self._line_raising(statement.body, modes - raising)
+                if self._leaves(statement):
+                    break
+            elif isinstance(statement, cst.If) and not self._leaves(statement):
                 raising |= self._if_raising(statement, modes - raising)
             else:
                 break
+        return raising
+
+    def _line_raising(self, smalls: Sequence[cst.BaseSmallStatement], modes: Modes) -> Modes:
+        raising: Modes = frozenset()
+        for small in smalls:
+            if self._leaves(small):
+                break
+            if isinstance(small, cst.Raise):
+                return modes
+            raising |= self._expression_raising(_evaluated(small), modes - raising)
         return raising
 
     def _if_raising(self, node: cst.If, modes: Modes) -> Modes:
@@ -95,10 +111,34 @@ class RaisingBlocks:
         return raising | (in_body & in_else if taken is None else in_body | in_else)
 
     def _expression_raising(self, expr: cst.BaseExpression | None, modes: Modes) -> Modes:
+        if expr is None or not self.options.capture_none_attributes:
+            return frozenset()  # nothing is None in a capture (names only through those)
+        operands = self.none_operands.get(id(expr))
+        if operands is None:
+            operands = self.none_operands[id(expr)] = tuple(_none_operands(expr))
         raising: Modes = frozenset()
-        for operand in _none_operands(expr):
+        for operand in operands:
             raising |= self._none_modes(operand, modes) or frozenset()
         return raising
+
+    def _leaves(self, node: cst.CSTNode) -> bool:
+        """Whether ``node`` holds a ``return``, ``break``, ``continue`` or ``yield`` (outside
+        the functions, classes and lambdas defined in it): each node's answer is kept, the
+        children's found first (no recursion: a file may nest deeper than Python recurses)."""
+        pending: list[tuple[cst.CSTNode, bool]] = [(node, False)]
+        while pending:
+            current, expanded = pending.pop()
+            key = id(current)
+            if key in self.leaving_nodes:
+                continue
+            if isinstance(current, (*_LEAVING, *_OWN_SCOPES)):
+                self.leaving_nodes[key] = isinstance(current, _LEAVING)
+            elif expanded:
+                self.leaving_nodes[key] = any(self.leaving_nodes[id(child)] for child in children(current))
+            else:
+                pending.append((current, True))
+                pending.extend((child, False) for child in children(current))
+        return self.leaving_nodes[id(node)]
 
 
 def _evaluated(small: cst.BaseSmallStatement) -> cst.BaseExpression | None:
@@ -109,11 +149,11 @@ def _evaluated(small: cst.BaseSmallStatement) -> cst.BaseExpression | None:
     return value if isinstance(value, cst.BaseExpression) else None
 
 
-def _none_operands(expr: cst.BaseExpression | None) -> Iterator[cst.BaseExpression]:
+def _none_operands(expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
     """The sub-expressions ``expr`` surely evaluates and then uses as None cannot be used: the
     subscripted, the object of an attribute (not a dunder one, which None has), the called, the
     side of an ordering comparison with a number."""
-    pending: list[cst.CSTNode] = [expr] if expr is not None else []
+    pending: list[cst.CSTNode] = [expr]
     while pending:
         node = pending.pop()
         if isinstance(node, _MAYBE_UNEVALUATED):
@@ -137,4 +177,4 @@ def _none_operands(expr: cst.BaseExpression | None) -> Iterator[cst.BaseExpressi
                     yield node.left
                 elif isinstance(node.left, (cst.Integer, cst.Float)):
                     yield comparison.comparator
-        pending.extend(node.children)
+        pending.extend(children(node))
