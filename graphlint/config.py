@@ -103,7 +103,8 @@ class Knowledge:
     ``capture-false-attributes`` / ``capture-none-attributes``: attributes, as read (dotted
     globs), that are False / None in every capture (sglang's ``forward_batch.return_logprob``,
     ``forward_batch.attn_cp_metadata``): tests on them (``if x:``, ``not x``, ``x is None``)
-    are decided the same way. ``capture-modes``: the modes a capture runs in (sglang's forward
+    are decided the same way, and a block that surely uses a None one as None cannot be used
+    (``x[i]``, ``x.attr``, ``x > 0``) raises there: it is not captured. ``capture-modes``: the modes a capture runs in (sglang's forward
     modes), and ``capture-mode-calls``: calls (dotted globs, no arguments) → the modes they are
     true in (``forward_mode.is_decode_or_idle`` → ``DECODE``, ``IDLE``). A test is then decided
     per mode: ``is_decode_or_idle() or is_target_verify()`` is true in every capture although

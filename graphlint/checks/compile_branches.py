@@ -52,6 +52,9 @@ class CompileBranches:
     _empty_truth: Callable[[cst.BaseExpression, Modes, cst.If], Modes | None]  # empty_values.py
     _builtin: Callable[[cst.BaseExpression], str | None]
     uncaptured_blocks: set[int]
+    in_try: bool  # raising_blocks.py
+    _set_in_try: Callable[[bool], Callable[[], None]]
+    _block_raising: Callable[[cst.BaseSuite], Modes]
 
     def _set_eager(self, eager: bool) -> Callable[[], None]:
         def apply() -> None:
@@ -81,14 +84,16 @@ class CompileBranches:
         block, assuming nothing of what calls return."""
         return [
             self._set_eager(False), self._set_capture_modes(self.all_capture_modes), self._set_block(None),
-            self._set_unless(frozenset()),
+            self._set_unless(frozenset()), self._set_in_try(False),
         ]
 
     def _restore(self) -> Callable[[], None]:
         eager, modes, block, unless = self.eager, self.capture_modes, self.block, self.captured_unless
+        in_try = self.in_try
 
         def apply() -> None:
             self.eager, self.capture_modes, self.block, self.captured_unless = eager, modes, block, unless
+            self.in_try = in_try
 
         return apply
 
@@ -270,11 +275,12 @@ class CompileBranches:
         """Statement-level regions: between ``g.capture_begin()`` and ``g.capture_end()`` code is
         captured; after ``if is_compiling(): return ...`` the rest of the block is eager."""
         assert isinstance(node, (cst.IndentedBlock, cst.Module))
-        if self.uncaptured:
+        raising = self._block_raising(node) if isinstance(node, cst.IndentedBlock) else frozenset()
+        if self.uncaptured or raising == self.capture_modes:
             self.uncaptured_blocks.add(id(node))
-        plan: list[WalkItem] = []
+        plan: list[WalkItem] = [self._set_capture_modes(self.capture_modes - raising)] if raising else []
         end_capture = None
-        made_eager = narrowed = False
+        made_eager, narrowed = False, bool(raising)
         for statement in node.body:
             method = _statement_method_call(statement)
             if method == apis.CAPTURE_END_METHOD and end_capture is not None:

@@ -13,7 +13,7 @@ extractor: its walk calls ``_on_raise`` and ``_on_assert`` for those statements,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import libcst as cst
 
@@ -22,6 +22,7 @@ from graphlint.checks.compile_branches import WalkItem
 
 class ErrorMessages:
     in_error_message = False  # inside the message of a ``raise`` or an ``assert``
+    _leaves: Callable[[cst.CSTNode], bool]  # raising_blocks.py
 
     def _set_error_message(self, inside: bool) -> Callable[[], None]:
         def apply() -> None:
@@ -40,7 +41,8 @@ class ErrorMessages:
         where the block always ends in one."""
         body = node.body if isinstance(node, cst.IndentedBlock) else ()
         last = body[-1] if body else None
-        if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Raise)) or _leaves(body):
+        ends_raising = isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Raise)
+        if not ends_raising or any(map(self._leaves, body)):
             return plan
         return [self._set_error_message(True), *plan, self._set_error_message(self.in_error_message)]
 
@@ -49,19 +51,3 @@ class ErrorMessages:
         assert isinstance(node, cst.Assert)
         message = [self._set_error_message(True), node.msg, self._set_error_message(self.in_error_message)]
         return [node.test, *(message if node.msg is not None else [])]
-
-
-_LEAVING = (cst.Return, cst.Break, cst.Continue, cst.Yield)
-_OWN_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
-
-
-def _leaves(statements: Sequence[cst.CSTNode]) -> bool:
-    """Whether any of ``statements`` can leave the block without raising."""
-    pending = list(statements)
-    while pending:
-        node = pending.pop()
-        if isinstance(node, _LEAVING):
-            return True
-        if not isinstance(node, _OWN_SCOPES):
-            pending.extend(node.children)
-    return False

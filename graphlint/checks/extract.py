@@ -42,6 +42,7 @@ from graphlint.checks.top_imports import top_level_imports
 from graphlint.checks.positions import ANCHOR_KINDS, locate
 from graphlint.checks.returned_none import ReturnedNone
 from graphlint.checks.presets import glob_pattern
+from graphlint.checks.raising_blocks import RaisingBlocks
 from graphlint.checks.scopes import ScopeStack
 from graphlint.checks.site_values import SiteValues
 from graphlint.checks.walk_scope import WalkScope
@@ -101,7 +102,7 @@ def extract_facts(
 
 class _Extractor(
     EntryPoints, SiteValues, CompileBranches, LocalBindings, ReturnedNone, EmptyValues, CandidateReports,
-    ErrorMessages, ScopeStack[WalkScope],
+    ErrorMessages, RaisingBlocks, ScopeStack[WalkScope],
 ):
     def __init__(self, text: str, tree: ast.Module, options: ExtractOptions) -> None:
         self.text = text
@@ -110,7 +111,8 @@ class _Extractor(
         self.facts = FileFacts()
         self.scopes = [WalkScope("module", MODULE_SCOPE)]
         self.facts.functions[MODULE_SCOPE] = FunctionFacts(MODULE_SCOPE)
-        self.eager = False
+        self.eager = self.in_try = False
+        self.leaving_nodes, self.none_operands = {}, {}  # raising_blocks.py
         self.all_capture_modes = self.capture_modes = capture_modes(options)  # none: ``uncaptured``
         # returned_none.py, empty_values.py
         self.captured_unless, self.unread_returns, self.uncaptured_blocks = frozenset(), set(), set()
@@ -155,6 +157,8 @@ class _Extractor(
             cst.AnnAssign: self._on_assign,
             cst.Call: self._on_call,
             cst.Raise: self._on_raise,
+            cst.Try: self._on_try,
+            cst.TryStar: self._on_try,
             cst.Assert: self._on_assert,
             cst.Lambda: self._on_lambda,
             cst.Return: self._on_return,

@@ -1,0 +1,180 @@
+"""Blocks a capture cannot get through: they surely raise before they can leave another way.
+
+sglang's LFM2 short convolution, on its prefill path, makes ``query_start_loc`` on the host and
+then reads ``forward_batch.extend_prefix_lens[:1] > 0``. No graph runner's capture batch has
+``extend_prefix_lens`` (``capture-none-attributes``), so in a capture the subscript raises: the
+capture fails in that block, whatever ran before it there, and no captured graph holds its code.
+A block is walked as uncaptured in the capture modes (``capture_values.py``) in which one of its
+statements, met before any that could leave the block (``return``, ``break``, ``continue``,
+``yield``) or that starts a loop, ``with``, ``try`` or ``match``, surely raises:
+
+- a ``raise``;
+- an operation that None does not support, on a value None in those modes (``x[i]``, ``x.attr``,
+  ``x(...)``, ``x > 0`` against a number), where the statement surely evaluates it (not the right
+  side of ``and`` / ``or``, a branch of ``a if t else b``, a lambda or a comprehension);
+- an ``if`` whose branches all raise in the modes that take them.
+
+Not in the body of a ``try`` of the same function, which may catch it. A caller's ``try`` may as
+well; captured code is assumed not to, as for the other ways a capture leaves a block
+(``compile_branches.py``: what follows ``if ...: raise``, or a loop over None).
+
+A mixin of the extractor (it provides ``_true_modes``, ``_none_modes`` and ``capture_modes``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import libcst as cst
+
+from graphlint.checks.capture_values import Modes
+from graphlint.checks.facts import ExtractOptions
+from graphlint.checks.syntax import children
+
+_ORDERING = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
+_LEAVING = (cst.Return, cst.Break, cst.Continue, cst.Yield)
+_OWN_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+# Sub-expressions a statement may not evaluate (or evaluates over an iterable of its own).
+_MAYBE_UNEVALUATED = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+class RaisingBlocks:
+    in_try: bool  # in the body of a ``try`` of the function walked
+    capture_modes: Modes
+    options: ExtractOptions
+    # Per node of the file (each computed once, though nested blocks are scanned again): whether
+    # it holds a way to leave its block, and the operands it surely uses as None cannot be used.
+    leaving_nodes: dict[int, bool]
+    none_operands: dict[int, tuple[cst.BaseExpression, ...]]
+    _true_modes: Callable[[cst.BaseExpression, Modes], Modes | None]  # compile_branches.py
+    _none_modes: Callable[[cst.BaseExpression, Modes], Modes | None]
+
+    def _set_in_try(self, inside: bool) -> Callable[[], None]:
+        def apply() -> None:
+            self.in_try = inside
+
+        return apply
+
+    def _on_try(self, node: cst.CSTNode) -> list[Any]:
+        """A ``try`` body's raise may be caught: its blocks are never taken as raising."""
+        assert isinstance(node, (cst.Try, cst.TryStar))
+        tail = [part for part in (node.orelse, node.finalbody) if part is not None]
+        return [self._set_in_try(True), node.body, self._set_in_try(self.in_try), *node.handlers, *tail]
+
+    def _block_raising(self, block: cst.BaseSuite) -> Modes:
+        """The capture modes (of those that reach ``block``) in which it surely raises."""
+        if self.in_try or not self.capture_modes:
+            return frozenset()
+        return self._raising_modes(block, self.capture_modes)
+
+    def _raising_modes(self, suite: cst.BaseSuite, modes: Modes) -> Modes:
+        if isinstance(suite, cst.SimpleStatementSuite):  # ``if x: y = z[0]``
+            return self._line_raising(suite.body, modes)
+        raising: Modes = frozenset()
+        for statement in suite.body:
+            if raising == modes:
+                break
+            if isinstance(statement, cst.SimpleStatementLine):
+                raising |= self._line_raising(statement.body, modes - raising)
+                if self._leaves(statement):
+                    break
+            elif isinstance(statement, cst.If) and not self._leaves(statement):
+                raising |= self._if_raising(statement, modes - raising)
+            else:
+                break
+        return raising
+
+    def _line_raising(self, smalls: Sequence[cst.BaseSmallStatement], modes: Modes) -> Modes:
+        raising: Modes = frozenset()
+        for small in smalls:
+            if self._leaves(small):
+                break
+            if isinstance(small, cst.Raise):
+                return modes
+            raising |= self._expression_raising(_evaluated(small), modes - raising)
+        return raising
+
+    def _if_raising(self, node: cst.If, modes: Modes) -> Modes:
+        raising = self._expression_raising(node.test, modes)
+        rest = modes - raising
+        taken = self._true_modes(node.test, rest)
+        body_modes, else_modes = (rest, rest) if taken is None else (taken, rest - taken)
+        in_body = self._raising_modes(node.body, body_modes)
+        orelse = node.orelse
+        if isinstance(orelse, cst.If):
+            in_else = self._if_raising(orelse, else_modes)
+        elif isinstance(orelse, cst.Else):
+            in_else = self._raising_modes(orelse.body, else_modes)
+        else:
+            in_else = frozenset()
+        return raising | (in_body & in_else if taken is None else in_body | in_else)
+
+    def _expression_raising(self, expr: cst.BaseExpression | None, modes: Modes) -> Modes:
+        if expr is None or not self.options.capture_none_attributes:
+            return frozenset()  # nothing is None in a capture (names only through those)
+        operands = self.none_operands.get(id(expr))
+        if operands is None:
+            operands = self.none_operands[id(expr)] = tuple(_none_operands(expr))
+        raising: Modes = frozenset()
+        for operand in operands:
+            raising |= self._none_modes(operand, modes) or frozenset()
+        return raising
+
+    def _leaves(self, node: cst.CSTNode) -> bool:
+        """Whether ``node`` holds a ``return``, ``break``, ``continue`` or ``yield`` (outside
+        the functions, classes and lambdas defined in it): each node's answer is kept, the
+        children's found first (no recursion: a file may nest deeper than Python recurses)."""
+        pending: list[tuple[cst.CSTNode, bool]] = [(node, False)]
+        while pending:
+            current, expanded = pending.pop()
+            key = id(current)
+            if key in self.leaving_nodes:
+                continue
+            if isinstance(current, (*_LEAVING, *_OWN_SCOPES)):
+                self.leaving_nodes[key] = isinstance(current, _LEAVING)
+            elif expanded:
+                self.leaving_nodes[key] = any(self.leaving_nodes[id(child)] for child in children(current))
+            else:
+                pending.append((current, True))
+                pending.extend((child, False) for child in children(current))
+        return self.leaving_nodes[id(node)]
+
+
+def _evaluated(small: cst.BaseSmallStatement) -> cst.BaseExpression | None:
+    """What a simple statement surely evaluates (its value; an ``assert``'s test)."""
+    if isinstance(small, cst.Assert):
+        return small.test
+    value = getattr(small, "value", None)
+    return value if isinstance(value, cst.BaseExpression) else None
+
+
+def _none_operands(expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    """The sub-expressions ``expr`` surely evaluates and then uses as None cannot be used: the
+    subscripted, the object of an attribute (not a dunder one, which None has), the called, the
+    side of an ordering comparison with a number."""
+    pending: list[cst.CSTNode] = [expr]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, _MAYBE_UNEVALUATED):
+            continue
+        if isinstance(node, cst.BooleanOperation):
+            pending.append(node.left)
+            continue
+        if isinstance(node, cst.IfExp):
+            pending.append(node.test)
+            continue
+        if isinstance(node, cst.Subscript):
+            yield node.value
+        elif isinstance(node, cst.Attribute) and not node.attr.value.startswith("__"):
+            yield node.value
+        elif isinstance(node, cst.Call):
+            yield node.func
+        elif isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
+            comparison = node.comparisons[0]
+            if isinstance(comparison.operator, _ORDERING):
+                if isinstance(comparison.comparator, (cst.Integer, cst.Float)):
+                    yield node.left
+                elif isinstance(node.left, (cst.Integer, cst.Float)):
+                    yield comparison.comparator
+        pending.extend(children(node))
