@@ -8,9 +8,9 @@ capture blocks and the names that hold dynamic ints or boolean masks.
 
 The extractor is one class made of small parts: ``entry_points.py`` (where regions start),
 ``compile_branches.py`` (eager branches and capture blocks), ``local_bindings.py`` (what an
-assignment binds), ``site_values.py`` (the questions rules ask about an expression) and
-``walk_scope.py`` (what a scope keeps of its names); this module has the walk itself, imports,
-definitions, calls and the reports.
+assignment binds), ``site_values.py`` (the questions rules ask about an expression),
+``walk_scope.py`` (what a scope keeps of its names) and ``import_names.py`` (the import table),
+among others; this module has the walk itself, definitions, calls and the reports.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from graphlint.checks.compile_branches import CompileBranches, WalkItem
 from graphlint.checks.empty_values import EmptyValues
 from graphlint.checks.entry_points import EntryPoints, decorated_callee, flag_option
 from graphlint.checks.error_messages import ErrorMessages
+from graphlint.checks.import_names import ImportNames
 from graphlint.checks.local_bindings import LocalBindings, module_state_names
 from graphlint.checks.suppressions import suppressions
 from graphlint.checks.top_imports import top_level_imports
@@ -46,7 +47,7 @@ from graphlint.checks.raising_blocks import RaisingBlocks
 from graphlint.checks.scopes import ScopeStack
 from graphlint.checks.site_values import SiteValues
 from graphlint.checks.walk_scope import WalkScope
-from graphlint.checks.syntax import children, dotted_name, is_node_type, preorder
+from graphlint.checks.syntax import children, is_node_type, preorder
 from graphlint.checks.unvalidated_parse import parse_unvalidated
 from graphlint.checks.walk_dispatch import STEP, PlainFields, asks_of, rule_hooks
 
@@ -102,7 +103,7 @@ def extract_facts(
 
 class _Extractor(
     EntryPoints, SiteValues, CompileBranches, LocalBindings, ReturnedNone, EmptyValues, CandidateReports,
-    ErrorMessages, RaisingBlocks, ScopeStack[WalkScope],
+    ErrorMessages, RaisingBlocks, ImportNames, ScopeStack[WalkScope],
 ):
     def __init__(self, text: str, tree: ast.Module, options: ExtractOptions) -> None:
         self.text = text
@@ -232,37 +233,6 @@ class _Extractor(
                 definition.line = line
 
     # ---- handlers ---------------------------------------------------------------------------
-    def _on_import(self, node: cst.CSTNode) -> list[WalkItem]:
-        assert isinstance(node, cst.Import)
-        self.qualified.clear()
-        for alias in node.names:
-            full = dotted_name(alias.name)
-            if full is None:
-                continue
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                self.facts.imports[alias.asname.name.value] = full
-            else:
-                head = full.split(".", 1)[0]
-                self.facts.imports[head] = head
-        return []
-
-    def _on_import_from(self, node: cst.CSTNode) -> list[WalkItem]:
-        assert isinstance(node, cst.ImportFrom)
-        self.qualified.clear()
-        if isinstance(node.names, cst.ImportStar):
-            return []
-        base = "." * len(node.relative)
-        if node.module is not None:
-            base += dotted_name(node.module) or ""
-        for alias in node.names:
-            name = dotted_name(alias.name)
-            if name is None:
-                continue
-            local = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else name
-            joiner = "" if base.endswith(".") or not base else "."
-            self.facts.imports[local] = f"{base}{joiner}{name}"
-        return []
-
     def _on_class(self, node: cst.CSTNode) -> list[WalkItem]:
         assert isinstance(node, cst.ClassDef)
         qualname = self.nested_qualname(node.name.value)
