@@ -59,6 +59,10 @@ class Knowledge:
     with globs (``*`` within one name, ``**`` across dots), that run compiled / captured.
     ``compile-exports`` / ``capture-exports``: module globs → module-level names bound to model
     classes (sglang's ``EntryClass``) whose ``forward`` runs compiled / captured.
+    ``export-forward-parameters``: module globs → the names of the arguments the framework's
+    runner hands an exported class's ``forward`` (sglang's ``forward_batch``): a class of those
+    modules whose ``forward`` has no parameter of one of them (nor ``*args`` / ``**kwargs``) is
+    not a model the runner runs (a vision tower exported beside its model) and is no root.
     ``dispatch``: class (dotted, globs) → methods an instance call runs besides ``forward``
     (vLLM's ``CustomOp`` → ``forward_oot``, ``forward_cuda``, ``forward_native``).
     ``not-dispatched``: class (dotted, globs) → methods its dispatch never picks on the devices
@@ -128,6 +132,7 @@ class Knowledge:
     capture_roots: tuple[str, ...] = ()
     compile_exports: dict[str, tuple[str, ...]] = field(default_factory=dict)
     capture_exports: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    export_forward_parameters: dict[str, tuple[str, ...]] = field(default_factory=dict)
     dispatch: dict[str, tuple[str, ...]] = field(default_factory=dict)
     not_dispatched: dict[str, tuple[str, ...]] = field(default_factory=dict)
     not_selected_keys: tuple[str, ...] = ()
@@ -180,7 +185,13 @@ KNOWLEDGE_LIST_KEYS = (
     "empty-of-empty-calls",
 )
 KNOWLEDGE_TABLE_KEYS = (
-    "compile-exports", "capture-exports", "dispatch", "not-dispatched", "capture-mode-calls", "capture-call-results"
+    "compile-exports",
+    "capture-exports",
+    "export-forward-parameters",
+    "dispatch",
+    "not-dispatched",
+    "capture-mode-calls",
+    "capture-call-results",
 )
 KNOWLEDGE_KEYS = (*KNOWLEDGE_LIST_KEYS, *KNOWLEDGE_TABLE_KEYS)
 

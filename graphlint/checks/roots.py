@@ -1,7 +1,9 @@
 """Entry points the project's knowledge names instead of its code: ``compile-roots`` /
 ``capture-roots`` (functions by dotted-name glob) and ``compile-exports`` / ``capture-exports``
 (the model classes a module binds to a name, sglang's ``EntryClass``), from ``[tool.graphlint]``
-and the framework presets.
+and the framework presets. ``export-forward-parameters`` keeps of those classes the models the
+framework's runner can run: a class whose ``forward`` takes none of the arguments it hands over
+by the names given (a vision tower exported next to its model) is no root.
 
 They become ordinary entries of the files that define them, added after linking (they depend
 on module names, which facts do not know), so the region walk treats them like any other. A
@@ -15,9 +17,11 @@ import dataclasses
 import re
 from pathlib import Path
 
+from graphlint.checks.class_hierarchy import ClassHierarchy
 from graphlint.checks.facts import MODULE_SCOPE, EntryFacts, Expr, FileFacts, RegionKind
 from graphlint.checks.link import Project
 from graphlint.checks.presets import glob_pattern
+from graphlint.checks.value_graph import LinkedModule
 from graphlint.config import Knowledge
 
 
@@ -26,9 +30,12 @@ def add_root_entries(project: Project, known: Knowledge) -> None:
     roots += [(glob_pattern(g), "capture") for g in known.capture_roots]
     exports = [(glob_pattern(m), names, "compiled") for m, names in known.compile_exports.items()]
     exports += [(glob_pattern(m), names, "capture") for m, names in known.capture_exports.items()]
+    runner_parameters = [(glob_pattern(m), set(names)) for m, names in known.export_forward_parameters.items()]
     if not roots and not exports:
         return
-    for linked in project.files:
+    # Built apart from the project's own (a cached view of the facts, which gain entries here).
+    classes = ClassHierarchy.of([LinkedModule(f.module, f.is_package, f.facts) for f in project.files])
+    for index, linked in enumerate(project.files):
         if linked.facts.error is not None:
             continue
         # The entries are added to a copy: the facts may be kept (a session links them again).
@@ -43,9 +50,11 @@ def add_root_entries(project: Project, known: Knowledge) -> None:
         for pattern, names, kind in exports:
             if not any(pattern.match(module) for module in modules):
                 continue
+            wanted = [p for glob, p in runner_parameters if any(glob.match(module) for module in modules)]
             for name in names:
                 for qualname in _bound_classes(facts, name):
-                    facts.entries.append(_entry(kind, facts.flow.defs[qualname].line, [["def", qualname]]))
+                    if all(_takes(_method_params(classes, index, qualname, "forward"), p) for p in wanted):
+                        facts.entries.append(_entry(kind, facts.flow.defs[qualname].line, [["def", qualname]]))
 
 
 def _first_kind(roots: list[tuple[re.Pattern[str], RegionKind]], names: list[str]) -> RegionKind | None:
@@ -53,6 +62,24 @@ def _first_kind(roots: list[tuple[re.Pattern[str], RegionKind]], names: list[str
         if any(pattern.match(name) for name in names):
             return kind
     return None
+
+
+def _method_params(classes: ClassHierarchy, file: int, class_name: str, method: str) -> list[tuple[str, str]] | None:
+    """The parameters of the ``method`` a class of ``file`` defines or inherits from a class of
+    the project, first in its MRO; None where no def of it is found."""
+    for base in classes.mro(("C", file, class_name)):
+        definition = classes.files[base[1]].facts.flow.defs.get(f"{base[2]}.{method}") if base[0] == "C" else None
+        if definition is not None and definition.kind == "function":
+            return definition.params
+    return None
+
+
+def _takes(params: list[tuple[str, str]] | None, names: set[str]) -> bool:
+    """Whether a ``forward`` can take an argument the runner hands it by one of ``names``: it has
+    such a parameter, or takes ``*args`` / ``**kwargs``, or graphlint found no def of it."""
+    if params is None:
+        return True
+    return any(kind in ("*", "**") or name in names for name, kind in params)
 
 
 def _bound_classes(facts: FileFacts, name: str) -> list[str]:

@@ -1,9 +1,10 @@
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from graphlint.checks import apis
-from graphlint.checks.facts import EntryFacts
+from graphlint.checks.facts import MODULE_SCOPE, EntryFacts
 from graphlint.checks.link import Project
 from graphlint.checks.value_graph import FunctionKey
 from graphlint.checks.regions import ChainStep, EntryId, RegionHit, Regions
@@ -18,7 +19,10 @@ class RegionUnresolved(ProjectRule):
     (`self.runnable(*args)` of a wrapper, a model passed in as a parameter). It names the call
     and the `[tool.graphlint]` key that would show graphlint what runs there. A container's own
     method (`self.segments.append(graph)`, `self.graphs.get(key)`) runs nothing and is not
-    named. It also names the capture blocks of a framework's own code that are not analysed
+    named, nor is a capture in a private function (`_name`) that nothing in the project runs: its
+    name is spelled only in `def`s and in calls resolved to other functions (a graph runner's
+    override that its base class no longer calls).
+    It also names the capture blocks of a framework's own code that are not analysed
     because the framework's preset is opt-in and off (sglang's graph runners: without the
     preset's knowledge of what a capture never runs, most findings there are false). Info only:
     it never fails a run.
@@ -81,7 +85,10 @@ class RegionUnresolved(ProjectRule):
                     region,
                 )
                 continue
-            for spelled in _unresolved(project, file, entry, index):
+            unresolved = _unresolved(project, file, entry, index)
+            if unresolved and _never_named(project, file, entry.scope):
+                continue  # dead code: nothing is blind there
+            for spelled in unresolved:
                 yield ProjectSite(
                     entry.line,
                     1,
@@ -142,6 +149,14 @@ class RegionUnresolved(ProjectRule):
 
             create_block_mask_compiled = torch.compile(create_block_mask, mode="reduce-overhead")
         """),
+        snippet("""
+            import torch
+
+            class NPUGraphRunner:
+                def _capture_graph(self, graph, run_once_fn):
+                    with torch.npu.graph(graph):
+                        return run_once_fn()
+        """),
     ]
     INVALID = [
         snippet("""
@@ -176,6 +191,36 @@ class RegionUnresolved(ProjectRule):
 # What the value flow reads as a container's own store or read (``flow_expressions.py``): a call
 # through one runs nothing of the project's, whatever its receiver holds.
 _CONTAINER_METHODS = apis.CONTAINER_STORE_METHODS | apis.CONTAINER_READ_METHODS
+
+
+def _never_named(project: Project, file: int, scope: str) -> bool:
+    """Whether ``scope`` is a private function or method (``_name``, no dunder) that nothing in the
+    project runs: each place a file spells its name is a ``def`` of that name or a call the value
+    flow resolves, to other functions only (no reference, string or ``getattr`` of it), and a
+    private name is not called from outside the project."""
+    name = scope.rpartition(".")[2]
+    if scope == MODULE_SCOPE or not name.startswith("_") or name.endswith("__"):
+        return False
+    key = FunctionKey(file, scope)
+    accounted = 0
+    for index, linked in enumerate(project.files):
+        accounted += sum(1 for qualname in linked.facts.flow.defs if qualname.rpartition(".")[2] == name)
+        for ordinal, site in enumerate(linked.facts.flow.calls):
+            if site is None or site.text.rpartition(".")[2] != name:
+                continue
+            if not project.resolved(index, ordinal) or key in project.runs(index, ordinal):
+                return False
+            accounted += 1
+    spelled = re.compile(rb"\b%s\b" % re.escape(name.encode()))
+    seen = 0
+    for linked in project.files:
+        try:
+            seen += len(spelled.findall(linked.path.read_bytes()))
+        except OSError:
+            return False
+        if seen > accounted:
+            return False
+    return seen == accounted
 
 
 def _unresolved(project: Project, file: int, entry: EntryFacts, index: int) -> list[str]:
