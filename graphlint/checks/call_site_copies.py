@@ -26,7 +26,10 @@ on to the helper that wraps it). A method's copy per receiver class (``receiver_
 comes first; a method gets copies per site where it has none (its class has no subclass). And
 they are *small*: at most
 ``MAX_CALLS`` calls and ``MAX_ASSIGNS`` assignments in their body and nested functions, so that a
-copy per site costs a bounded, small part of the graph. The context is the site alone (a call in
+copy per site costs a bounded, small part of the graph; twice that (``MAX_CALLS_RUNNING``,
+``MAX_ASSIGNS_RUNNING``) for one that calls one of its own parameters as it came, a routine that
+runs what each caller hands in (sglang's ``general_mm_embed_routine`` runs each multimodal
+model's language model), where sharing merges the most. The context is the site alone (a call in
 a copy of its enclosing method is the same site), so the copies of one helper are at most its
 call sites, and past ``MAX_SITE_COPIES`` the further sites share its own body, as before. A
 call made inside such a copy is followed into the small function or method it calls (the same
@@ -45,6 +48,12 @@ from graphlint.checks.value_graph import Obj
 
 MAX_CALLS = 24  # calls in the helper's body and the functions nested in it
 MAX_ASSIGNS = 24  # assignments there (imports, parameters' defaults and locals)
+# The bounds of a helper that calls one of its parameters as it came: a routine that runs the
+# model its caller hands in (sglang's general_mm_embed_routine(input_ids, forward_batch,
+# language_model, ...), managers/mm_utils.py: 22 calls, 28 assignments, called by every
+# multimodal model's forward), which shared ran every model's language model from each of them.
+MAX_CALLS_RUNNING = 48
+MAX_ASSIGNS_RUNNING = 48
 MAX_SITE_COPIES = 512  # copies of one helper; further call sites share its own body
 MAX_NESTING = 3  # copies within copies: a helper's, the function it calls, and one more
 
@@ -108,9 +117,13 @@ class CallSiteCopies(ReceiverCopies):
                 continue
             calls = [o for s in scopes for o in by_scope.get(s, Scoped()).calls]
             assigns = {i for s in scopes for i in by_scope.get(s, Scoped()).assigns}
-            if len(calls) > MAX_CALLS or len(assigns) > MAX_ASSIGNS:
-                continue
             parameters = {f"{name}.{p}" for p, _ in definition.params}
+            most_calls, most_assigns = (
+                (MAX_CALLS_RUNNING, MAX_ASSIGNS_RUNNING) if _runs_a_parameter(flow, definition, name, calls)
+                else (MAX_CALLS, MAX_ASSIGNS)
+            )
+            if len(calls) > most_calls or len(assigns) > most_assigns:
+                continue
             handed = _handed_values(flow, parameters, sorted(assigns))
             # A parameter returned as it came is a pass (``bind_passes``), shared cheaply;
             # what a loop, a comprehension or a lookup took out of one is not.
@@ -122,6 +135,18 @@ class CallSiteCopies(ReceiverCopies):
                 for target, value in (flow.assigns[i] for i in assigns)
             )
         return small
+
+
+def _runs_a_parameter(flow: Any, definition: Any, name: str, calls: list[int]) -> bool:
+    """Whether the function (or a function nested in it) calls one of its own parameters as it
+    came (``language_model(...)``), not a method's receiver: what it runs is what each caller
+    hands in, so every caller shares all of them unless each call site has its copy."""
+    receiver = definition.params[0][0] if definition.method in ("instance", "class") and definition.params else None
+    parameters = {f"{name}.{p}" for p, _ in definition.params if p != receiver}
+    return any(
+        (callee := flow.calls[o].callee) is not None and callee[0] == "v" and callee[1] in parameters
+        for o in calls
+    )
 
 
 def _plain_names(expr: Any) -> set[str]:

@@ -244,9 +244,10 @@ def test_with_no_configuration_the_contexts_are_on(tmp_path: Path) -> None:
 
 
 def test_a_helper_past_the_size_bound_is_shared_by_its_callers(tmp_path: Path) -> None:
-    """Soundness of the bound: a ``make_layers`` with more calls than ``MAX_CALLS`` is analysed
-    once, so its one ``layer_fn`` holds both factories and each model reaches both layers."""
-    padding = "".join(f"    torch.manual_seed({i})\n" for i in range(30))
+    """Soundness of the bound: a ``make_layers`` with more calls than ``MAX_CALLS_RUNNING`` (it
+    calls its ``layer_fn``) is analysed once, so its one ``layer_fn`` holds both factories and
+    each model reaches both layers."""
+    padding = "".join(f"    torch.manual_seed({i})\n" for i in range(50))
     utils = LAYER_UTILS.replace("    start, end = 0, num_layers\n", "    start, end = 0, num_layers\n" + padding)
     llama = compiled(tmp_path, {"utils.py": utils, "models.py": LAYER_MODELS}, "models.LlamaModel.forward")
     assert "models.LlamaDecoderLayer.forward" in llama and "models.MambaDecoderLayer.forward" in llama
@@ -832,3 +833,109 @@ def test_a_shared_layer_factory_reports_a_layers_sync_through_its_own_model_only
     off = "[tool.graphlint]\npreview = false\n"
     assert "models.mamba.MambaDecoderLayer.forward" in compiled(tmp_path, LAYER_PACKAGE, "models.llama.LlamaModel.forward", pyproject=off)
     assert syncs(off) != syncs("")
+
+
+# sglang's shape (managers/mm_utils.py): one routine every multimodal model's ``forward`` calls
+# with its own language model, past the small-helper bounds (here 30 assignments) but calling
+# that parameter as it came.
+MM_ROUTINE = """
+def embed_routine(input_ids, forward_batch, language_model, data_embedding_funcs=None, **kwargs):
+    embed_tokens = language_model.get_input_embeddings()
+    if forward_batch.mm_inputs:
+        items = [item for item in forward_batch.mm_inputs if item is not None]
+        prefix_lens = [n for i, n in enumerate(forward_batch.prefix_lens) if forward_batch.mm_inputs[i]]
+        seq_lens = [n for i, n in enumerate(forward_batch.seq_lens) if forward_batch.mm_inputs[i]]
+        embeds = embed_tokens(input_ids)
+        for modality, embed in (data_embedding_funcs or {}).items():
+            found = [item for item in items if item.modality == modality]
+            features = embed(found) if found else None
+            offset = sum(prefix_lens)
+            length = sum(seq_lens)
+            start = offset
+            end = offset + length
+            width = end - start
+            kwargs["features"] = features
+        forward_batch.mm_inputs = None
+        forward_batch.embeds = embeds
+    else:
+        embeds = embed_tokens(input_ids)
+    first = input_ids
+    last = embeds
+    extra = dict(kwargs)
+    scale = 1.0
+    shift = 0
+    batch = forward_batch
+    tokens = input_ids
+    positions = kwargs.get("positions")
+    embedding = embed_tokens
+    hidden_states = language_model(input_ids=None, forward_batch=forward_batch, input_embeds=embeds, **kwargs)
+    return hidden_states
+"""
+
+MM_MODELS = """
+import torch
+from torch import nn
+from mm_utils import embed_routine
+
+
+class SmallLanguageModel(nn.Module):
+    def get_input_embeddings(self):
+        return nn.Embedding(8, 8)
+
+    def forward(self, input_ids, forward_batch, input_embeds=None, **kwargs):
+        return input_embeds
+
+
+class MoeLanguageModel(nn.Module):
+    def get_input_embeddings(self):
+        return nn.Embedding(8, 8)
+
+    def forward(self, input_ids, forward_batch, input_embeds=None, **kwargs):
+        if input_embeds.sum().item() > 0:
+            return input_embeds
+        return input_embeds * 2
+
+
+class SmallVisionModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.language_model = SmallLanguageModel()
+
+    def forward(self, input_ids, forward_batch):
+        return embed_routine(input_ids, forward_batch, language_model=self.language_model)
+
+
+class MoeVisionModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.language_model = MoeLanguageModel()
+
+    def forward(self, input_ids, forward_batch):
+        return embed_routine(input_ids, forward_batch, language_model=self.language_model)
+
+
+def capture(model, input_ids, forward_batch):
+    graph = torch.npu.NPUGraph()
+    with torch.npu.graph(graph):
+        model(input_ids, forward_batch)
+
+
+capture(SmallVisionModel(), None, None)
+"""
+
+
+def test_a_routine_running_the_model_it_is_handed_runs_each_callers_own(tmp_path: Path) -> None:
+    """A helper past the small bounds that calls its parameter as it came (sglang's
+    ``general_mm_embed_routine(..., language_model, ...)``: ``language_model(...)``) still gets a
+    copy per call site: the captured small vision model runs its own language model, not the MoE
+    one another model hands in, whose ``.item()`` is then no finding; both models' routines
+    reach their own."""
+    files = {"mm_utils.py": MM_ROUTINE, "models.py": MM_MODELS}
+    functions = compiled(tmp_path, files, "models.SmallVisionModel.forward")
+    assert "models.SmallLanguageModel.forward" in functions
+    assert "models.MoeLanguageModel.forward" not in functions
+    _, report = lint_project(tmp_path, {}, pyproject=PREVIEW)
+    assert not [f for f in report["findings"] if f["path"] == "models.py" and f.get("region")]
+    moe = MM_MODELS.replace("capture(SmallVisionModel(), None, None)", "capture(MoeVisionModel(), None, None)")
+    _, report = lint_project(tmp_path, {"models.py": textwrap.dedent(moe)}, pyproject=PREVIEW)
+    assert [f["line"] for f in report["findings"] if f["path"] == "models.py" and f.get("region")] == [20]
