@@ -20,9 +20,11 @@ holds no function, bound method, class or instance of the project (``hands_out_n
 Then no node's values, no edge and no decision at the fixed point depend on the arguments, and
 the kept solve with the site's arguments replaced (in place: the site's watcher and the outside
 calls hold the same ``CallArgs``) is the full solve of the edited project, answer included.
-Refused too: a call in a function with copies (``receiver_copies.py``), one with ``*xs`` or
-``**kw`` (forwarded element by element), one whose arguments are rebound (``wrap_order.py``),
-an entry point's call (its argument is what is compiled), an argument that is not a variable or
+A rebound argument (``x = f(x)``: what ``x`` held before, ``wrap_order.py``) is handed through
+a node of its own that only the call reads: made as the full solve makes it, taken back with
+its watcher (``Solver.rebound``). Refused too: a call in a function with copies
+(``receiver_copies.py``), one with ``*xs`` or ``**kw`` (forwarded element by element), an
+entry point's call (its argument is what is compiled), an argument that is not a variable or
 a call's result (a constant, attribute or union read only there would leave a node with values
 a full solve lacks; one the solve lacks would make a node), a change of anything but arguments.
 """
@@ -82,8 +84,6 @@ def changed_arguments(solver: Solver, file: int, old: FileFacts, new: FileFacts)
             return "a call's callee, scope or form changed"
         if before.star or before.double_star or after.star or after.double_star:
             return "a changed call hands on *xs or **kw"
-        if before.rebinds and solver.rebinding_made(file, before, None):
-            return "a changed call rebound its argument (through a node of its own)"
         if copied(solver, file, [before.scope]):
             return "a changed call is in a function that has copies"
         if ordinal in entries:
@@ -128,12 +128,17 @@ def argument_nodes(args: CallArgs) -> list[int]:
 def replace_arguments(solver: Solver, file: int, changed: dict[int, tuple[CallSite, CallArgs]]) -> int:
     """The changed sites' arguments replaced where the solver holds them: in the ``CallArgs`` the
     site keeps, which its callee's watcher and the outside calls it made hold too; a rebound
-    argument through a node of its own, as ``call_site`` makes it. By how much the work bound
+    argument through a node of its own, as ``call_site`` makes it, and the node of one before
+    the edit no more watching what it read (left unread: no table names it). By how much the work bound
     (``incremental_solve.py``) grew: each such node's values, and its source's, once more for
     its watcher."""
     existing = len(solver.values)
     work = 0
     for ordinal, (site, args) in changed.items():
+        for node in argument_nodes(solver.site_args[file, ordinal]):
+            if node in solver.rebound:  # its own node: nothing reads it but this call
+                source, react = solver.rebound.pop(node)
+                solver.watchers[source].remove(react)
         rebound = solver.before_rebinding(file, site, args, None) if site.rebinds else args
         for node, source in zip(argument_nodes(rebound), argument_nodes(args)):
             if node >= existing:

@@ -58,6 +58,7 @@ class CallSemantics(
     graph: CallGraph
     receivers: dict[tuple[int, int], int]
     site_args: dict[tuple[int, int], CallArgs]
+    rebound: dict[int, tuple[int, Callable[[Any], None]]]
     called: set[tuple[Any, Obj]]
     site_edges: dict[tuple[Any, ...], dict[tuple[Target, str], str]]
     outside_any_sites: set[tuple[Any, ...]]
@@ -144,7 +145,9 @@ class CallSemantics(
             if node is None:
                 return None
             out = self.node()
-            self.watch(node, lambda objs: self.add(out, [o for o in objs if o not in made]))
+            react = lambda objs: self.add(out, [o for o in objs if o not in made])  # noqa: E731
+            self.rebound[out] = (node, react)
+            self.watch(node, react)
             return out
 
         return CallArgs(
