@@ -121,26 +121,22 @@ def hands_out_nothing(values: Iterable[Obj]) -> bool:
     return all(obj[0] not in ("F", "B", "C", "I") for obj in values)
 
 
-def argument_nodes(args: CallArgs) -> list[int]:
-    return [n for n in (*args.positional, *args.star, *(n for _, n in args.keywords), *args.double_star) if n is not None]
-
-
 def replace_arguments(solver: Solver, file: int, changed: dict[int, tuple[CallSite, CallArgs]]) -> int:
     """The changed sites' arguments replaced where the solver holds them: in the ``CallArgs`` the
     site keeps, which its callee's watcher and the outside calls it made hold too; a rebound
     argument through a node of its own, as ``call_site`` makes it, and the node of one before
-    the edit no more watching what it read (left unread: no table names it). By how much the work bound
-    (``incremental_solve.py``) grew: each such node's values, and its source's, once more for
-    its watcher."""
+    the edit no more watching what it read (left unread: no table names it). By how much the
+    work bound (``incremental_solve.py``) grew: each such node's values, and its source's, once
+    more for its watcher."""
     existing = len(solver.values)
     work = 0
     for ordinal, (site, args) in changed.items():
-        for node in argument_nodes(solver.site_args[file, ordinal]):
+        for node in solver.site_args[file, ordinal].nodes():
             if node in solver.rebound:  # its own node: nothing reads it but this call
                 source, react = solver.rebound.pop(node)
                 solver.watchers[source].remove(react)
         rebound = solver.before_rebinding(file, site, args, None) if site.rebinds else args
-        for node, source in zip(argument_nodes(rebound), argument_nodes(args)):
+        for node, source in zip(rebound.nodes(), args.nodes()):
             if node >= existing:
                 work += delivered(solver.values[source])
         kept = solver.site_args[file, ordinal]

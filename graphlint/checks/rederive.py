@@ -45,7 +45,7 @@ from typing import Any
 
 from graphlint.checks.addition import copied, tables_again
 from graphlint.checks.call_retraction import (
-    NodeMade, argument_nodes, changed_arguments, entry_ordinals, hands_out_nothing, no_new_nodes, only_hands_out,
+    NodeMade, changed_arguments, entry_ordinals, hands_out_nothing, no_new_nodes, only_hands_out,
     replace_arguments,
 )
 from graphlint.checks.class_hierarchy import assigned_variables
@@ -106,8 +106,8 @@ def rederive(solver: Solver, file: int, new: LinkedModule) -> int | str:
     if isinstance(derived, str):
         return derived
     # what outside calls were handed and are after the edit (``call_retraction.py``)
-    handed_before = [*(n for ordinal in arguments for n in argument_nodes(solver.site_args[file, ordinal])), *handed_out]
-    handed_after = [*(n for _, args in arguments.values() for n in argument_nodes(args)), *handed_out]
+    handed_before = [*(n for ordinal in arguments for n in solver.site_args[file, ordinal].nodes()), *handed_out]
+    handed_after = [*(n for _, args in arguments.values() for n in args.nodes()), *handed_out]
     if not all(hands_out_nothing(solver.values[n]) for n in handed_before) or not all(
         hands_out_nothing(derived[n] if n in derived else solver.values[n]) for n in handed_after
     ):
@@ -224,7 +224,7 @@ def _region(
         args = calls[ordinal][1] if ordinal in calls else solver.site_args.get((file, ordinal))
         if args is not None:
             handed = ordinal not in entries and only_hands_out(solver, (file, ordinal))
-            (outside if handed else arguments).update(argument_nodes(args))
+            (outside if handed else arguments).update(args.nodes())
     region, stack = set(changed), list(changed)
     while stack:
         node = stack.pop()
