@@ -58,6 +58,7 @@ class CallSemantics(
     graph: CallGraph
     receivers: dict[tuple[int, int], int]
     site_args: dict[tuple[int, int], CallArgs]
+    rebound: dict[int, tuple[int, Callable[[Any], None]]]
     called: set[tuple[Any, Obj]]
     site_edges: dict[tuple[Any, ...], dict[tuple[Target, str], str]]
     outside_any_sites: set[tuple[Any, ...]]
@@ -77,20 +78,7 @@ class CallSemantics(
             if receiver is not None:
                 self.receivers[key] = receiver
         callee_node = self.compile(file, read(callee))
-        rest = lambda found: found if copy is None or found is None else (file, copy.rename(found[1]), found[2])  # noqa: E731
-        forwarded_star = [r for r in (rest(self.rest_of(file, site.scope, s, "*")) for s in site.star if site.star_last) if r]
-        forwarded_keywords = [r for r in (rest(self.rest_of(file, site.scope, d, "**")) for d in site.double_star) if r]
-        args = CallArgs(
-            [self.compile(file, read(a)) for a in site.args],
-            [n for n in (self.compile(file, read(s)) for s in site.star) if n is not None] if not forwarded_star else [],
-            [(name, self.compile(file, read(value))) for name, value in site.keywords],
-            [
-                n for n in (self.compile(file, read(d)) for d in site.double_star if self.rest_of(file, site.scope, d, "**") is None)
-                if n is not None
-            ],
-            forwarded_star,
-            forwarded_keywords,
-        )
+        args = self.arguments(file, site, copy)
         if site.rebinds and callee is not None:
             args = self.before_rebinding(file, site, args, copy.receiver_class if copy is not None else None)
         self.site_args[key] = args
@@ -101,6 +89,24 @@ class CallSemantics(
             return
         self.callee_nodes[key] = callee_node
         self.watch(callee_node, lambda objs: [self.call(key, obj, args, out) for obj in objs])
+
+    def arguments(self, file: int, site: CallSite, copy: MethodCopy | None = None) -> CallArgs:
+        """A call's arguments as nodes (in ``copy``: its own), before ``before_rebinding``."""
+        read = (lambda expr: expr) if copy is None else copy.expr
+        rest = lambda found: found if copy is None or found is None else (file, copy.rename(found[1]), found[2])  # noqa: E731
+        forwarded_star = [r for r in (rest(self.rest_of(file, site.scope, s, "*")) for s in site.star if site.star_last) if r]
+        forwarded_keywords = [r for r in (rest(self.rest_of(file, site.scope, d, "**")) for d in site.double_star) if r]
+        return CallArgs(
+            [self.compile(file, read(a)) for a in site.args],
+            [n for n in (self.compile(file, read(s)) for s in site.star) if n is not None] if not forwarded_star else [],
+            [(name, self.compile(file, read(value))) for name, value in site.keywords],
+            [
+                n for n in (self.compile(file, read(d)) for d in site.double_star if self.rest_of(file, site.scope, d, "**") is None)
+                if n is not None
+            ],
+            forwarded_star,
+            forwarded_keywords,
+        )
 
     def rest_of(self, file: int, scope: str, expr: Expr, kind: str) -> Rest | None:
         """The ``*args`` (``kind`` ``"*"``) or ``**kwargs`` parameter of the function ``scope`` that
@@ -131,7 +137,7 @@ class CallSemantics(
         """``self.model = Wrapper(self.model)``: the argument written as the assignment's own
         target holds what the target held before, never an instance of the class called here,
         nor of one an override wraps it in after calling this method (``wrap_order.py``)."""
-        made = instances_made(self.classes, file, site.callee) | self.made_later(file, site.scope, receiver_class)  # type: ignore[arg-type]
+        made = self.rebinding_made(file, site, receiver_class)
         if not made:
             return args
 
@@ -139,7 +145,9 @@ class CallSemantics(
             if node is None:
                 return None
             out = self.node()
-            self.watch(node, lambda objs: self.add(out, [o for o in objs if o not in made]))
+            react = lambda objs: self.add(out, [o for o in objs if o not in made])  # noqa: E731
+            self.rebound[out] = (node, react)
+            self.watch(node, react)
             return out
 
         return CallArgs(
@@ -150,6 +158,11 @@ class CallSemantics(
             args.forwarded_star,
             args.forwarded_keywords,
         )
+
+    def rebinding_made(self, file: int, site: CallSite, receiver_class: Obj | None) -> set[Obj]:
+        """What a rebound argument of ``site`` never holds (``before_rebinding``; none: the
+        arguments are handed as they are)."""
+        return instances_made(self.classes, file, site.callee) | self.made_later(file, site.scope, receiver_class)  # type: ignore[arg-type]
 
     def record(self, site: Any, target: Target, kind: str, copy: str = "") -> None:
         """``site`` runs ``target`` (in ``target``'s ``copy`` for a receiver class, ``""``: its own

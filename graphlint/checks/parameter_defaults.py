@@ -82,7 +82,7 @@ class ParameterDefaults(ValueGraph):
         (an extended solve's new calls, ``incremental_solve.py``: the others gave theirs)."""
         added = False
         for args in self.outside_arguments[since:]:
-            for node in _nodes(args):
+            for node in args.nodes():
                 for obj in list(self.values[node]):
                     added |= self._escaped(obj)
         return added
@@ -125,7 +125,7 @@ class ParameterDefaults(ValueGraph):
 
     def handed_out_unseen(self, since: int = 0) -> set[tuple[int, str, str]]:
         """``called_unseen`` of what the outside calls from the ``since``-th on were handed."""
-        handed_out = {obj for args in self.outside_arguments[since:] for node in _nodes(args) for obj in self.values[node]}
+        handed_out = {obj for args in self.outside_arguments[since:] for node in args.nodes() for obj in self.values[node]}
         return {found for obj in handed_out for found in self._callable_unseen(obj, protocols_only=True)}
 
     def _callable_unseen(self, obj: Obj, protocols_only: bool) -> list[tuple[int, str, str]]:
@@ -178,10 +178,6 @@ class ParameterDefaults(ValueGraph):
         """Per file, the parameters a default binds (they are not returned as given)."""
         defaults = self.files[file].facts.flow.defaults
         return {f"{qualname}.{param}" for qualname, given in defaults.items() for param, _ in given}
-
-
-def _nodes(args: CallArgs) -> list[int]:
-    return [n for n in (*args.positional, *args.star, *(n for _, n in args.keywords), *args.double_star) if n is not None]
 
 
 def may_leave_out(params: Params, args: CallArgs, name: str) -> bool:

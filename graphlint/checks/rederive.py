@@ -6,8 +6,10 @@ An edit that changes or removes what a line the last full solve saw assigns is n
 and those it adds reach nothing outside the variables it assigns: delete and re-derive on an
 island of the value graph that no other node reads.
 
-- Only assignments changed (the file's calls, definitions, decorations, entries... are the
-  same), and each changed one binds a variable of a function (``f.x``: no parameter, not in a
+- Only assignments and calls' arguments changed (the file's definitions, decorations, entries...
+  are the same; a call's arguments as ``call_retraction.py`` takes them back: calls outside the
+  project that hand out what holds none of the project's functions, classes or instances), and
+  each changed assignment binds a variable of a function (``f.x``: no parameter, not in a
   class body, not at module level), in no function with copies (``receiver_copies.py``). Such a
   node receives values only along the edges of its assignments in its file
   (``Solver.assign_sources`` notes their value nodes, in the file's order): no call binds it, no
@@ -15,7 +17,9 @@ island of the value graph that no other node reads.
 - The region is the changed variables and, along the graph's edges, every variable of the
   file's functions their values flow to. No node of it may be read by anything else: no watcher
   (a call of it, an attribute of it, an ``isinstance`` test), no edge out of the region, no
-  call's argument (outside calls read their arguments' values, ``CallGraph.unseen``). Then no
+  call's argument (outside calls read their arguments' values, ``CallGraph.unseen``) but one of
+  an outside call that only hands it out, where it holds, before and after, none of the
+  project's functions, classes or instances (``call_retraction.py``: that decides nothing). Then no
   node outside it depends on it, and what its nodes hold is the least fixed point of their
   assignments over the values the rest of the graph holds, which the edit does not change:
   computed here, as a full solve would (the join with ``OUTSIDE_ANY``'s collapse,
@@ -40,19 +44,19 @@ from collections.abc import Iterable
 from typing import Any
 
 from graphlint.checks.addition import copied, tables_again
+from graphlint.checks.call_retraction import (
+    NodeMade, changed_arguments, entry_ordinals, hands_out_nothing, no_new_nodes, only_hands_out,
+    replace_arguments,
+)
 from graphlint.checks.class_hierarchy import assigned_variables
-from graphlint.checks.facts import FileFacts
+from graphlint.checks.facts import CallSite, FileFacts
 from graphlint.checks.receiver_copies import scoped_bodies
 from graphlint.checks import value_graph
-from graphlint.checks.value_graph import OUTSIDE_ANY, LinkedModule, Obj, collapsible, delivered
+from graphlint.checks.value_graph import OUTSIDE_ANY, CallArgs, LinkedModule, Obj, collapsible, delivered
 from graphlint.checks.valueflow import Solver
 
 # The kinds of value whose node a solve names and makes without edges or watchers of its own
 _PLAIN = ("v", "c", "r", "it", "d", "self")
-
-
-class _Made(Exception):
-    """Compiling a value would make a node."""
 
 
 def rederive(solver: Solver, file: int, new: LinkedModule) -> int | str:
@@ -64,6 +68,9 @@ def rederive(solver: Solver, file: int, new: LinkedModule) -> int | str:
     why = _only_assignments(old, new)
     if why is not None:
         return why
+    arguments = changed_arguments(solver, file, old.facts, new.facts)
+    if isinstance(arguments, str):
+        return f"not only assignments changed (calls: {arguments})"
     before, after = _keys(old.facts), _keys(new.facts)
     pairs = [json.loads(key) for key in (Counter(before) - Counter(after)) + (Counter(after) - Counter(before))]
     if any(target[0] != "v" for target, _ in pairs):
@@ -88,15 +95,23 @@ def rederive(solver: Solver, file: int, new: LinkedModule) -> int | str:
     }
     changed = {solver.variable(file, name) for name in names}  # (one assigned for the first time: no reader)
     local.update((solver.variables[file, name], name) for name in names)
-    region = _region(solver, file, new.facts, changed, local)
-    if isinstance(region, str):
-        return region
+    found = _region(solver, file, new.facts, changed, local, arguments)
+    if isinstance(found, str):
+        return found
+    region, handed_out = found
     inflow = {node: sources[local[node]] if local[node] in sources else solver.assign_sources[file].get(local[node], []) for node in region}
     if any(len(inflow[node]) != counts[local[node]] for node in region):
         return "the assignments of a variable the edit changes are not all noted"
     derived = _least(solver, inflow)
     if isinstance(derived, str):
         return derived
+    # what outside calls were handed and are after the edit (``call_retraction.py``)
+    handed_before = [*(n for ordinal in arguments for n in solver.site_args[file, ordinal].nodes()), *handed_out]
+    handed_after = [*(n for _, args in arguments.values() for n in args.nodes()), *handed_out]
+    if not all(hands_out_nothing(solver.values[n]) for n in handed_before) or not all(
+        hands_out_nothing(derived[n] if n in derived else solver.values[n]) for n in handed_after
+    ):
+        return "an outside call is handed a project function, class or instance by a call or variable the edit changes"
     work = 0
     for node, values in derived.items():
         work += delivered(values) - delivered(solver.values[node])
@@ -110,6 +125,7 @@ def rederive(solver: Solver, file: int, new: LinkedModule) -> int | str:
             if node is not None and node != target:
                 solver.successors[node].add(target)
         solver.assign_sources[file][name] = sources[name]
+    work += replace_arguments(solver, file, arguments)  # (after the values: a rebound argument reads them)
     solver.files[file] = new
     solver.classes.assigned[file] = assigned_variables(new.facts)
     solver.declared[file] -= {name for name in names if not counts[name] and name not in defs}
@@ -125,7 +141,8 @@ def _only_assignments(old: LinkedModule, new: LinkedModule) -> str | None:
     if (old.module, old.is_package) != (new.module, new.is_package) or a.flow.error or b.flow.error:
         return "the file's module or calls changed"
     parts_a, parts_b = json.loads(json.dumps(a.flow.solver_parts())), json.loads(json.dumps(b.flow.solver_parts()))
-    parts_a.pop("assigns"), parts_b.pop("assigns")
+    for name in ("assigns", "calls"):  # (changed calls: ``call_retraction.py``)
+        parts_a.pop(name), parts_b.pop(name)
     changed = [name for name in parts_a if parts_a[name] != parts_b[name]]
     if changed:
         return f"not only assignments changed ({', '.join(changed)})"
@@ -180,33 +197,34 @@ def _sources(
             return "the assignments of a changed variable are not all noted"
         old[name] = list(zip(keys, nodes))
     sources: dict[str, list[int | None]] = {name: [] for name in names}
-    solver.node = _made  # type: ignore[method-assign]
     try:
-        for key, (target, value) in after:
-            if target[0] != "v" or target[1] not in names:
-                continue
-            stays = old.get(target[1], [])
-            found = next((i for i, (k, _) in enumerate(stays) if k == key), None)
-            sources[target[1]].append(stays.pop(found)[1] if found is not None else solver.compile(file, value))
-    except _Made:
+        with no_new_nodes(solver):
+            for key, (target, value) in after:
+                if target[0] != "v" or target[1] not in names:
+                    continue
+                stays = old.get(target[1], [])
+                found = next((i for i, (k, _) in enumerate(stays) if k == key), None)
+                sources[target[1]].append(stays.pop(found)[1] if found is not None else solver.compile(file, value))
+    except NodeMade:
         return "a changed assignment's value is a node the solve lacks"
-    finally:
-        del solver.node
     return sources
 
 
-def _made() -> int:
-    raise _Made
-
-
-def _region(solver: Solver, file: int, facts: FileFacts, changed: set[int], local: dict[int, str]) -> set[int] | str:
-    """The changed variables' nodes and the file's function variables their values flow to, or
-    why something else reads one of them."""
-    arguments: set[int] = set()
+def _region(
+    solver: Solver, file: int, facts: FileFacts, changed: set[int], local: dict[int, str],
+    calls: dict[int, tuple[CallSite, CallArgs]],
+) -> tuple[set[int], set[int]] | str:
+    """The changed variables' nodes and the file's function variables their values flow to, with
+    those of them outside calls read (``call_retraction.py``), or why something else reads one
+    of them. ``calls``: the arguments of the calls the edit changed."""
+    arguments: set[int] = set()  # read by a call that binds them or reads them otherwise
+    outside: set[int] = set()  # read by calls outside the project that only hand them out
+    entries = entry_ordinals(facts)
     for ordinal in range(len(facts.flow.calls)):
-        args = solver.site_args.get((file, ordinal))
+        args = calls[ordinal][1] if ordinal in calls else solver.site_args.get((file, ordinal))
         if args is not None:
-            arguments.update(n for n in (*args.positional, *args.star, *(n for _, n in args.keywords), *args.double_star) if n is not None)
+            handed = ordinal not in entries and only_hands_out(solver, (file, ordinal))
+            (outside if handed else arguments).update(args.nodes())
     region, stack = set(changed), list(changed)
     while stack:
         node = stack.pop()
@@ -218,7 +236,7 @@ def _region(solver: Solver, file: int, facts: FileFacts, changed: set[int], loca
             if successor not in region:
                 region.add(successor)
                 stack.append(successor)
-    return region
+    return region, region & outside
 
 
 def _least(solver: Solver, inflow: dict[int, list[int | None]]) -> dict[int, set[Obj]] | str:

@@ -29,7 +29,7 @@ from graphlint.checks.valueflow import Solver
 _APPENDED = (
     "attributes", "loads", "receivers", "site_args", "callee_nodes", "site_edges", "guard_classes",
     "variables", "constants", "results", "decorated", "iterated", "routed", "copies", "copy_counts",
-    "passes_found", "rest_nodes",
+    "passes_found", "rest_nodes", "rebound",
 )
 _LISTS_BY_KEY = ("pass_sites", "forwarded_guards", "rest_watchers")  # dicts of lists appended to
 _SETS = ("called", "outside_any_sites", "routed_bound", "typed", "late", "constructed", "bound_functions",

@@ -95,6 +95,10 @@ class CallArgs:
     forwarded_star: list[Rest] = field(default_factory=list)
     forwarded_keywords: list[Rest] = field(default_factory=list)
 
+    def nodes(self) -> list[int]:
+        """The nodes handed as they are (not the forwarded ``*args``/``**kwargs`` elements)."""
+        return [n for n in (*self.positional, *self.star, *(n for _, n in self.keywords), *self.double_star) if n is not None]
+
     def with_receiver(self, receiver: int) -> "CallArgs":
         """The arguments of a method called through an instance: the receiver comes first."""
         return CallArgs([receiver, *self.positional], self.star, self.keywords, self.double_star,

@@ -57,6 +57,7 @@ def solve(
         # pass over the whole heap (seconds, in a session that solves again and again).
         solver.watchers.clear()
         solver.rest_watchers.clear()
+        solver.rebound.clear()
 
 
 def solve_kept(
@@ -110,6 +111,9 @@ class Solver(CallSemantics):
         self.defaulted = set()
         self.outside_arguments = []
         self.constructed = set()
+        # a rebound argument's node (``before_rebinding``) → the node it reads and its watcher
+        # there: what ``call_retraction.py`` takes back when the call changes
+        self.rebound: dict[int, tuple[int, Callable[[Iterable[Obj]], None]]] = {}
         # per file: variable → the node each of its assignments in the file assigns, in the
         # file's order (None: a value that compiles to nothing): what ``rederive.py`` takes back
         self.assign_sources: list[dict[str, list[int | None]]] = [{} for _ in files]
@@ -147,6 +151,7 @@ class Solver(CallSemantics):
         """Breaks the cycles through the watchers (they close over the solver)."""
         self.watchers.clear()
         self.rest_watchers.clear()
+        self.rebound.clear()
 
     def start(self, file: int, assigns: Iterable[tuple[Expr, Expr]], calls: Iterable[tuple[int, CallSite | None]]) -> None:
         """A file's assignments and call sites as nodes and edges."""

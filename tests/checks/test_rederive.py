@@ -184,7 +184,7 @@ class B:
         ("def f(x):\n    fn = first\n    if x:\n        fn = A\n    return fn(x)\n", "fn = first", "fn = second",
          "a variable the edit changes is read by a call, an attribute or a test"),
         ("def f(x):\n    fn = first\n    if x:\n        fn = A\n    torch.jit.script(fn)\n", "fn = first", "fn = second",
-         "a variable the edit changes is read by a call, an attribute or a test"),
+         "an outside call is handed a project function, class or instance"),
         ("class C:\n    def f(self, x):\n        fn = first\n        if x:\n            fn = A\n        self.fn = fn\n", "fn = first",
          "fn = second", "a variable the edit changes flows out of the function's variables"),
         ("def f(x):\n    x.w = first\n", "x.w = first", "x.w = second", "an assignment to an attribute changed"),

@@ -1,0 +1,172 @@
+"""Changed arguments of calls outside the project, taken back and given anew in the kept solve.
+
+An edit that changes what a call on a line the last full solve saw is handed is not an addition
+(``incremental_solve.py``); ``rederive.py`` takes back changed assignments, and calls with them:
+a local bound once is read as its value wherever it is used (``local_bindings.py``), so that
+``x = y`` changed to ``x = z`` changes the calls that read ``x`` too. A call's arguments reach
+the rest of the graph two ways: the watcher the call hangs on its callee binds them to the
+parameters of each project function, class or instance the callee holds (edges that other calls
+may make too, and whose values the callee's body reacts to: taking them back exactly needs to
+know which reaction made which edge, which the solver does not note), and an outside call reads
+their values at the fixed point (``CallSemantics.call``: ``outside_arguments``), where what they
+hold of the project's functions, classes and instances decides the defaults those get and what
+the answer says out of sight calls them (``parameter_defaults.py``: ``unseen``).
+
+Here the exact subset where the arguments reach nothing but outside calls' reading, and the
+values read there decide nothing: every object the changed call's callee holds is outside the
+project and does no more with its arguments than hand them out (no pass-through, no call of
+them, no ``functools.partial``: ``apis.py``), and every argument, before the edit and after,
+holds no function, bound method, class or instance of the project (``hands_out_nothing``).
+Then no node's values, no edge and no decision at the fixed point depend on the arguments, and
+the kept solve with the site's arguments replaced (in place: the site's watcher and the outside
+calls hold the same ``CallArgs``) is the full solve of the edited project, answer included.
+A rebound argument (``x = f(x)``: what ``x`` held before, ``wrap_order.py``) is handed through
+a node of its own that only the call reads: made as the full solve makes it, taken back with
+its watcher (``Solver.rebound``). Refused too: a call in a function with copies
+(``receiver_copies.py``), one with ``*xs`` or ``**kw`` (forwarded element by element), an
+entry point's call (its argument is what is compiled), an argument that is not a variable or
+a call's result (a constant, attribute or union read only there would leave a node with values
+a full solve lacks; one the solve lacks would make a node), a change of anything but arguments.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from graphlint.checks import apis
+from graphlint.checks.addition import copied
+from graphlint.checks.facts import CallSite, FileFacts
+from graphlint.checks.value_graph import OUTSIDE_ANY, CallArgs, Obj, delivered
+from graphlint.checks.valueflow import Solver
+
+# The argument kinds whose nodes a solve has whatever reads them: a variable (one only read holds
+# nothing), a call's result, a decorated or iterated value
+_ARGUMENT_KINDS = ("v", "c", "r", "it")
+# What outside calls do with their arguments beyond handing them out
+_READS_ARGUMENTS = apis.PASS_THROUGH_CALLS | apis.CALLS_ITS_ARGUMENTS | apis.PARTIAL_FUNCTIONS
+
+
+class NodeMade(Exception):
+    """Compiling an expression would make a node the solve lacks."""
+
+
+@contextmanager
+def no_new_nodes(solver: Solver) -> Iterator[None]:
+    """``solver.compile`` gives only nodes the solve has (``NodeMade`` where it would make one,
+    before any table changes: each ``compile`` makes a node before it keeps it)."""
+
+    def made() -> int:
+        raise NodeMade
+
+    solver.node = made  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        del solver.node
+
+
+def changed_arguments(solver: Solver, file: int, old: FileFacts, new: FileFacts) -> dict[int, tuple[CallSite, CallArgs]] | str:
+    """Per ordinal of a call of ``file`` whose arguments the edit changed, the call after it and
+    the nodes of its arguments (before ``before_rebinding``), or why the edit changes its calls
+    otherwise or past what this takes back (module docstring; the values handed out are checked
+    by the caller, who knows what the edit re-derives)."""
+    if len(old.flow.calls) != len(new.flow.calls):
+        return "calls added or removed"
+    entries = entry_ordinals(new)
+    changed: dict[int, tuple[CallSite, CallArgs]] = {}
+    for ordinal, (before, after) in enumerate(zip(old.flow.calls, new.flow.calls)):
+        if _key(before) == _key(after):
+            continue
+        if before is None or after is None or json.dumps(_shape(before)) != json.dumps(_shape(after)):
+            return "a call's callee, scope or form changed"
+        if before.star or before.double_star or after.star or after.double_star:
+            return "a changed call hands on *xs or **kw"
+        if copied(solver, file, [before.scope]):
+            return "a changed call is in a function that has copies"
+        if ordinal in entries:
+            return "a changed call is an entry point's"
+        if not all(_plain(expr) for site in (before, after) for expr in _argument_exprs(site)):
+            return "a changed call's argument is not a variable or a call's result"
+        if not only_hands_out(solver, (file, ordinal)):
+            return "a changed call's callee may be the project's or reads its arguments"
+        try:
+            with no_new_nodes(solver):
+                changed[ordinal] = after, solver.arguments(file, after)
+        except NodeMade:
+            return "a changed call's argument is a node the solve lacks"
+    return changed
+
+
+def only_hands_out(solver: Solver, key: tuple[int, int]) -> bool:
+    """Whether every object the callee of site ``key`` holds is outside the project and only
+    hands its arguments out (``CallSemantics.call``), or the call has no callee."""
+    node = solver.callee_nodes.get(key)
+    return node is None or all(_hands_out(solver, key, obj) for obj in solver.values[node])
+
+
+def _hands_out(solver: Solver, key: tuple[int, int], obj: Obj) -> bool:
+    if obj == OUTSIDE_ANY or obj[0] == "H":
+        return True
+    if obj[0] != "X":
+        return False
+    return not obj[1] or key[1] in solver.host_calls[key[0]] or obj[1] not in _READS_ARGUMENTS
+
+
+def hands_out_nothing(values: Iterable[Obj]) -> bool:
+    """Whether values handed to outside calls decide nothing (``parameter_defaults.py``: only the
+    project's functions, bound methods, classes and instances get defaults and are out of sight)."""
+    return all(obj[0] not in ("F", "B", "C", "I") for obj in values)
+
+
+def replace_arguments(solver: Solver, file: int, changed: dict[int, tuple[CallSite, CallArgs]]) -> int:
+    """The changed sites' arguments replaced where the solver holds them: in the ``CallArgs`` the
+    site keeps, which its callee's watcher and the outside calls it made hold too; a rebound
+    argument through a node of its own, as ``call_site`` makes it, and the node of one before
+    the edit no more watching what it read (left unread: no table names it). By how much the
+    work bound (``incremental_solve.py``) grew: each such node's values, and its source's, once
+    more for its watcher."""
+    existing = len(solver.values)
+    work = 0
+    for ordinal, (site, args) in changed.items():
+        for node in solver.site_args[file, ordinal].nodes():
+            if node in solver.rebound:  # its own node: nothing reads it but this call
+                source, react = solver.rebound.pop(node)
+                solver.watchers[source].remove(react)
+        rebound = solver.before_rebinding(file, site, args, None) if site.rebinds else args
+        for node, source in zip(rebound.nodes(), args.nodes()):
+            if node >= existing:
+                work += delivered(solver.values[source])
+        kept = solver.site_args[file, ordinal]
+        kept.positional[:], kept.keywords[:] = rebound.positional, rebound.keywords
+    solver.propagate()  # (the new nodes' values: no node reads them but these calls)
+    return work + sum(delivered(solver.values[node]) for node in range(existing, len(solver.values)))
+
+
+def entry_ordinals(facts: FileFacts) -> set[int]:
+    """The calls whose argument or receiver an entry point reads (``ImplicitCalls.entry``)."""
+    return {target[1] for entry in facts.entries for target in entry.targets if target[0] in ("arg", "receiver")}
+
+
+def _key(site: CallSite | None) -> str:
+    """The call as the solve reads it, as JSON (facts from the cache hold tuples where a walk
+    holds lists)."""
+    return json.dumps(None if site is None else [*_shape(site), site.args, site.keywords, site.rebinds])
+
+
+def _shape(site: CallSite) -> list[Any]:
+    """What the solve reads of a call but its arguments' values (keywords by name) and which of
+    them are rebound."""
+    return [site.scope, site.callee, len(site.args), [name for name, _ in site.keywords], site.star, site.star_last,
+            site.double_star, site.after_super]
+
+
+def _argument_exprs(site: CallSite) -> list[Any]:
+    return [*site.args, *(value for _, value in site.keywords)]
+
+
+def _plain(expr: Any) -> bool:
+    return expr is None or expr[0] in _ARGUMENT_KINDS
+
