@@ -48,8 +48,9 @@ again from the whole solver; where an edge went elsewhere than a new site, it is
 Removing or changing facts is handled where they are what the last extension added: its
 journal (``retraction.py``) takes it back exactly, and the edit is tried again as an addition to
 the solve before it; and where they are assignments to a function's variables that nothing but
-such variables reads: their values are derived again in place (``rederive.py``). Any other
-removal or change solves in full.
+such variables and outside calls read: their values are derived again in place (``rederive.py``),
+and the changed arguments of calls that hand nothing of the project out of sight are replaced
+(``call_retraction.py``). Any other removal or change (a project callee's arguments) solves in full.
 """
 
 from __future__ import annotations
