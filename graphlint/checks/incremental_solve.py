@@ -300,9 +300,7 @@ class LiveSolve:
         watched: list[int] = []
         recorder = Recorder(solver, file, len(old.facts.flow.calls))
         solver.add = _guarded_add(solver, existing)  # type: ignore[method-assign]
-        solver.watch = _recording_watch(solver, watched, journal)  # type: ignore[method-assign]
-        solver.edge = _journaled_edge(solver, journal)  # type: ignore[method-assign]
-        solver.call = _journaled_call(solver, journal)  # type: ignore[method-assign]
+        journal.record(solver, watched)
         solver.record = recorder.wrap(solver)  # type: ignore[method-assign]
         # the defaults the fixed point gives functions handed to outside calls: only the new
         # calls' (the others gave theirs, and the tables that decide it may not grow)
@@ -354,33 +352,6 @@ def _guarded_add(solver: Solver, existing: int) -> Callable[[int, Iterable[Obj]]
         ValueGraph.add(solver, node, objects)
 
     return add
-
-
-def _recording_watch(solver: Solver, watched: list[int], journal: Journal) -> Callable[..., None]:
-    def watch(node: int, react: Callable[[Iterable[Obj]], None]) -> None:
-        watched.append(node)
-        journal.watching(solver, node)
-        ValueGraph.watch(solver, node, react)
-
-    return watch
-
-
-def _journaled_call(solver: Solver, journal: Journal) -> Callable[..., None]:
-    call = type(solver).call
-
-    def journaled(site: Any, obj: Obj, *rest: Any) -> None:
-        journal.call(solver, site, obj)
-        call(solver, site, obj, *rest)
-
-    return journaled
-
-
-def _journaled_edge(solver: Solver, journal: Journal) -> Callable[[int | None, int], None]:
-    def edge(source: int | None, target: int) -> None:
-        journal.edge(solver, source, target)
-        ValueGraph.edge(solver, source, target)
-
-    return edge
 
 
 def _bounded(solved: Solver | CallGraph) -> bool:

@@ -15,12 +15,13 @@ makes ``retract`` say so, and the caller solves in full.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from functools import cached_property
 from itertools import islice
 from typing import Any
 
 from graphlint.checks.file_tables import per_file
-from graphlint.checks.value_graph import CallGraph, LinkedModule
+from graphlint.checks.value_graph import CallGraph, LinkedModule, ValueGraph
 from graphlint.checks.valueflow import Solver
 
 # The solver's tables by how the journal takes an extension back (every other attribute makes
@@ -94,6 +95,29 @@ class Journal:
     def call(self, solver: Solver, site: Any, obj: Any) -> None:
         if (site, obj) not in solver.called:
             self.calls.append((site, obj))
+
+    def record(self, solver: Solver, watched: list[int]) -> None:
+        """Has the solver note here what the extension hangs on existing nodes: its ``watch``,
+        ``edge`` and ``call`` do their work after this journal notes it (``watched`` gets every
+        node watched)."""
+        call = type(solver).call
+
+        def watch(node: int, react: Callable[[Iterable[Any]], None]) -> None:
+            watched.append(node)
+            self.watching(solver, node)
+            ValueGraph.watch(solver, node, react)
+
+        def edge(source: int | None, target: int) -> None:
+            self.edge(solver, source, target)
+            ValueGraph.edge(solver, source, target)
+
+        def journaled_call(site: Any, obj: Any, *rest: Any) -> None:
+            self.call(solver, site, obj)
+            call(solver, site, obj, *rest)
+
+        solver.watch = watch  # type: ignore[method-assign]
+        solver.edge = edge  # type: ignore[method-assign]
+        solver.call = journaled_call  # type: ignore[method-assign]
 
     def new(self, item: Any) -> bool:
         """Whether a set's element names a node or a call site the extension made."""
