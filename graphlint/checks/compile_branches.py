@@ -20,7 +20,7 @@ import libcst as cst
 
 from graphlint.checks import apis, dynamo
 from graphlint.checks.capture_values import Fact, Modes, none_modes, raising_modes, true_modes, truth
-from graphlint.checks.facts import ExtractOptions
+from graphlint.checks.facts import NO_CALL, ExtractOptions
 from graphlint.checks.site_values import SOURCE_TEXT
 from graphlint.checks.syntax import preorder
 
@@ -90,7 +90,7 @@ class CompileBranches:
         block, assuming nothing of what calls return."""
         return [
             self._set_eager(False), self._set_capture_modes(self.all_capture_modes), self._set_block(None),
-            self._set_unless(frozenset()), self._set_in_try(False), self._set_after(-1),
+            self._set_unless(frozenset()), self._set_in_try(False), self._set_after(NO_CALL),
         ]
 
     def _restore(self) -> Callable[[], None]:

@@ -27,7 +27,7 @@ from typing import Any
 import libcst as cst
 
 from graphlint.checks import apis
-from graphlint.checks.facts import MODULE_SCOPE, ExtractOptions, FileFacts, FlowFacts, FunctionFacts
+from graphlint.checks.facts import MODULE_SCOPE, NO_CALL, ExtractOptions, FileFacts, FlowFacts, FunctionFacts
 from graphlint.checks.assignments import flow_facts
 from graphlint.checks.ast_children import child_nodes
 from graphlint.checks.candidate_reports import CandidateReports, Report
@@ -42,7 +42,7 @@ from graphlint.checks.suppressions import suppressions
 from graphlint.checks.top_imports import top_level_imports
 from graphlint.checks.positions import ANCHOR_KINDS, locate
 from graphlint.checks.returned_none import ReturnedNone
-from graphlint.checks.returning_calls import NO_CALL, ReturningCalls
+from graphlint.checks.returning_calls import ReturningCalls
 from graphlint.checks.presets import glob_pattern
 from graphlint.checks.raising_blocks import RaisingBlocks
 from graphlint.checks.scopes import ScopeStack

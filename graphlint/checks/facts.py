@@ -264,6 +264,7 @@ class Candidate:
     inherited_state: list[str] | None = None
 
 
+NO_CALL = -1  # ``Candidate.after`` / ``FileFacts.call_after`` of a point no call is known to precede
 WHOLE_RETURN = -1  # in ``FileFacts.none_returns``: the whole value a function returns, not an element
 
 

@@ -16,9 +16,8 @@ Modes are sets of names, None for every mode.
 
 from __future__ import annotations
 
-from graphlint.checks.facts import Candidate
+from graphlint.checks.facts import NO_CALL, Candidate
 from graphlint.checks.link import Project
-from graphlint.checks.returning_calls import NO_CALL
 from graphlint.checks.value_graph import FunctionKey
 
 Modes = frozenset[str] | None  # None: every mode

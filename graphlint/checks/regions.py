@@ -79,7 +79,7 @@ class Regions:
     unimportable: dict[int, str] = field(default_factory=dict)
     # The capture modes a capture entry runs each function it reaches in, where not all (``mode_flow.py``)
     modes: dict[tuple[EntryId, FunctionKey], frozenset[str]] = field(default_factory=dict)
-    everywhere: set[tuple[EntryId, FunctionKey]] = field(default_factory=set)
+    everywhere: set[tuple[EntryId, FunctionKey]] = field(default_factory=set)  # … entered in every mode
     mode_flow: ModeFlow | None = None
 
     def entered_modes(self, entry: EntryId, key: FunctionKey) -> Modes:

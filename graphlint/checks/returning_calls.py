@@ -27,8 +27,8 @@ from typing import Any
 import libcst as cst
 
 from graphlint.checks.capture_values import Modes
+from graphlint.checks.facts import NO_CALL
 
-NO_CALL = -1  # ``after`` of a point no call is known to precede
 _PLAIN_DECORATORS = frozenset({"staticmethod", "classmethod"})
 
 
