@@ -10,7 +10,8 @@ intersection does too.
 
 What a call returns in is known only where its targets are known whole (as for
 ``none_returns.py``: project functions only, the call resolved, the value flow not cut short);
-any other call may return in every mode. A function still being asked about (recursion) may too.
+any other call may return in every mode. A function still being asked about (recursion), or
+asked about past ``_DEEPEST`` others, may too.
 Modes are sets of names, None for every mode.
 """
 
@@ -21,6 +22,9 @@ from graphlint.checks.link import Project
 from graphlint.checks.value_graph import FunctionKey
 
 Modes = frozenset[str] | None  # None: every mode
+# Functions asked about at once (each needing the next one's returns), past which a function may
+# return in every mode: Python's recursion limit is not reached.
+_DEEPEST = 150
 
 
 def meet(first: Modes, second: Modes) -> Modes:
@@ -65,7 +69,7 @@ class ModeFlow:
         if key in self._returns:
             return self._returns[key]
         points = self.project.files[key.file].facts.return_points.get(key.qualname)
-        if points is None or key in self._asking:
+        if points is None or key in self._asking or len(self._asking) > _DEEPEST:
             return None
         self._asking.add(key)
         found: Modes = frozenset()
