@@ -3,6 +3,7 @@ the file's positions are known (``positions.locate``, by anchor kind and ordinal
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +23,8 @@ class Report:
     fix: bool
     eager: bool
     uncaptured: bool
+    modes: list[str] | None
+    after: int
     block: int | None
     anywhere: bool
     entry_scope_only: bool
@@ -40,7 +43,9 @@ class CandidateReports:
     function_scope: Any
     eager: bool
     uncaptured: bool
+    after: int
     block: int | None
+    point_modes: Callable[[], list[str] | None]  # returning_calls.py
 
     def report(
         self,
@@ -67,6 +72,8 @@ class CandidateReports:
                 fix=fix,
                 eager=self.eager,
                 uncaptured=self.uncaptured,
+                modes=self.point_modes(),
+                after=self.after,
                 block=self.block,
                 anywhere=anywhere,
                 entry_scope_only=entry_scope_only,
@@ -95,6 +102,8 @@ class CandidateReports:
                     fix=report.rule.fix_safety if report.fix else None,
                     eager=report.eager or id(report.node) in self.eager_nodes,
                     uncaptured=report.uncaptured,
+                    modes=report.modes,
+                    after=report.after,
                     block=report.block,
                     anywhere=report.anywhere,
                     entry_scope_only=report.entry_scope_only,

@@ -200,8 +200,11 @@ def none_modes(
 
 
 # Builtins that iterate what they are handed at once: ``enumerate(None)`` raises as ``for x in
-# None`` does (``zip`` iterates each of its arguments).
-ITERATING_BUILTINS = frozenset({"enumerate", "zip", "iter", "list", "tuple", "sorted", "reversed", "set", "frozenset"})
+# None`` does (``zip`` iterates each of its arguments; ``max(None, 1)`` raises too).
+ITERATING_BUILTINS = frozenset({
+    "enumerate", "zip", "iter", "list", "tuple", "sorted", "reversed", "set", "frozenset", "all", "any", "sum",
+    "max", "min",
+})
 
 
 def raising_modes(

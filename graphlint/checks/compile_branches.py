@@ -20,7 +20,7 @@ import libcst as cst
 
 from graphlint.checks import apis, dynamo
 from graphlint.checks.capture_values import Fact, Modes, none_modes, raising_modes, true_modes, truth
-from graphlint.checks.facts import ExtractOptions
+from graphlint.checks.facts import NO_CALL, ExtractOptions
 from graphlint.checks.site_values import SOURCE_TEXT
 from graphlint.checks.syntax import preorder
 
@@ -55,6 +55,12 @@ class CompileBranches:
     in_try: bool  # raising_blocks.py
     _set_in_try: Callable[[bool], Callable[[], None]]
     _block_raising: Callable[[cst.BaseSuite], Modes]
+    after: int  # returning_calls.py
+    function_bodies: set[int]
+    _set_after: Callable[[int], Callable[[], None]]
+    _returned_calls: Callable[[cst.CSTNode], list[cst.Call]]
+    _calls_returned: Callable[[list[cst.Call]], Callable[[], None]]
+    _note_return_point: Callable[[], None]
 
     def _set_eager(self, eager: bool) -> Callable[[], None]:
         def apply() -> None:
@@ -84,16 +90,16 @@ class CompileBranches:
         block, assuming nothing of what calls return."""
         return [
             self._set_eager(False), self._set_capture_modes(self.all_capture_modes), self._set_block(None),
-            self._set_unless(frozenset()), self._set_in_try(False),
+            self._set_unless(frozenset()), self._set_in_try(False), self._set_after(NO_CALL),
         ]
 
     def _restore(self) -> Callable[[], None]:
         eager, modes, block, unless = self.eager, self.capture_modes, self.block, self.captured_unless
-        in_try = self.in_try
+        in_try, after = self.in_try, self.after
 
         def apply() -> None:
             self.eager, self.capture_modes, self.block, self.captured_unless = eager, modes, block, unless
-            self.in_try = in_try
+            self.in_try, self.after = in_try, after
 
         return apply
 
@@ -280,7 +286,7 @@ class CompileBranches:
             self.uncaptured_blocks.add(id(node))
         plan: list[WalkItem] = [self._set_capture_modes(self.capture_modes - raising)] if raising else []
         end_capture = None
-        made_eager, narrowed = False, bool(raising)
+        made_eager, narrowed, returning = False, bool(raising), False
         for statement in node.body:
             method = _statement_method_call(statement)
             if method == apis.CAPTURE_END_METHOD and end_capture is not None:
@@ -301,13 +307,21 @@ class CompileBranches:
             elif isinstance(statement, cst.If) and _some_branch_leaves(statement):
                 narrowed = True
                 plan.append(self._narrow_after(statement))
+            returned = self._returned_calls(statement)
+            if returned:  # what follows runs only once they returned (returning_calls.py)
+                plan.append(self._calls_returned(returned))
+                returning = True
         if end_capture is not None:
             plan.append(end_capture)
+        if id(node) in self.function_bodies and not _leaves(node):
+            plan.append(self._note_return_point)  # the end of a function's body: it returns there
         if made_eager:
             plan.append(self._set_eager(self.eager))
         if narrowed:
             plan.append(self._set_capture_modes(self.capture_modes))
             plan.append(self._set_unless(self.captured_unless))
+        if returning:
+            plan.append(self._set_after(self.after))
         return self._failing_block(node, plan)
 
     def _returns_when_compiling(self, statement: cst.CSTNode) -> bool:

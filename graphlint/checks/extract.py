@@ -27,7 +27,7 @@ from typing import Any
 import libcst as cst
 
 from graphlint.checks import apis
-from graphlint.checks.facts import MODULE_SCOPE, ExtractOptions, FileFacts, FlowFacts, FunctionFacts
+from graphlint.checks.facts import MODULE_SCOPE, NO_CALL, ExtractOptions, FileFacts, FlowFacts, FunctionFacts
 from graphlint.checks.assignments import flow_facts
 from graphlint.checks.ast_children import child_nodes
 from graphlint.checks.candidate_reports import CandidateReports, Report
@@ -42,6 +42,7 @@ from graphlint.checks.suppressions import suppressions
 from graphlint.checks.top_imports import top_level_imports
 from graphlint.checks.positions import ANCHOR_KINDS, locate
 from graphlint.checks.returned_none import ReturnedNone
+from graphlint.checks.returning_calls import ReturningCalls
 from graphlint.checks.presets import glob_pattern
 from graphlint.checks.raising_blocks import RaisingBlocks
 from graphlint.checks.scopes import ScopeStack
@@ -103,7 +104,7 @@ def extract_facts(
 
 class _Extractor(
     EntryPoints, SiteValues, CompileBranches, LocalBindings, ReturnedNone, EmptyValues, CandidateReports,
-    ErrorMessages, RaisingBlocks, ImportNames, ScopeStack[WalkScope],
+    ErrorMessages, RaisingBlocks, ReturningCalls, ImportNames, ScopeStack[WalkScope],
 ):
     def __init__(self, text: str, tree: ast.Module, options: ExtractOptions) -> None:
         self.text = text
@@ -117,6 +118,7 @@ class _Extractor(
         self.all_capture_modes = self.capture_modes = capture_modes(options)  # none: ``uncaptured``
         # returned_none.py, empty_values.py
         self.captured_unless, self.unread_returns, self.uncaptured_blocks = frozenset(), set(), set()
+        self.after, self.returns_anywhere, self.function_bodies = NO_CALL, set(), set()  # returning_calls.py
         # Expressions dynamo never evaluates: the right side of ``not is_tracing() and ...``.
         self.eager_nodes: set[int] = set()
         self.moved_once: set[int] = set()  # id(t.to(d)) in ``if t.device != d: t = t.to(d)``
@@ -162,8 +164,8 @@ class _Extractor(
             cst.TryStar: self._on_try,
             cst.Assert: self._on_assert,
             cst.Lambda: self._on_lambda,
-            cst.Return: self._on_return,
-            cst.Yield: self._on_yield,
+            cst.Return: self._on_return_statement,
+            cst.Yield: self._on_yield_expression,
         }
         hooks = rule_hooks()
         # node type → a step of a handler's plan (STEP), what a node asks (anchor kind,
@@ -213,7 +215,8 @@ class _Extractor(
         if len(self.facts.flow.calls) != self.counts["Call"]:  # calls cannot be matched by ordinal
             self.facts.flow = FlowFacts(error="the calls of this file could not be numbered")
             self.facts.eager_calls, self.facts.uncaptured_calls, self.facts.block_calls = [], [], {}
-            self.facts.uncaptured_unless = {}
+            self.facts.uncaptured_unless, self.facts.call_modes, self.facts.call_after = {}, {}, {}
+            self.facts.return_points = {}
         self.facts.flow.digest = self.facts.flow.solver_digest()
         anchors = [(*self.ordinals[id(r.node)], r.node) for r in self.reports]
         sites = [(*self.ordinals[id(node)], node) for node in self.entry_sites]
@@ -227,6 +230,7 @@ class _Extractor(
         self.facts.suppressions = suppressions(self.text)
         self.facts.top_imports = top_level_imports(module)
         self._finish_returns()
+        self._finish_return_points()
         for qualname, line in _definition_lines(self.tree).items():
             definition = self.facts.functions.get(qualname)
             if definition is not None:
@@ -250,6 +254,8 @@ class _Extractor(
         scope = WalkScope("function", qualname, class_name=outer.class_name if outer.kind == "class" else None)
         scope.capture_locals = CaptureLocals(node)
         self._start_returns(node, qualname)
+        self._start_return_points(node, qualname)
+        self.function_bodies.add(id(node.body))
         if scope.class_name is None and outer.kind == "function":
             scope.class_name = outer.class_name  # closures inside methods still see ``self``
         params = node.params
@@ -336,9 +342,18 @@ class _Extractor(
         if self.uncaptured:
             self.facts.uncaptured_calls.append(ordinal)
         self._note_uncaptured_unless(ordinal)
+        self._note_call_point(ordinal)
         if self.block is not None:
             self.facts.block_calls[ordinal] = self.block
         return None
+
+    def _on_return_statement(self, node: cst.CSTNode) -> None:
+        self._note_return_point()  # returning_calls.py
+        self._on_return(node)  # returned_none.py
+
+    def _on_yield_expression(self, node: cst.CSTNode) -> None:
+        self._note_generator()
+        self._on_yield(node)
 
     def _note_host_readback(self, node: cst.Call) -> None:
         """``torch.quantile(torch.tensor(times), q=0.5).item()``: a read-back of host work (no

@@ -247,6 +247,10 @@ class Candidate:
     fix: Literal["safe", "unsafe"] | None = None
     eager: bool = False
     uncaptured: bool = False  # in a branch no graph capture takes (``capture-false-calls``)
+    # the capture modes it is reached in, where not all (``returning_calls.py``), and the last
+    # call known to have returned before it (an index in ``FileFacts.after_calls``; -1: none)
+    modes: list[str] | None = None
+    after: int = -1
     block: int | None = None
     anywhere: bool = False  # reported wherever it is, region or not
     entry_scope_only: bool = False  # only where ``scope`` is itself an entry's target
@@ -260,6 +264,7 @@ class Candidate:
     inherited_state: list[str] | None = None
 
 
+NO_CALL = -1  # ``Candidate.after`` / ``FileFacts.call_after`` of a point no call is known to precede
 WHOLE_RETURN = -1  # in ``FileFacts.none_returns``: the whole value a function returns, not an element
 
 
@@ -279,6 +284,14 @@ class FileFacts:
     # the whole value) (``returned_none.py``)
     uncaptured_unless: dict[int, list[list[int]]] = field(default_factory=dict)
     none_returns: dict[str, list[int]] = field(default_factory=dict)
+    # (``returning_calls.py``) call ordinal → the capture modes it is made in, where some but not
+    # all; [index of the call before (-1: none), call ordinal]: chains of calls known to have
+    # returned; call ordinal → the last one of them before it; function → each way it returns,
+    # [its modes (None: all), the last call before it]
+    call_modes: dict[int, list[str]] = field(default_factory=dict)
+    after_calls: list[list[int]] = field(default_factory=list)
+    call_after: dict[int, int] = field(default_factory=dict)
+    return_points: dict[str, list[list[Any]]] = field(default_factory=dict)
     # Ordinals of calls whose result is a tensor on the host on purpose (``device="cpu"``, ``.cpu()``)
     host_calls: list[int] = field(default_factory=list)
     entries: list[EntryFacts] = field(default_factory=list)
@@ -314,6 +327,10 @@ class FileFacts:
             block_calls={int(k): v for k, v in data["block_calls"].items()},
             uncaptured_unless={int(k): v for k, v in data["uncaptured_unless"].items()},
             none_returns=data["none_returns"],
+            call_modes={int(k): v for k, v in data["call_modes"].items()},
+            after_calls=data["after_calls"],
+            call_after={int(k): v for k, v in data["call_after"].items()},
+            return_points=data["return_points"],
             host_calls=data["host_calls"],
             entries=[EntryFacts(**e) for e in data["entries"]],
             candidates=[Candidate(**{**c, "anchor": tuple(c["anchor"])}) for c in data["candidates"]],

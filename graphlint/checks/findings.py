@@ -13,6 +13,7 @@ from graphlint.checks.catalog import Catalog, RuleInfo
 from graphlint.checks.facts import Candidate
 from graphlint.checks.link import LinkedFile, Project
 from graphlint.checks.parameter_constants import live_entry_functions
+from graphlint.checks.mode_flow import meet
 from graphlint.checks.regions import EntryId, RegionHit, Regions
 from graphlint.checks.value_graph import FunctionKey
 
@@ -157,12 +158,26 @@ def _region(project: Project, regions: Regions, file: int, candidate: Candidate,
         if hit.kind in rule.regions or candidate.anywhere
         if not (rule.traced_only and not hit.traced)
         if not (candidate.eager and hit.traced)
-        if not (candidate.uncaptured and hit.kind == "capture")
+        if not (hit.kind == "capture" and _never_captured(project, regions, file, candidate, hit))
         if not (candidate.entry_scope_only and (len(hit.chain) != 1 or hit.dynamic is False))
     ]
     if not usable:
         return None
     return min(usable, key=lambda h: (h.kind != "capture", len(h.chain), h.entry_label))
+
+
+def _never_captured(project: Project, regions: Regions, file: int, candidate: Candidate, hit: RegionHit) -> bool:
+    """Whether no capture mode the hit's entry runs the site's function in reaches the site
+    (``mode_flow.py``); a capture block's own sites run in every mode."""
+    if candidate.uncaptured:
+        return True
+    flow = regions.mode_flow
+    if flow is None:
+        return False
+    in_block = hit is regions.by_block.get(hit.entry)
+    entered = None if in_block else regions.entered_modes(hit.entry, FunctionKey(file, candidate.scope))
+    reached = meet(entered, flow.candidate(file, candidate))
+    return reached is not None and not reached
 
 
 def parse_error(linked: LinkedFile) -> Finding:

@@ -28,7 +28,7 @@ from typing import Any
 
 import libcst as cst
 
-from graphlint.checks.capture_values import Modes
+from graphlint.checks.capture_values import ITERATING_BUILTINS, Modes, raising_modes
 from graphlint.checks.facts import ExtractOptions
 from graphlint.checks.syntax import children
 
@@ -49,6 +49,7 @@ class RaisingBlocks:
     none_operands: dict[int, tuple[cst.BaseExpression, ...]]
     _true_modes: Callable[[cst.BaseExpression, Modes], Modes | None]  # compile_branches.py
     _none_modes: Callable[[cst.BaseExpression, Modes], Modes | None]
+    _builtin: Callable[[cst.BaseExpression], str | None]
 
     def _set_in_try(self, inside: bool) -> Callable[[], None]:
         def apply() -> None:
@@ -81,7 +82,9 @@ class RaisingBlocks:
                     break
             elif isinstance(statement, cst.If) and not self._leaves(statement):
                 raising |= self._if_raising(statement, modes - raising)
-            else:
+            else:  # its test, if any, is evaluated before it can leave
+                if isinstance(statement, (cst.If, cst.While)):
+                    raising |= self._expression_raising(statement.test, modes - raising)
                 break
         return raising
 
@@ -111,15 +114,31 @@ class RaisingBlocks:
         return raising | (in_body & in_else if taken is None else in_body | in_else)
 
     def _expression_raising(self, expr: cst.BaseExpression | None, modes: Modes) -> Modes:
-        if expr is None or not self.options.capture_none_attributes:
+        if expr is None or not modes or not self.options.capture_none_attributes:
             return frozenset()  # nothing is None in a capture (names only through those)
+        if isinstance(expr, cst.BooleanOperation):
+            return self._boolean_raising(expr, modes)
         operands = self.none_operands.get(id(expr))
         if operands is None:
             operands = self.none_operands[id(expr)] = tuple(_none_operands(expr))
         raising: Modes = frozenset()
         for operand in operands:
-            raising |= self._none_modes(operand, modes) or frozenset()
+            if isinstance(operand, cst.Call):  # ``all(x)``: iterates ``x``
+                raising |= raising_modes(operand, self._builtin, lambda e: self._none_modes(e, modes))
+            else:
+                raising |= self._none_modes(operand, modes) or frozenset()
         return raising
+
+    def _boolean_raising(self, expr: cst.BooleanOperation, modes: Modes) -> Modes:
+        """``decode() or all(batch.encoder_cached)``: the left side is evaluated, the right one
+        in the modes the left does not decide (false for ``or``, true for ``and``), where known."""
+        raising = self._expression_raising(expr.left, modes)
+        rest = modes - raising
+        left_true = self._true_modes(expr.left, rest)
+        if left_true is None:
+            return raising
+        right = rest - left_true if isinstance(expr.operator, cst.Or) else left_true
+        return raising | self._expression_raising(expr.right, right)
 
     def _leaves(self, node: cst.CSTNode) -> bool:
         """Whether ``node`` holds a ``return``, ``break``, ``continue`` or ``yield`` (outside
@@ -170,6 +189,8 @@ def _none_operands(expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
             yield node.value
         elif isinstance(node, cst.Call):
             yield node.func
+            if isinstance(node.func, cst.Name) and node.func.value in ITERATING_BUILTINS:
+                yield node  # what it iterates must not be None (``RaisingBlocks._expression_raising``)
         elif isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
             comparison = node.comparisons[0]
             if isinstance(comparison.operator, _ORDERING):

@@ -18,6 +18,7 @@ from graphlint.checks.edge_conditions import Edge, runs
 from graphlint.checks.facts import EntryFacts, RegionKind
 from graphlint.checks.importable import unimportable_files
 from graphlint.checks.link import Project
+from graphlint.checks.mode_flow import ModeFlow, Modes, covers, join, meet
 from graphlint.checks.none_returns import uncaptured_by_returns
 from graphlint.checks.presets import glob_pattern
 from graphlint.checks.parameter_constants import edge_given, live_entry_functions, live_entry_starts
@@ -76,6 +77,14 @@ class Regions:
     # Files that cannot be imported on the platform checked → the module whose import fails
     # first on their way (``unavailable-modules``, ``importable.py``): no region enters them
     unimportable: dict[int, str] = field(default_factory=dict)
+    # The capture modes a capture entry runs each function it reaches in, where not all (``mode_flow.py``)
+    modes: dict[tuple[EntryId, FunctionKey], frozenset[str]] = field(default_factory=dict)
+    everywhere: set[tuple[EntryId, FunctionKey]] = field(default_factory=set)  # … entered in every mode
+    mode_flow: ModeFlow | None = None
+
+    def entered_modes(self, entry: EntryId, key: FunctionKey) -> Modes:
+        """The modes entry ``entry`` runs ``key`` in (None: every mode)."""
+        return self.modes.get((entry, key))
 
     def hits(self, key: FunctionKey) -> list[RegionHit]:
         return self.by_function.get(key, [])
@@ -99,7 +108,7 @@ def mark_regions(
     left out (``presets.framework_presets``). ``unavailable_modules``: what the platform checked
     cannot import (``unavailable-modules``): the modules that import them are left out as
     ``other_platform_modules`` are."""
-    regions = Regions(unimportable=unimportable_files(project.files, unavailable_modules))
+    regions = Regions(unimportable=unimportable_files(project.files, unavailable_modules), mode_flow=ModeFlow(project))
     held_patterns = [(glob_pattern(f"{module}.**"), preset) for module, preset in (held or {}).items()]
     patterns = [glob_pattern(glob) for glob in other_platform_modules]
     foreign = {index for index, linked in enumerate(project.files) if any(p.match(linked.module) for p in patterns)}
@@ -149,7 +158,10 @@ def mark_regions(
                 ]
             skip = outside_capture if entry.kind == "capture" else outside
             starts = [start for start in starts if start[0].file not in foreign and start[0] not in skip]
-            _walk(project, regions, starts, hit, traced=entry.traced, compiled=compiled, foreign=foreign, outside=skip)
+            _walk(
+                project, regions, starts, hit, traced=entry.traced, compiled=compiled, foreign=foreign, outside=skip,
+                entry=entry_id,
+            )
     return regions
 
 
@@ -163,28 +175,43 @@ def _walk(
     compiled: set[FunctionKey],
     foreign: set[int],
     outside: set[FunctionKey],
+    entry: EntryId,
 ) -> None:
     """Breadth first over (function, copy): a method of a shared base runs, in its copy for the
     receiver's class, only what that class's objects run (``receiver_copies.py``). A call under
     an ``if`` on the function's parameters runs only if some edge into the function that the
     region takes can make the test hold (``edge_conditions.py``): a function is walked again
-    when another edge enters it, for the calls it has not run yet."""
-    followed: dict[tuple[FunctionKey, str], set[int]] = {}  # the calls each one has run
+    when another edge enters it, for the calls it has not run yet. A capture enters a callee in
+    the modes of its caller that the call is made in (``mode_flow.py``): a function is walked
+    again when an edge enters it in a mode it was not run in, for the calls it makes there."""
+    flow = regions.mode_flow
+    assert flow is not None
+    # the calls each one has run, with the modes it ran them in; the modes it was entered in
+    followed: dict[tuple[FunctionKey, str], dict[int, Modes]] = {}
+    entered: dict[tuple[FunctionKey, str], Modes] = {}
     marked: set[FunctionKey] = set()
     # Each item also says whether its chain entered a compiled function before it (``through_compile``)
     # and a module's ``forward`` (``through_module``: asked of eager captures only).
-    # And the copy of the function that made the call ``edge`` (what its arguments hold there).
-    queue: deque[tuple[FunctionKey, str, tuple[ChainStep, ...], Edge | None, bool, bool, str]] = deque(
-        (*start, False, False, "") for start in starts if not (traced and project.function(start[0]).boundary)
+    # And the copy of the function that made the call ``edge`` (what its arguments hold there),
+    # and the modes the call enters it in (a compiled region's: every mode).
+    queue: deque[tuple[FunctionKey, str, tuple[ChainStep, ...], Edge | None, bool, bool, str, Modes]] = deque(
+        (*start, False, False, "", None if traced or start[3] is None else flow.call(*start[3]))
+        for start in starts
+        if not (traced and project.function(start[0]).boundary)
     )
     while queue:
-        key, copy, chain, edge, through, module, caller_copy = queue.popleft()
+        key, copy, chain, edge, through, module, caller_copy, modes = queue.popleft()
+        if modes is not None and not modes:
+            continue
         done = followed.get((key, copy))
         if done is None:
-            done = followed[key, copy] = set()
+            done = followed[key, copy] = {}
             if key not in marked:  # one hit per entry and function: the shortest chain
                 marked.add(key)
                 regions.by_function.setdefault(key, []).append(hit(chain, through, module))
+        modes = entered[key, copy] = join(entered.get((key, copy), frozenset()), modes)
+        if not traced:
+            _note_modes(regions, entry, key, modes)
         module_after = module or (not traced and project.runs_module(key))
         facts = project.files[key.file].facts
         # not followed: calls dynamo does not trace (compiled), calls in a branch no capture takes,
@@ -193,18 +220,39 @@ def _walk(
         # what the edge hands over, beyond the arguments' form (read only where a call is under an ``if``)
         given = (lambda e=edge, k=key, c=caller_copy: edge_given(project, e, k, c)) if edge is not None else None
         for ordinal in project.calls_in(key):
-            if ordinal in done or ordinal in skipped or not runs(project, edge, key, ordinal, given):
+            if ordinal in skipped:
                 continue
-            done.add(ordinal)
+            call_modes = modes if traced else meet(modes, flow.call(key.file, ordinal))
+            if call_modes is not None and not call_modes:
+                continue
+            if (ordinal in done and covers(done[ordinal], call_modes)) or not runs(project, edge, key, ordinal, given):
+                continue
+            done[ordinal] = call_modes = join(done.get(ordinal, frozenset()), call_modes)
             for inner, inner_copy in project.runs_in(key.file, ordinal, copy):
                 if (traced and project.function(inner).boundary) or inner.file in foreign or inner in outside:
                     continue
                 inner_done = followed.get((inner, inner_copy))
-                if inner_done is None or _waiting(project, inner, inner_done):
+                if (
+                    inner_done is None
+                    or _waiting(project, inner, inner_done)
+                    or not covers(entered.get((inner, inner_copy), frozenset()), call_modes)
+                ):
                     step = _called(project, key.file, ordinal, inner)
                     queue.append(
-                        (inner, inner_copy, (*chain, step), (key.file, ordinal), through or key in compiled, module_after, copy)
+                        (
+                            inner, inner_copy, (*chain, step), (key.file, ordinal), through or key in compiled,
+                            module_after, copy, call_modes,
+                        )
                     )
+
+
+def _note_modes(regions: Regions, entry: EntryId, key: FunctionKey, modes: Modes) -> None:
+    """What a capture entry runs ``key`` in, over its copies (every mode: nothing kept)."""
+    if modes is None:
+        regions.modes.pop((entry, key), None)
+        regions.everywhere.add((entry, key))
+    elif (entry, key) not in regions.everywhere:
+        regions.modes[entry, key] = regions.modes.get((entry, key), frozenset()) | modes
 
 
 def _named_functions(project: Project, globs: tuple[str, ...]) -> set[FunctionKey]:
@@ -220,7 +268,7 @@ def _named_functions(project: Project, globs: tuple[str, ...]) -> set[FunctionKe
     }
 
 
-def _waiting(project: Project, key: FunctionKey, done: set[int]) -> bool:
+def _waiting(project: Project, key: FunctionKey, done: dict[int, Modes]) -> bool:
     """Whether ``key`` has conditional calls no edge has run yet (another edge may)."""
     conditional = project.files[key.file].facts.flow.call_conditions
     return any(ordinal not in done and ordinal in conditional for ordinal in project.calls_in(key))

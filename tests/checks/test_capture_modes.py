@@ -57,7 +57,7 @@ LOGITS_PROCESSOR = """
             ):
                 return hidden_states
             elif logits_metadata.forward_mode.is_extend() and not logits_metadata.extend_return_logprob:
-                return hidden_states[hidden_states > 5]  # captured: DLLM_EXTEND
+                return hidden_states[hidden_states > 5]  # not captured: forward returns first in DLLM_EXTEND
             else:
                 return hidden_states[hidden_states > 6]  # not captured
 """
@@ -139,8 +139,8 @@ def _findings(tmp_path: Path, pyproject: str) -> set[tuple[str, int]]:
 
 def test_a_capture_runs_only_its_modes_and_never_reads_logprobs_nor_context_parallel_metadata(tmp_path: Path) -> None:
     # sglang's LogitsProcessor: `is_decode_or_idle() or is_target_verify() or is_draft_extend_v2()`
-    # is true in every capture mode but DLLM_EXTEND, which the `elif` then takes (no logprobs
-    # asked), so the `else` (input logprobs) is never captured; nor what follows
+    # is true in every capture mode but DLLM_EXTEND, and forward returns before the call in
+    # DLLM_EXTEND, so neither the `elif` nor the `else` (input logprobs) is captured; nor what follows
     # `if not extend_return_logprob: return`, nor the multi-item-scoring branch (`... and
     # is_prefill_only`), nor the context-parallel prefill (`can_cp_split(...)`, then
     # `attn_cp_metadata is not None`). The compiled prefill helper still takes its branch.
