@@ -28,7 +28,7 @@ from graphlint.checks.parameter_class_copies import ParameterClassCopies
 from graphlint.checks.receiver_copies import MethodCopy
 from graphlint.checks.returned_arguments import ReturnedArguments
 from graphlint.checks.wrap_order import WrapOrder, instances_made
-from graphlint.checks.compile_wrappers import WRAPPER
+from graphlint.checks.compile_wrappers import WRAPPER, CompileWrappers
 from graphlint.checks.value_graph import (
     MAX_DEPTH,
     EXTERNAL_VALUE,
@@ -47,7 +47,7 @@ from graphlint.checks.value_graph import (
 
 class CallSemantics(
     ReturnedArguments, ImplicitCalls, CallSiteCopies, ParameterClassCopies, InstanceGuards, WrapOrder, ParameterDefaults,
-    DeclaredTypes,
+    DeclaredTypes, CompileWrappers,
 ):
     """The call half of the solver (it provides ``compile``, ``member`` and the tables below)."""
 
@@ -305,26 +305,6 @@ class CallSemantics(
             self.add(out, [("X", name)])  # an instance of an outside class: named by its class
         else:  # what an outside function returns: nothing to follow (chains of them end here)
             self.add(out, [EXTERNAL_VALUE])
-
-    def compiles_here(self, site: Any, name: str, args: CallArgs, out: int) -> bool:
-        """``torch.compile(f)`` at a call site: its result is the wrapper (``compile_wrappers.py``);
-        ``torch.compile(mode=...)`` and ``torch._dynamo.optimize(backend)`` make a function that
-        does the same with what it is called with. False where the call is a decoration or an
-        entry's (the name is then the wrapper, and holds what it wraps as before)."""
-        if not (isinstance(site[0], int) and len(site) in (2, 3)):
-            return False
-        if name in apis.COMPILE_FACTORIES or not (args.positional or args.star):
-            self.add(out, [("X", "torch.compile")])
-        else:
-            self.add(out, [(WRAPPER, *site)])
-        return True
-
-    def call_wrapper(self, site: Any, wrapper: Obj, args: CallArgs, out: int) -> None:
-        """A compile call's wrapper called: it runs what the compile call was handed."""
-        handed = self.site_args.get(wrapper[1:])
-        if handed is None or not handed.positional or handed.positional[0] is None:
-            return
-        self.watch(handed.positional[0], lambda objs: [self.call(site, o, args, out) for o in objs])
 
     def call_partial(self, site: Any, partial: Obj, args: CallArgs, out: int) -> None:
         bound = self.site_args.get(partial[1:])

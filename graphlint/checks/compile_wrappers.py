@@ -14,13 +14,41 @@ call-form entry's region as compiled only through its wrapper's calls.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from graphlint.checks.value_graph import CallArgs, Obj
+from graphlint.checks import apis
+from graphlint.checks.value_graph import CallArgs, Obj, ValueGraph
 
 WRAPPER = "W"
 CompileCall = tuple[int, int]  # (file, ordinal) of a ``torch.compile(f)`` call
+
+
+class CompileWrappers(ValueGraph):
+    """The solver's half that makes and calls the wrappers (it provides ``call`` and ``site_args``)."""
+
+    site_args: dict[tuple[Any, ...], CallArgs]
+    call: Callable[[Any, Obj, CallArgs, int], None]
+
+    def compiles_here(self, site: Any, name: str, args: CallArgs, out: int) -> bool:
+        """``torch.compile(f)`` at a call site: its result is the wrapper (the module's docstring);
+        ``torch.compile(mode=...)`` and ``torch._dynamo.optimize(backend)`` make a function that
+        does the same with what it is called with. False where the call is a decoration or an
+        entry's (the name is then the wrapper, and holds what it wraps as before)."""
+        if not (isinstance(site[0], int) and len(site) in (2, 3)):
+            return False
+        if name in apis.COMPILE_FACTORIES or not (args.positional or args.star):
+            self.add(out, [("X", "torch.compile")])
+        else:
+            self.add(out, [(WRAPPER, *site)])
+        return True
+
+    def call_wrapper(self, site: Any, wrapper: Obj, args: CallArgs, out: int) -> None:
+        """A compile call's wrapper called: it runs what the compile call was handed."""
+        handed = self.site_args.get(wrapper[1:])
+        if handed is None or not handed.positional or handed.positional[0] is None:
+            return
+        self.watch(handed.positional[0], lambda objs: [self.call(site, o, args, out) for o in objs])
 
 
 def wrapped_by(obj: Obj) -> CompileCall | None:
