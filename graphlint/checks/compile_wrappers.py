@@ -37,7 +37,8 @@ class CompileWrappers(ValueGraph):
         entry's (the name is then the wrapper, and holds what it wraps as before)."""
         if not (isinstance(site[0], int) and len(site) in (2, 3)):
             return False
-        if name in apis.COMPILE_FACTORIES or not (args.positional or args.star):
+        handed = args.positional or args.star or any(keyword == "model" for keyword, _ in args.keywords)
+        if name in apis.COMPILE_FACTORIES or not handed:
             self.add(out, [("X", "torch.compile")])
         else:
             self.add(out, [(WRAPPER, *site)])

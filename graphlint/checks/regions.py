@@ -113,21 +113,16 @@ def mark_regions(
     outside_capture = outside | _named_functions(project, outside_captures)
     wrappers = _followed_wrappers(project)
     regions.wrapped = {entry for entry, _ in wrappers.values()}
-    compiled = {
-        key
+    compiled_by = {
+        EntryId(file_index, entry_index): live_entry_functions(project, file_index, entry_index)
         for file_index, linked in enumerate(project.files)
         for entry_index, entry in enumerate(linked.facts.entries)
         if entry.traced and not entry.replaced
-        for key in live_entry_functions(project, file_index, entry_index)
     }
+    compiled = {key for functions in compiled_by.values() for key in functions}
     # ``g = torch.compile(f)`` leaves ``f`` eager: its calls by its own name run it as it is,
     # only its wrapper's calls run it compiled (a walk's start keeps both: it may be the wrapper)
-    compiled_by_name = {
-        key for file_index, linked in enumerate(project.files)
-        for entry_index, entry in enumerate(linked.facts.entries)
-        if entry.traced and not entry.replaced and EntryId(file_index, entry_index) not in regions.wrapped
-        for key in live_entry_functions(project, file_index, entry_index)
-    }
+    compiled_by_name = {key for entry, functions in compiled_by.items() if entry not in regions.wrapped for key in functions}
     for file_index, linked in enumerate(project.files):
         for entry_index, entry in enumerate(linked.facts.entries):
             entry_id = EntryId(file_index, entry_index)
