@@ -5,7 +5,8 @@
 extension (``incremental_solve.py``) adds call sites to one file and gives no existing node a
 new value, so the answer it must give is the last one with the new sites' rows added: their
 callees and per-copy edges, whether they resolved, whether their receivers hold host tensors
-only, and what the new outside calls were handed (``CallGraph.unseen``). ``Recorder`` notes
+only, the compile wrappers they run, and what the new outside calls were handed
+(``CallGraph.unseen``, ``escaped_wrappers``). ``Recorder`` notes
 every edge the extension records; ``patched`` adds the new sites' rows to the last answer, or
 says None where an edge went elsewhere (an old site, an entry point, a scope's implicit calls),
 and then the caller finishes in full.
@@ -18,6 +19,7 @@ from collections.abc import Callable
 from itertools import islice
 from typing import Any
 
+from graphlint.checks.compile_wrappers import escaped_wrappers, wrapper_rows
 from graphlint.checks.site_edges import absorb_outside, calls_by_site
 from graphlint.checks.value_graph import HOST_TENSOR, CallGraph, Target
 from graphlint.checks.valueflow import Solver
@@ -70,8 +72,13 @@ def patched(solver: Solver, before: CallGraph, recorder: Recorder) -> CallGraph 
         key for key, nodes in receiver_nodes.items()
         if all(values[n] <= {HOST_TENSOR} and n not in saturated for n in nodes) and any(values[n] for n in nodes)
     }
+    wrapper_calls, wrapper_only = wrapper_rows(new_callees, values, saturated)
     return dataclasses.replace(
         before,
+        wrapper_calls={**before.wrapper_calls, **wrapper_calls} if wrapper_calls else before.wrapper_calls,
+        wrapper_only=before.wrapper_only | wrapper_only,
+        escaped_wrappers=before.escaped_wrappers
+        | escaped_wrappers(islice(solver.outside_arguments, recorder.outside_arguments, None), values),
         callees={**before.callees, **callees} if callees else before.callees,
         copies={**before.copies, **copies} if copies else before.copies,
         resolved=before.resolved | resolved,

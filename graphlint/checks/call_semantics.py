@@ -28,6 +28,7 @@ from graphlint.checks.parameter_class_copies import ParameterClassCopies
 from graphlint.checks.receiver_copies import MethodCopy
 from graphlint.checks.returned_arguments import ReturnedArguments
 from graphlint.checks.wrap_order import WrapOrder, instances_made
+from graphlint.checks.compile_wrappers import WRAPPER, CompileWrappers
 from graphlint.checks.value_graph import (
     MAX_DEPTH,
     EXTERNAL_VALUE,
@@ -46,7 +47,7 @@ from graphlint.checks.value_graph import (
 
 class CallSemantics(
     ReturnedArguments, ImplicitCalls, CallSiteCopies, ParameterClassCopies, InstanceGuards, WrapOrder, ParameterDefaults,
-    DeclaredTypes,
+    DeclaredTypes, CompileWrappers,
 ):
     """The call half of the solver (it provides ``compile``, ``member`` and the tables below)."""
 
@@ -237,6 +238,8 @@ class CallSemantics(
             self.add(out, [HOST_TENSOR] if obj[1] else [EXTERNAL_VALUE])
         elif kind == "P":
             self.call_partial(site, obj, args, out)
+        elif kind == WRAPPER:
+            self.call_wrapper(site, obj, args, out)
 
     def dispatched(self, instance: Obj) -> list[str]:
         """The dispatch methods named for a class of the instance's MRO (project or outside), unless a
@@ -282,6 +285,8 @@ class CallSemantics(
             self.record(site, init[1], "init")
 
     def external_call(self, site: Any, name: str, args: CallArgs, out: int) -> None:
+        if name in apis.COMPILE_FUNCTIONS and self.compiles_here(site, name, args, out):
+            return
         if name in apis.PASS_THROUGH_CALLS:
             for node in [*args.positional, *self.plain(args).star]:
                 self.edge(node, out)

@@ -136,11 +136,17 @@ def _region(project: Project, regions: Regions, file: int, candidate: Candidate,
         # A compiled model (its ``forward``) the capture runs is compile-then-capture, not this,
         # however many of the capture's own functions call it; a compiled module run inside
         # another module's eager ``forward`` (a layer compiled on its own) is nested.
+        # ``g = torch.compile(f)`` compiles ``g`` only: where its calls are followed, the capture
+        # nests it by calling ``g``, not by calling ``f`` (``compile_wrappers.py``).
         own = EntryId(file, candidate.own_entry)
+        reached = (
+            regions.wrapper_hits.get(own, [])
+            if own in regions.wrapped
+            else [(function, hit) for function in live_entry_functions(project, file, candidate.own_entry) for hit in regions.hits(function)]
+        )
         hits = [
             hit
-            for function in live_entry_functions(project, file, candidate.own_entry)
-            for hit in regions.hits(function)
+            for function, hit in reached
             if hit.entry != own and not hit.traced and not hit.through_compile
             if (
                 hit.through_module

@@ -159,6 +159,9 @@ def graph_to_json(graph: CallGraph) -> dict[str, Any]:
         "saturated": graph.saturated,
         "collapsed": graph.collapsed,
         "unseen": [list(key) for key in sorted(graph.unseen)],
+        "wrapper_calls": [[f, o, sorted(list(c) for c in compiles)] for (f, o), compiles in graph.wrapper_calls.items()],
+        "wrapper_only": [list(key) for key in sorted(graph.wrapper_only)],
+        "escaped_wrappers": [list(key) for key in sorted(graph.escaped_wrappers)],
     }
 
 
@@ -187,4 +190,7 @@ def graph_from_json(data: dict[str, Any]) -> CallGraph:
         saturated=int(data["saturated"]),
         collapsed=int(data["collapsed"]),
         unseen={(int(f), str(q), str(c)) for f, q, c in data["unseen"]},
+        wrapper_calls={(f, o): {(cf, co) for cf, co in compiles} for f, o, compiles in data["wrapper_calls"]},
+        wrapper_only={(f, o) for f, o in data["wrapper_only"]},
+        escaped_wrappers={(f, o) for f, o in data["escaped_wrappers"]},
     )

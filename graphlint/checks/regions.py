@@ -85,6 +85,11 @@ class Regions:
     def entered_modes(self, entry: EntryId, key: FunctionKey) -> Modes:
         """The modes entry ``entry`` runs ``key`` in (None: every mode)."""
         return self.modes.get((entry, key))
+    # Call-form compile entries (``g = torch.compile(f)``) whose wrapper's calls are followed
+    # (``compile_wrappers.py``), and per such entry how other entries reach it: through a call
+    # of its wrapper, with the function the wrapper runs (GL101 asks these, not ``f``'s own calls)
+    wrapped: set[EntryId] = field(default_factory=set)
+    wrapper_hits: dict[EntryId, list[tuple[FunctionKey, RegionHit]]] = field(default_factory=dict)
 
     def hits(self, key: FunctionKey) -> list[RegionHit]:
         return self.by_function.get(key, [])
@@ -115,13 +120,18 @@ def mark_regions(
     foreign |= regions.unimportable.keys()
     outside = _named_functions(project, outside_regions + other_platform_modules)
     outside_capture = outside | _named_functions(project, outside_captures)
-    compiled = {
-        key
+    wrappers = _followed_wrappers(project)
+    regions.wrapped = {entry for entry, _ in wrappers.values()}
+    compiled_by = {
+        EntryId(file_index, entry_index): live_entry_functions(project, file_index, entry_index)
         for file_index, linked in enumerate(project.files)
         for entry_index, entry in enumerate(linked.facts.entries)
         if entry.traced and not entry.replaced
-        for key in live_entry_functions(project, file_index, entry_index)
     }
+    compiled = {key for functions in compiled_by.values() for key in functions}
+    # ``g = torch.compile(f)`` leaves ``f`` eager: its calls by its own name run it as it is,
+    # only its wrapper's calls run it compiled (a walk's start keeps both: it may be the wrapper)
+    compiled_by_name = {key for entry, functions in compiled_by.items() if entry not in regions.wrapped for key in functions}
     for file_index, linked in enumerate(project.files):
         for entry_index, entry in enumerate(linked.facts.entries):
             entry_id = EntryId(file_index, entry_index)
@@ -159,10 +169,35 @@ def mark_regions(
             skip = outside_capture if entry.kind == "capture" else outside
             starts = [start for start in starts if start[0].file not in foreign and start[0] not in skip]
             _walk(
-                project, regions, starts, hit, traced=entry.traced, compiled=compiled, foreign=foreign, outside=skip,
-                entry=entry_id,
+                project, regions, starts, hit, traced=entry.traced, compiled=(compiled, compiled_by_name), wrappers=wrappers,
+                foreign=foreign, outside=skip, entry=entry_id,
             )
     return regions
+
+
+Wrappers = dict[tuple[int, int], tuple[EntryId, set[FunctionKey]]]
+
+
+def _followed_wrappers(project: Project) -> Wrappers:
+    """The compile calls of call-form entries (``torch.compile(f)``, ``optimize(b)(f)``) whose
+    wrappers some call of the project runs and no outside code is handed: each one's entry and
+    the functions it compiles. An entry whose wrapper is never called, or escapes, keeps its
+    region entered by ``f``'s own calls too (what its wrapper does is not seen)."""
+    by_call = {
+        (file_index, entry.targets[0][1]): EntryId(file_index, entry_index)
+        for file_index, linked in enumerate(project.files)
+        for entry_index, entry in enumerate(linked.facts.entries)
+        if entry.via == "call" and entry.traced and not entry.replaced and [t[0] for t in entry.targets] == ["arg"]
+    }
+    if not by_call:  # asked only where there are such entries: no entry point, no solve
+        return {}
+    graph = project.graph
+    called = {compile_call for compiles in graph.wrapper_calls.values() for compile_call in compiles}
+    return {
+        compile_call: (entry, set(live_entry_functions(project, entry.file, entry.index)))
+        for compile_call, entry in by_call.items()
+        if compile_call in called and compile_call not in graph.escaped_wrappers
+    }
 
 
 def _walk(
@@ -172,7 +207,8 @@ def _walk(
     hit: Callable[[tuple[ChainStep, ...], bool, bool], RegionHit],
     *,
     traced: bool,
-    compiled: set[FunctionKey],
+    compiled: tuple[set[FunctionKey], set[FunctionKey]],
+    wrappers: Wrappers,
     foreign: set[int],
     outside: set[FunctionKey],
     entry: EntryId,
@@ -183,24 +219,29 @@ def _walk(
     region takes can make the test hold (``edge_conditions.py``): a function is walked again
     when another edge enters it, for the calls it has not run yet. A capture enters a callee in
     the modes of its caller that the call is made in (``mode_flow.py``): a function is walked
-    again when an edge enters it in a mode it was not run in, for the calls it makes there."""
+    again when an edge enters it in a mode it was not run in, for the calls it makes there.
+    ``compiled``: the functions compile entries compile, and those of them every call runs
+    compiled (not the targets of ``wrappers``, which run compiled where their wrapper's call
+    enters them)."""
     flow = regions.mode_flow
     assert flow is not None
     # the calls each one has run, with the modes it ran them in; the modes it was entered in
     followed: dict[tuple[FunctionKey, str], dict[int, Modes]] = {}
     entered: dict[tuple[FunctionKey, str], Modes] = {}
     marked: set[FunctionKey] = set()
+    compiled_start, compiled_by_name = compiled
     # Each item also says whether its chain entered a compiled function before it (``through_compile``)
-    # and a module's ``forward`` (``through_module``: asked of eager captures only).
-    # And the copy of the function that made the call ``edge`` (what its arguments hold there),
-    # and the modes the call enters it in (a compiled region's: every mode).
-    queue: deque[tuple[FunctionKey, str, tuple[ChainStep, ...], Edge | None, bool, bool, str, Modes]] = deque(
-        (*start, False, False, "", None if traced or start[3] is None else flow.call(*start[3]))
+    # and a module's ``forward`` (``through_module``: asked of eager captures only), whether it
+    # runs compiled itself, the copy of the function that made the call ``edge`` (what its
+    # arguments hold there), and the modes the call enters it in (a compiled region's: every mode).
+    queue: deque[tuple[FunctionKey, str, tuple[ChainStep, ...], Edge | None, bool, bool, bool, str, Modes]] = deque(
+        (*start, False, False, start[0] in compiled_start, "", None if traced or start[3] is None else flow.call(*start[3]))
         for start in starts
         if not (traced and project.function(start[0]).boundary)
     )
+    wrapper_seen: set[tuple[EntryId, bool, bool]] = set()
     while queue:
-        key, copy, chain, edge, through, module, caller_copy, modes = queue.popleft()
+        key, copy, chain, edge, through, module, runs_compiled, caller_copy, modes = queue.popleft()
         if modes is not None and not modes:
             continue
         done = followed.get((key, copy))
@@ -228,9 +269,20 @@ def _walk(
             if (ordinal in done and covers(done[ordinal], call_modes)) or not runs(project, edge, key, ordinal, given):
                 continue
             done[ordinal] = call_modes = join(done.get(ordinal, frozenset()), call_modes)
+            wrapper_entries = [wrappers[c] for c in project.graph.wrapper_calls.get((key.file, ordinal), ()) if c in wrappers]
             for inner, inner_copy in project.runs_in(key.file, ordinal, copy):
                 if (traced and project.function(inner).boundary) or inner.file in foreign or inner in outside:
                     continue
+                through_inner = through or runs_compiled
+                wrapped = [compile_entry for compile_entry, functions in wrapper_entries if inner in functions]
+                for wrapped_entry in wrapped:  # the wrapper's call: how this walk reaches that entry
+                    seen = (wrapped_entry, through_inner, module_after)
+                    if seen not in wrapper_seen:
+                        wrapper_seen.add(seen)
+                        step = _called(project, key.file, ordinal, inner)
+                        regions.wrapper_hits.setdefault(wrapped_entry, []).append(
+                            (inner, hit((*chain, step), through_inner, module_after))
+                        )
                 inner_done = followed.get((inner, inner_copy))
                 if (
                     inner_done is None
@@ -238,10 +290,11 @@ def _walk(
                     or not covers(entered.get((inner, inner_copy), frozenset()), call_modes)
                 ):
                     step = _called(project, key.file, ordinal, inner)
+                    inner_compiled = inner in compiled_by_name or (bool(wrapped) and (key.file, ordinal) in project.graph.wrapper_only)
                     queue.append(
                         (
-                            inner, inner_copy, (*chain, step), (key.file, ordinal), through or key in compiled,
-                            module_after, copy, call_modes,
+                            inner, inner_copy, (*chain, step), (key.file, ordinal), through_inner, module_after,
+                            inner_compiled, copy, call_modes,
                         )
                     )
 

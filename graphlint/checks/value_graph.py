@@ -17,7 +17,7 @@ from graphlint.checks import apis
 from graphlint.checks.facts import FileFacts
 
 Obj = tuple  # ("F"|"C"|"I", file, qualname), ("B", function, receiver), ("S", file, class, receiver),
-#             ("M", module), ("X", dotted), ("P", file, ordinal), ("H", method)
+#             ("M", module), ("X", dotted), ("P", file, ordinal), ("H", method), ("W", file, ordinal[, copy])
 EXTERNAL_VALUE: Obj = ("X", "")  # what a call outside the project returns
 # A tensor made on the host on purpose (``facts.host_calls``: ``device="cpu"``, ``.cpu()``), and
 # ("H", method) its methods: followed so that ``.tolist()`` of one, passed or stored elsewhere,
@@ -128,6 +128,12 @@ class CallGraph:
     # copy (``(file, ordinal, copy)``, ``""`` the method's own body; ``("entry", file, index)``)
     # the (target, the target's copy) it runs. Sites not here run ``callees`` in every copy.
     copies: dict[tuple[Any, ...], dict[tuple[Target, str], str]] = field(default_factory=dict)
+    # ``torch.compile(f)``'s wrapper (``compile_wrappers.py``): (file, call ordinal) → the compile
+    # calls (file, ordinal) whose wrappers the call may run; the calls that run nothing else; the
+    # compile calls whose wrappers are handed to code outside the project
+    wrapper_calls: dict[tuple[int, int], set[tuple[int, int]]] = field(default_factory=dict)
+    wrapper_only: set[tuple[int, int]] = field(default_factory=set)
+    escaped_wrappers: set[tuple[int, int]] = field(default_factory=set)
 
     def notice(self) -> str | None:
         """What a run must say when the bounds cut the solve short (None when they did not)."""

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable
 from graphlint.checks import apis
 from graphlint.checks.call_semantics import CallSemantics
 from graphlint.checks.class_hierarchy import ClassHierarchy, absolute_name
+from graphlint.checks.compile_wrappers import WRAPPER, escaped_wrappers, wrapper_rows
 from graphlint.checks.facts import CallSite, Expr
 from graphlint.checks.presets import glob_pattern
 from graphlint.checks.site_edges import absorb_outside, calls_by_site, entries_per_copy
@@ -206,6 +207,8 @@ class Solver(CallSemantics):
                     t for t, kind in targets.items() if isinstance(t, FunctionKey) and kind == "call"
                 ]
                 graph.entry_outside[file, index] = [t for t in targets if isinstance(t, str)]
+        graph.wrapper_calls, graph.wrapper_only = wrapper_rows(self.callee_nodes, self.values, self.saturated)
+        graph.escaped_wrappers = escaped_wrappers(self.outside_arguments, self.values)
         graph.unseen = self.called_unseen()
         # the implicit calls are the solver's own table (``record`` fills it): the answer keeps a copy
         return dataclasses.replace(graph, implicit_calls=implicit)
@@ -350,6 +353,10 @@ class Solver(CallSemantics):
             self.member(("C", receiver[1], receiver[2]), name, receiver, node, skip_to=("C", obj[1], obj[2]))
         elif kind == "H":
             self.add(node, [("H", name)] if not obj[1] and name in apis.DEVICE_PRESERVING_METHODS else [EXTERNAL_VALUE])
+        elif kind == WRAPPER:  # ``OptimizedModule`` reads its attributes off the module it wraps
+            handed = self.site_args.get(obj[1:])
+            if handed is not None and handed.positional and handed.positional[0] is not None:
+                self.edge(self.attribute_of(handed.positional[0], name), node)
         elif obj == OUTSIDE_ANY:
             self.add(node, [OUTSIDE_ANY])
         elif kind == "X" and obj[1] and obj[1].count(".") < MAX_DEPTH:

@@ -20,7 +20,10 @@ class NestedCompile(Rule):
     A compiled module is nested when the capture reaches it from another module's eager
     `forward` (a `torch.nn.Module` subclass of the project): a layer compiled on its own inside
     an eagerly captured model (a norm whose `forward` is `@torch.compile(backend=...)`, called by
-    the decoder layer).
+    the decoder layer). The call form compiles only what it returns: `g = torch.compile(f)`
+    nests where the capture calls `g` (the chain enters `f` at that call), not where it calls
+    `f` by its own name, which runs eagerly (where `g` is handed to code outside the project,
+    any call of `f` counts).
 
     Not flagged where dynamo traces the caller (a compiled model, `mode="reduce-overhead"`, a
     torchair backend): dynamo inlines a `@torch.compile` function it reaches and ignores its
