@@ -23,7 +23,7 @@ from graphlint.checks.valueflow import Solver, solve, solve_kept
 
 from .test_incremental_solve import canonical, linked, node_values
 from .test_rederive import BASE as REDERIVE
-from .test_rederive import HELPERS, file_tables, named_edges
+from .test_rederive import HELPERS, copied_head, file_tables, named_edges
 
 OPS = """\
 import torch
@@ -205,29 +205,7 @@ def test_a_changed_call_the_take_back_cannot_make_exact_is_refused_with_its_reas
 
 
 def test_a_changed_call_in_a_method_with_copies_is_refused() -> None:
-    sources = {
-        "app/__init__.py": "",
-        "app/m.py": HELPERS + """\
-class Head(torch.nn.Module):
-    def forward(self, x):
-        h = torch.relu(x)
-        return torch.cat(h, x)
-
-
-class Child(Head):
-    pass
-
-
-class Net(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.head = Child()
-        self.plain = Head()
-
-    def forward(self, x):
-        return self.head(x) + self.plain(x)
-""",
-    }
+    sources = copied_head("        h = torch.relu(x)\n        return torch.cat(h, x)\n")
     live = LiveSolve(linked(sources), {}, {}, False)
     assert live.solver is not None and any(copy.qualname == "Head.forward" for copy in live.solver.copies.values())
     edited = linked({**sources, "app/m.py": sources["app/m.py"].replace("torch.cat(h, x)", "torch.cat(x, h)")})

@@ -214,15 +214,15 @@ def test_a_variable_past_the_value_cap_is_refused(monkeypatch: pytest.MonkeyPatc
     assert isinstance(answer, str) and "not re-derived: a variable the edit changes would pass the value cap" in answer, answer
 
 
-def test_a_changed_assignment_in_a_method_with_copies_is_refused() -> None:
-    sources = {
+def copied_head(forward_body: str) -> dict[str, str]:
+    """A project whose ``Head.forward`` (``forward_body``, indented) the solver copies per
+    receiver class: it runs for a ``Child`` and for a ``Head``."""
+    return {
         "app/__init__.py": "",
-        "app/m.py": HELPERS + """\
+        "app/m.py": HELPERS + f"""\
 class Head(torch.nn.Module):
     def forward(self, x):
-        fn = first
-        return x
-
+{forward_body}
 
 class Child(Head):
     pass
@@ -238,6 +238,10 @@ class Net(torch.nn.Module):
         return self.head(x) + self.plain(x)
 """,
     }
+
+
+def test_a_changed_assignment_in_a_method_with_copies_is_refused() -> None:
+    sources = copied_head("        fn = first\n        return x\n")
     live = LiveSolve(linked(sources), {}, {}, False)
     assert live.solver is not None and any(copy.qualname == "Head.forward" for copy in live.solver.copies.values())
     edited = linked({**sources, "app/m.py": sources["app/m.py"].replace("fn = first", "fn = second")})
