@@ -24,6 +24,15 @@ COMPILE_FUNCTIONS = frozenset(
 )
 # ``torch._dynamo.optimize(backend)(fn)``: the first call takes the backend, not the target.
 COMPILE_FACTORIES = frozenset({"torch._dynamo.optimize"})
+# The name of the parameter that takes the target, where it is handed by keyword:
+# ``torch.compile(model=f)``, ``cache_compile(func=f)``; what ``torch.compile(mode=...)`` returns
+# takes ``model``, what ``optimize(backend)`` returns takes ``fn``.
+COMPILE_TARGET_KEYWORDS = {
+    "torch.compile": "model",
+    "torchair.inference.cache_compile": "func",
+    "torch._dynamo.optimize": "fn",
+}
+TARGET_KEYWORD_NAMES = frozenset(COMPILE_TARGET_KEYWORDS.values())
 
 # torchair backends; with a CompilerConfig whose mode is "reduce-overhead" they capture.
 NPU_BACKEND_FACTORIES = frozenset({"torchair.get_npu_backend"})

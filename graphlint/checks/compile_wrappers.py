@@ -37,7 +37,7 @@ class CompileWrappers(ValueGraph):
         entry's (the name is then the wrapper, and holds what it wraps as before)."""
         if not (isinstance(site[0], int) and len(site) in (2, 3)):
             return False
-        handed = args.positional or args.star or any(keyword == "model" for keyword, _ in args.keywords)
+        handed = args.target() is not None or args.star
         if name in apis.COMPILE_FACTORIES or not handed:
             self.add(out, [("X", "torch.compile")])
         else:
@@ -47,9 +47,9 @@ class CompileWrappers(ValueGraph):
     def call_wrapper(self, site: Any, wrapper: Obj, args: CallArgs, out: int) -> None:
         """A compile call's wrapper called: it runs what the compile call was handed."""
         handed = self.site_args.get(wrapper[1:])
-        if handed is None or not handed.positional or handed.positional[0] is None:
-            return
-        self.watch(handed.positional[0], lambda objs: [self.call(site, o, args, out) for o in objs])
+        target = handed.target() if handed is not None else None
+        if target is not None:
+            self.watch(target, lambda objs: [self.call(site, o, args, out) for o in objs])
 
 
 def wrapped_by(obj: Obj) -> CompileCall | None:

@@ -83,18 +83,18 @@ class EntryPoints:
         """What ``call`` hands to dynamo when it is a compile call (None when it is not):
         ``torch.compile(f)``, ``torch._dynamo.optimize(backend)(f)``, ``model.compile()``."""
         func = call.func
-        args = positional(call)
         if isinstance(func, cst.Call):  # optimize(backend)(f), torch.compile(mode=...)(f)
             inner = self.qualify(func.func)
-            if inner in apis.COMPILE_FACTORIES or (inner in apis.COMPILE_FUNCTIONS and not positional(func)):
-                return [["arg", ordinal]] if args else []
+            if inner in apis.COMPILE_FACTORIES or (inner in apis.COMPILE_FUNCTIONS and not handed_target(func, inner)):
+                # what the factory returns takes its target by position or by its keyword
+                return [["arg", ordinal]] if positional(call) or _target_keyword(call) else []
             return None
         callee = self.qualify(func)
         if callee in apis.COMPILE_FACTORIES:
             return None  # the backend-taking half of optimize(backend)(f)
         if callee in apis.COMPILE_FUNCTIONS:
-            # Without a positional target, ``torch.compile(mode=...)`` makes a decorator.
-            return [["arg", ordinal]] if args else None
+            # Without a target, ``torch.compile(mode=...)`` makes a decorator.
+            return [["arg", ordinal]] if handed_target(call, callee) else None
         if isinstance(func, cst.Attribute) and func.attr.value == "compile" and _module_compile_call(call):
             # ``nn.Module.compile(**options)``; a module imported by name is not a model.
             receiver = dotted_name(func.value)
@@ -141,6 +141,17 @@ class EntryPoints:
         if isinstance(config, cst.Name):
             return self._config_scope(config.value).configs.get(config.value, False)
         return False
+
+
+def handed_target(call: cst.Call, api: str) -> bool:
+    """Whether the compile API call ``call`` is handed its target: ``torch.compile(f)`` or
+    ``torch.compile(model=f)``, not ``torch.compile(mode=...)`` (which makes a decorator)."""
+    name = apis.COMPILE_TARGET_KEYWORDS.get(api)
+    return bool(positional(call)) or (name is not None and keyword(call, name) is not None)
+
+
+def _target_keyword(call: cst.Call) -> bool:
+    return any(arg.keyword is not None and arg.keyword.value in apis.TARGET_KEYWORD_NAMES for arg in call.args)
 
 
 def decorated_callee(expr: cst.BaseExpression) -> cst.BaseExpression:

@@ -121,7 +121,7 @@ class ImplicitCalls(ValueGraph):
             site_key = (file, target[1]) if copy is None or target[1] not in copy.calls else (file, target[1], copy.context)
             if target[0] == "arg":
                 args = self.site_args.get(site_key)
-                node = args.positional[0] if args and args.positional else None
+                node = args.target() if args else None
             elif target[0] == "receiver":
                 node = self.receivers.get(site_key)
             elif target[0] == "def":

@@ -95,6 +95,13 @@ class CallArgs:
     forwarded_star: list[Rest] = field(default_factory=list)
     forwarded_keywords: list[Rest] = field(default_factory=list)
 
+    def target(self) -> int | None:
+        """What a compile call compiles: its first positional argument, else the target handed by
+        keyword (``torch.compile(model=f)``: ``apis.COMPILE_TARGET_KEYWORDS``)."""
+        if self.positional:
+            return self.positional[0]
+        return next((node for name, node in self.keywords if name in apis.TARGET_KEYWORD_NAMES), None)
+
     def nodes(self) -> list[int]:
         """The nodes handed as they are (not the forwarded ``*args``/``**kwargs`` elements)."""
         return [n for n in (*self.positional, *self.star, *(n for _, n in self.keywords), *self.double_star) if n is not None]

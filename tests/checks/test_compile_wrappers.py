@@ -7,6 +7,8 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.checks.conftest import lint_project
 
 
@@ -143,3 +145,22 @@ DECORATED = {
 def test_the_decorator_form_is_the_compiled_function_by_its_name(tmp_path: Path) -> None:
     """Unchanged: the capture calls ``apply_rope`` by its name, which is the compiled function."""
     assert ("model.py", "GL101", 5) in _sites(_lint(tmp_path, DECORATED))
+
+
+@pytest.mark.parametrize(
+    "compiled",
+    [
+        "torch.compile(model=apply_rope, dynamic=True)",
+        "torch.compile(dynamic=True)(model=apply_rope)",
+        "torch._dynamo.optimize('inductor')(fn=apply_rope)",
+    ],
+)
+def test_a_target_handed_by_keyword_is_compiled_and_its_wrapper_runs_it(tmp_path: Path, compiled: str) -> None:
+    """``torch.compile(model=f)`` is the call form with its target by keyword: an entry whose
+    wrapper, called under the capture, is a nested compile through that call (before, it was
+    no entry at all, and its wrapper ran nothing)."""
+    rope = ROPE.replace("torch.compile(dynamic=True)(apply_rope)", compiled)
+    findings = _lint(tmp_path, {"serve/__init__.py": "", "serve/rope.py": rope, "serve/model.py": _model("CompiledRope")})
+    nested = [f for f in findings if f["code"] == "GL101" and f["line"] == 21]
+    assert len(nested) == 1
+    assert nested[0]["region"]["chain"][-2:] == ["CompiledRope.forward", "apply_rope"]
