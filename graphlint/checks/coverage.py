@@ -46,6 +46,8 @@ class Coverage:
     held: dict[str, int] = field(default_factory=dict)  # opt-in preset → its framework's captures not walked
     # the project's modules the platform checked cannot import (``unavailable-modules``): not walked
     unimportable: int = 0
+    # exported classes whose ``forward`` the runner cannot call (``export-forward-parameters``): no root
+    unrun_exports: int = 0
     notice: str | None = None  # the value flow was cut short by its bounds (``CallGraph.notice``)
 
 
@@ -96,8 +98,21 @@ def _unresolved(project: Project, entry_id: EntryId, functions: list[FunctionKey
     return found
 
 
+def unrun_exports(project: Project) -> list[dict[str, Any]]:
+    """The project's exported classes that are no roots: the framework's runner cannot call
+    their ``forward`` (``export-forward-parameters``)."""
+    return [
+        {"path": project.files[file].display, "line": project.files[file].facts.flow.defs[name].line, "class": name}
+        for file, name in project.unrun_exports
+        if not project.files[file].library
+    ]
+
+
 def summarize(project: Project, regions: Regions) -> Coverage:
-    coverage = Coverage(unimportable=sum(not project.files[index].library for index in regions.unimportable))
+    coverage = Coverage(
+        unimportable=sum(not project.files[index].library for index in regions.unimportable),
+        unrun_exports=len(unrun_exports(project)),
+    )
     reports = entry_reports(project, regions)
     functions: dict[str, set[str]] = {}
     unresolved: set[tuple[str, int, str]] = set()
@@ -131,6 +146,11 @@ def coverage_line(coverage: Coverage) -> str:
     )
     if coverage.replaced:
         line += f"; {coverage.replaced} compile call(s) the framework replaces with a plain call (replaced-entrypoints): no region"
+    if coverage.unrun_exports:
+        line += (
+            f"; {coverage.unrun_exports} exported class(es) whose forward the framework's runner cannot call"
+            " (export-forward-parameters): no region"
+        )
     if coverage.unimportable:
         line += (
             f"; {coverage.unimportable} module(s) cannot be imported on the platform checked"

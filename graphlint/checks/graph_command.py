@@ -91,7 +91,7 @@ def run_callgraph_command(args: argparse.Namespace) -> int:
 
 
 def run_regions_command(args: argparse.Namespace) -> int:
-    from graphlint.checks.coverage import entry_reports
+    from graphlint.checks.coverage import entry_reports, unrun_exports
 
     linked = _link(args, "regions")
     if linked is None:
@@ -106,6 +106,7 @@ def run_regions_command(args: argparse.Namespace) -> int:
     if args.format == "json":
         document = {
             "version": 1, "entries": [r.to_json() for r in reports], "unimportable": unimportable,
+            "unrun_exports": unrun_exports(linked.project),
             "notice": linked.project.graph.notice(),
         }
         sys.stdout.write(json.dumps(document, indent=2) + "\n")
@@ -129,4 +130,7 @@ def run_regions_command(args: argparse.Namespace) -> int:
         print("no compile or capture entry points found")
     for path, failing in unimportable.items():
         print(f"{path}: cannot be imported on the platform checked: imports {failing} (unavailable-modules): no region")
+    for export in unrun_exports(linked.project):
+        print(f"{export['path']}:{export['line']}: {export['class']} is exported, but its forward takes none of the "
+              "arguments the framework's runner hands over (export-forward-parameters): no region")
     return EXIT_OK

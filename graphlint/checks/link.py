@@ -44,6 +44,9 @@ class Project:
     preview: bool = False  # the value flow's preview contexts (docs/callgraph.md "Call-site contexts")
     _sites: dict[int, dict[str, list[int]]] = field(default_factory=dict)  # file → scope → call ordinals
     constants: Any = None  # what parameters hold on every call, once asked (``parameter_constants.py``)
+    # Exported model classes that are no roots: the framework's runner cannot call their
+    # ``forward`` (``export-forward-parameters``, ``roots.py``): (file, class qualname).
+    unrun_exports: list[tuple[int, str]] = field(default_factory=list)
 
     @cached_property
     def _linked_modules(self) -> list[LinkedModule]:

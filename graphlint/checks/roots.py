@@ -55,6 +55,8 @@ def add_root_entries(project: Project, known: Knowledge) -> None:
                 for qualname in _bound_classes(facts, name):
                     if all(_takes(_method_params(classes, index, qualname, "forward"), p) for p in wanted):
                         facts.entries.append(_entry(kind, facts.flow.defs[qualname].line, [["def", qualname]]))
+                    else:  # named by the coverage line and ``graphlint regions``
+                        project.unrun_exports.append((index, qualname))
 
 
 def _first_kind(roots: list[tuple[re.Pattern[str], RegionKind]], names: list[str]) -> RegionKind | None:

@@ -4,10 +4,12 @@ module exports beside them."""
 
 from __future__ import annotations
 
+import json
 import textwrap
+from contextlib import chdir
 from pathlib import Path
 
-from tests.checks.conftest import lint_project
+from tests.checks.conftest import lint_project, run_cli
 
 # sglang's shape: the vision tower's forward takes pixels (and copies them to the device); the
 # tower a module exports inherits it. The model's forward takes the runner's batch, as does one
@@ -77,3 +79,18 @@ def test_the_sglang_preset_keeps_its_models_and_drops_an_exported_vision_tower(t
     found = _findings(tmp_path, '[tool.graphlint]\npresets = ["sglang"]\n')
     assert ("tower.py", 14, "GL202") in found
     assert not {site for site in found if site[1] in (8, 9) and site[0] == "tower.py"}
+
+
+def test_an_exported_class_that_is_no_root_is_named_by_the_coverage_line_and_regions(tmp_path: Path) -> None:
+    """Dropping a root is said: the coverage line counts it and ``graphlint regions`` names it
+    (text and JSON), so a model the runner cannot call does not look analysed."""
+    _findings(tmp_path, EXPORTS + PARAMETERS)
+    with chdir(tmp_path):
+        _, text = run_cli("check", "--no-cache", ".")
+        _, regions = run_cli("regions", ".")
+        _, document = run_cli("regions", "--format", "json", ".")
+    assert "1 exported class(es) whose forward the framework's runner cannot call (export-forward-parameters)" in text
+    assert "pixtral.py:6: PixtralVisionModel is exported" in regions
+    assert [(e["path"].rpartition("/")[2], e["line"], e["class"]) for e in json.loads(document)["unrun_exports"]] == [
+        ("pixtral.py", 6, "PixtralVisionModel")
+    ]
