@@ -57,6 +57,7 @@ class RaisingBlocks:
     skipped_module_blocks: set[int]
     function_names: dict[int, frozenset[str]]
     scopes: list[Any]
+    facts: Any
 
     def _set_in_try(self, inside: bool) -> Callable[[], None]:
         def apply() -> None:
@@ -173,6 +174,9 @@ class RaisingBlocks:
                 names = self.function_names[id(function)] = function_names(function)
             if name in names:
                 return False
+        read = self.facts.unbound_reads.setdefault(functions[-1].qualname, [])
+        if name not in read:
+            read.append(name)
         return True
 
     def _leaves(self, node: cst.CSTNode) -> bool:

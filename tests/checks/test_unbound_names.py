@@ -8,11 +8,12 @@ Written here in sglang's module layout, no code copied."""
 from __future__ import annotations
 
 import textwrap
+from contextlib import chdir
 from pathlib import Path
 
 import pytest
 
-from tests.checks.conftest import lint_project
+from tests.checks.conftest import lint_project, run_cli
 
 SGLANG = '[tool.graphlint]\npresets = ["sglang"]\n'
 
@@ -106,6 +107,9 @@ def _marked(name: str, text: str, marker: str) -> set[int]:
 def test_a_kernel_imported_only_on_other_platforms_raises_before_what_follows(tmp_path: Path) -> None:
     found = _check(tmp_path, FILES)
     assert found == {("moe.py", "GL202", line) for line in _marked("moe.py", MODEL, "captured")}, found
+    with chdir(tmp_path):  # the report says that code was left out
+        _, text = run_cli("check", ".", "--no-cache")
+    assert "1 captured function(s) read a name their module binds only under platform tests" in " ".join(text.split())
 
 
 def _everything_captured(found: set[tuple[str, str, int]]) -> None:
