@@ -52,6 +52,7 @@ class CompileBranches:
     _empty_truth: Callable[[cst.BaseExpression, Modes, cst.If], Modes | None]  # empty_values.py
     _builtin: Callable[[cst.BaseExpression], str | None]
     uncaptured_blocks: set[int]
+    skipped_module_blocks: set[int]
     in_try: bool  # raising_blocks.py
     _set_in_try: Callable[[bool], Callable[[], None]]
     _block_raising: Callable[[cst.BaseSuite], Modes]
@@ -284,6 +285,8 @@ class CompileBranches:
         raising = self._block_raising(node) if isinstance(node, cst.IndentedBlock) else frozenset()
         if self.uncaptured or raising == self.capture_modes:
             self.uncaptured_blocks.add(id(node))
+        if self.uncaptured and self.scope.kind == "module":  # what it binds is never bound (unbound_names.py)
+            self.skipped_module_blocks.add(id(node))
         plan: list[WalkItem] = [self._set_capture_modes(self.capture_modes - raising)] if raising else []
         end_capture = None
         made_eager, narrowed, returning = False, bool(raising), False

@@ -48,6 +48,9 @@ class Coverage:
     unimportable: int = 0
     # exported classes whose ``forward`` the runner cannot call (``export-forward-parameters``): no root
     unrun_exports: int = 0
+    # the project's functions in capture regions that read a module's name unbound on the
+    # platform checked: the blocks that read it raise there and are not analysed (``unbound_names.py``)
+    platform_unbound: int = 0
     notice: str | None = None  # the value flow was cut short by its bounds (``CallGraph.notice``)
 
 
@@ -128,6 +131,13 @@ def summarize(project: Project, regions: Regions) -> Coverage:
         if report.kind == "capture":
             unresolved.update((u["path"], u["line"], u["call"]) for u in report.unresolved)
     coverage.functions = {kind: len(names) for kind, names in functions.items()}
+    coverage.platform_unbound = sum(
+        1
+        for key, hits in regions.by_function.items()
+        if not project.files[key.file].library
+        and key.qualname in project.files[key.file].facts.unbound_reads
+        and any(hit.kind == "capture" for hit in hits)
+    )
     coverage.capture_unresolved = len(unresolved)
     # With no entry point there is no region to be incomplete, and asking would solve the whole
     # value flow for nothing (the standard library: 3 M steps, most of a cold run).
@@ -155,6 +165,11 @@ def coverage_line(coverage: Coverage) -> str:
         line += (
             f"; {coverage.unimportable} module(s) cannot be imported on the platform checked"
             " (unavailable-modules): no region enters them"
+        )
+    if coverage.platform_unbound:
+        line += (
+            f"; {coverage.platform_unbound} captured function(s) read a name their module binds only under"
+            " platform tests false on the platform checked: the blocks reading it raise there, not analysed"
         )
     for preset, count in sorted(coverage.held.items()):
         line += f"; {count} capture block(s) of {preset} not analysed: its preset is opt-in (presets = [\"{preset}\"])"

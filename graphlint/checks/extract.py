@@ -49,6 +49,7 @@ from graphlint.checks.scopes import ScopeStack
 from graphlint.checks.site_values import SiteValues
 from graphlint.checks.walk_scope import WalkScope
 from graphlint.checks.syntax import children, is_node_type, preorder
+from graphlint.checks.unbound_names import ModuleNames
 from graphlint.checks.unvalidated_parse import parse_unvalidated
 from graphlint.checks.walk_dispatch import STEP, PlainFields, asks_of, rule_hooks
 
@@ -139,6 +140,7 @@ class _Extractor(
     # ---- the walk ---------------------------------------------------------------------------
     def run(self, module: cst.Module) -> FileFacts:
         self.module_scope.capture_locals = CaptureLocals(module)  # its top level's names (capture_values.py)
+        self.module_names, self.skipped_module_blocks, self.function_names = ModuleNames(module), set(), {}
         # What each node type asks of the walk (its anchor kind, handler, rules' hooks), looked
         # up once per node; most nodes (names, attributes, strings) ask nothing. Local to the
         # walk: kept on the extractor, its bound methods would make a reference cycle that

@@ -292,6 +292,9 @@ class FileFacts:
     after_calls: list[list[int]] = field(default_factory=list)
     call_after: dict[int, int] = field(default_factory=dict)
     return_points: dict[str, list[list[Any]]] = field(default_factory=dict)
+    # function → the module's names unbound on the platform checked that it reads where a block
+    # then raises, not captured (``unbound_names.py``)
+    unbound_reads: dict[str, list[str]] = field(default_factory=dict)
     # Ordinals of calls whose result is a tensor on the host on purpose (``device="cpu"``, ``.cpu()``)
     host_calls: list[int] = field(default_factory=list)
     entries: list[EntryFacts] = field(default_factory=list)
@@ -331,6 +334,7 @@ class FileFacts:
             after_calls=data["after_calls"],
             call_after={int(k): v for k, v in data["call_after"].items()},
             return_points=data["return_points"],
+            unbound_reads=data["unbound_reads"],
             host_calls=data["host_calls"],
             entries=[EntryFacts(**e) for e in data["entries"]],
             candidates=[Candidate(**{**c, "anchor": tuple(c["anchor"])}) for c in data["candidates"]],

@@ -31,6 +31,7 @@ import libcst as cst
 from graphlint.checks.capture_values import ITERATING_BUILTINS, Modes, raising_modes
 from graphlint.checks.facts import ExtractOptions
 from graphlint.checks.syntax import children
+from graphlint.checks.unbound_names import ModuleNames, function_names
 
 _ORDERING = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
 _LEAVING = (cst.Return, cst.Break, cst.Continue, cst.Yield)
@@ -50,6 +51,13 @@ class RaisingBlocks:
     _true_modes: Callable[[cst.BaseExpression, Modes], Modes | None]  # compile_branches.py
     _none_modes: Callable[[cst.BaseExpression, Modes], Modes | None]
     _builtin: Callable[[cst.BaseExpression], str | None]
+    # unbound_names.py: the module's names, the module-level blocks entered in no capture mode,
+    # and per function (id()) the names it binds
+    module_names: ModuleNames
+    skipped_module_blocks: set[int]
+    function_names: dict[int, frozenset[str]]
+    scopes: list[Any]
+    facts: Any
 
     def _set_in_try(self, inside: bool) -> Callable[[], None]:
         def apply() -> None:
@@ -91,6 +99,8 @@ class RaisingBlocks:
     def _line_raising(self, smalls: Sequence[cst.BaseSmallStatement], modes: Modes) -> Modes:
         raising: Modes = frozenset()
         for small in smalls:
+            if isinstance(small, cst.Return):  # what it returns is evaluated before it leaves
+                return raising | self._expression_raising(small.value, modes - raising)
             if self._leaves(small):
                 break
             if isinstance(small, cst.Raise):
@@ -114,13 +124,17 @@ class RaisingBlocks:
         return raising | (in_body & in_else if taken is None else in_body | in_else)
 
     def _expression_raising(self, expr: cst.BaseExpression | None, modes: Modes) -> Modes:
-        if expr is None or not modes or not self.options.capture_none_attributes:
-            return frozenset()  # nothing is None in a capture (names only through those)
+        if expr is None or not modes:
+            return frozenset()
         if isinstance(expr, cst.BooleanOperation):
             return self._boolean_raising(expr, modes)
         operands = self.none_operands.get(id(expr))
         if operands is None:
             operands = self.none_operands[id(expr)] = tuple(_none_operands(expr))
+        if any(self._unbound_global(operand) for operand in operands):
+            return modes  # a NameError on the platform checked, in every mode
+        if not self.options.capture_none_attributes:
+            return frozenset()  # nothing is None in a capture (names only through those)
         raising: Modes = frozenset()
         for operand in operands:
             if isinstance(operand, cst.Call):  # ``all(x)``: iterates ``x``
@@ -139,6 +153,31 @@ class RaisingBlocks:
             return raising
         right = rest - left_true if isinstance(expr.operator, cst.Or) else left_true
         return raising | self._expression_raising(expr.right, right)
+
+    def _unbound_global(self, operand: cst.BaseExpression) -> bool:
+        """Whether ``operand`` reads a name of the module that no binding of it there runs on the
+        platform checked (``unbound_names.py``), from a function that does not bind it itself."""
+        if not isinstance(operand, cst.Name):
+            return False
+        name = operand.value
+        if not self.module_names.unbound(name, self.skipped_module_blocks):
+            return False
+        functions = [scope for scope in self.scopes if scope.kind == "function"]
+        if not functions or self.scopes[-1].kind != "function":  # read at import, or in a class body
+            return False
+        for scope in functions:
+            function = scope.capture_locals.function if scope.capture_locals is not None else None
+            if not isinstance(function, cst.FunctionDef):  # a lambda's parameters are not listed
+                return False
+            names = self.function_names.get(id(function))
+            if names is None:
+                names = self.function_names[id(function)] = function_names(function)
+            if name in names:
+                return False
+        read = self.facts.unbound_reads.setdefault(functions[-1].qualname, [])
+        if name not in read:
+            read.append(name)
+        return True
 
     def _leaves(self, node: cst.CSTNode) -> bool:
         """Whether ``node`` holds a ``return``, ``break``, ``continue`` or ``yield`` (outside
