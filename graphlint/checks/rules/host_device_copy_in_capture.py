@@ -81,7 +81,12 @@ class HostDeviceCopyInCapture(CaptureRule):
             if moves_to_device(node, ctx) and not copies_nothing(node, ctx):
                 fixable = moved_host_factory(node, ctx) is not None and len(node.args) == 1
                 # self.cos_sin_cache of a base class in another file: the linked project decides
-                ctx.report(self, node, fix=fixable, inherited_state=ctx.inherited_attribute(func.value))  # type: ignore[union-attr]
+                # a plain tensor attribute the framework's loader made under its target device:
+                # the linked project decides (device_construction.py)
+                ctx.report(
+                    self, node, fix=fixable, inherited_state=ctx.inherited_attribute(func.value),  # type: ignore[union-attr]
+                    built_state=ctx.built_attribute(func.value),  # type: ignore[union-attr]
+                )
         elif method == "copy_":
             if node.args and (moved_host_factory(node, ctx) or _is_host_tensor(node.args[0].value, ctx)):
                 ctx.report(self, node)
