@@ -62,6 +62,7 @@ class CandidateReports:
         host_receiver: bool = False,
         inherited_state: list[str] | None = None,
         built_state: list[str] | None = None,
+        untraced: bool = False,
     ) -> None:
         if type(node) not in ANCHOR_KINDS:
             raise TypeError(f"{rule.code} reports a {type(node).__name__}; report one of {list(ANCHOR_KINDS)}")
@@ -72,7 +73,7 @@ class CandidateReports:
                 message=message or rule.message,
                 scope=self.function_scope.qualname,
                 fix=fix,
-                eager=self.eager,
+                eager=self.eager or untraced,
                 uncaptured=self.uncaptured,
                 modes=self.point_modes(),
                 after=self.after,

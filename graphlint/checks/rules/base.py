@@ -80,6 +80,11 @@ class SiteContext(Protocol):
         and constants: ``torch.quantile(torch.tensor(times), q=0.5).item()``), or a factory
         without ``device=`` that only such a read-back uses."""
 
+    def host_work(self, expr: cst.BaseExpression) -> list[cst.Call] | None:
+        """The factories ``expr`` is computed from when it is host work alone (factories
+        without ``device=``, host tensors, ``torch.*`` functions and methods of them and of
+        constants), else None."""
+
     def device_text(self, expr: cst.BaseExpression) -> str:
         """A device expression as ``known_device`` spells it (``"cpu"``, ``torch.device("npu:0")``
         → ``"npu"``, else its source text)."""
@@ -143,6 +148,7 @@ class SiteContext(Protocol):
         host_receiver: bool = False,
         inherited_state: list[str] | None = None,
         built_state: list[str] | None = None,
+        untraced: bool = False,
     ) -> None:
         """Record a candidate at ``node`` (a Call, Subscript, BinaryOperation, Decorator,
         FormattedStringExpression, WithItem or AssignTarget: see ``positions.ANCHOR_KINDS``). ``fix``: the rule's fix
@@ -155,7 +161,8 @@ class SiteContext(Protocol):
         ``inherited_state``: ``[class, attribute]``, void when a base class of ``class``
         keeps ``self.attribute`` as module state (a parameter, buffer or submodule);
         ``built_state``: ``[class, attribute]``, void when the framework's loader made
-        ``self.attribute`` on the target device (``device_construction.py``)."""
+        ``self.attribute`` on the target device (``device_construction.py``); ``untraced``: only
+        where dynamo does not trace the site (an eager capture), as in an eager-only branch."""
 
 
 class Rule:
