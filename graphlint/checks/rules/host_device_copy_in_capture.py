@@ -32,7 +32,10 @@ class HostDeviceCopyInCapture(CaptureRule):
     moves it, and a capture needs warm-up calls before it, as `torch.cuda.graphs` and vLLM's
     runners make; the captured call finds it moved). A host tensor moved to the
     device (`torch.zeros(n, device="cpu", pin_memory=True).to(device)`) still is a copy, and so is
-    `x = t.to(d)` under that test (the kept tensor never moves).
+    `x = t.to(d)` under that test (the kept tensor never moves). Where the framework's loader
+    builds the model under `with torch.device(target)` (`device-built-classes`: sglang, vLLM), a
+    plain tensor attribute made while it builds (`self.ids = torch.tensor(ids)` in `__init__`,
+    an alias of a buffer kept then) is on the device: its `.to(x.device)` copies nothing.
 
     ## Why is this bad?
     During aclgraph capture (reduce-overhead, npugraph_ex, `torch.npu.graph`) `aclrtMemcpy` and

@@ -13,7 +13,10 @@ class SyncInCapture(CaptureRule):
     Flags operations that wait for the device or whose output shape depends on tensor values,
     inside a capture region: `.item()`, `.tolist()`, `synchronize()`, `nonzero()`,
     one-argument `torch.where(cond)`, `masked_select`, `unique`, `bincount`, and boolean-mask
-    indexing `x[x > 0]` / `x[mask]`. Reading back a host tensor waits for nothing, and is not
+    indexing `x[x > 0]` / `x[mask]`, and, in an eager capture (`torch.npu.graph`), an `if` on a
+    device tensor's value (`if seq_len > self.max_seq_len_cached:` after `seq_len =
+    torch.max(position_ids) + 1`, `if not mask.any():`: `bool()` reads it back; where dynamo
+    traces, the branch is a graph break, GL105). Reading back a host tensor waits for nothing, and is not
     flagged: one made on the host (`device="cpu"`, `.cpu()`, a `_cpu` name), or host work alone
     on Python values (`torch.quantile(torch.tensor(times), q=0.5).item()`).
 
