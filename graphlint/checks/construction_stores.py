@@ -16,13 +16,10 @@ from collections.abc import Callable
 import libcst as cst
 
 from graphlint.checks import apis
+from graphlint.checks.device_construction import FACTORY, NONE, OTHER, STATE
 from graphlint.checks.syntax import keyword
 from graphlint.checks.walk_scope import is_self_attribute
 
-# What a store puts in the attribute: a factory with no device of its own ("factory": the
-# default device's, the target while the loader builds), None ("none": no tensor to move),
-# another attribute of ``self`` ("state", its name), kept or moved where it is; else "other".
-FACTORY, NONE, STATE, OTHER = "factory", "none", "state", "other"
 
 
 def stored_value(
@@ -40,17 +37,32 @@ def stored_value(
         and not any(arg.star == "**" for arg in value.args)  # **kwargs may hand it a device
     ):
         return [FACTORY, ""]
+    source = kept_source(value, known_device)
+    if is_self_attribute(source):
+        return [STATE, source.attr.value]  # type: ignore[attr-defined]
+    return [OTHER, ""]
+
+
+def kept_source(
+    value: cst.BaseExpression, known_device: Callable[[cst.BaseExpression], str | None]
+) -> cst.BaseExpression:
+    """The tensor ``value`` keeps where it is: ``t`` of ``t.to(d)`` (``d`` not the host),
+    ``t.to(dtype)``, ``t.float()``, ``t.view(...)``, as for the buffers whose ``.to(x.device)``
+    the rules take to copy nothing (one device under capture); else ``value`` itself."""
     source = value
-    # t.to(d) (d not the host), t.to(dtype), t.float(), t.view(...): where t is, as for the
-    # buffers whose .to(x.device) the rules take to copy nothing (one device under capture)
     while isinstance(source, cst.Call) and isinstance(source.func, cst.Attribute):
         method = source.func.attr.value
         if method not in apis.DEVICE_PRESERVING_METHODS and not (method == "to" and known_device(source) != apis.HOST_DEVICE):
             break
         source = source.func.value
-    if is_self_attribute(source):
-        return [STATE, source.attr.value]  # type: ignore[attr-defined]
-    return [OTHER, ""]
+    return source
+
+
+def moves_itself(
+    attribute: cst.Attribute, value: cst.BaseExpression, known_device: Callable[[cst.BaseExpression], str | None]
+) -> bool:
+    """``x.a = x.a.to(d)``: the store keeps the attribute's tensor on its device."""
+    return value is not attribute and kept_source(value, known_device).deep_equals(attribute)
 
 
 def attribute_targets(target: cst.BaseExpression) -> list[cst.Attribute]:

@@ -19,12 +19,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from graphlint.checks.construction_stores import FACTORY, NONE, STATE
 from graphlint.checks.presets import glob_pattern
 from graphlint.checks.value_graph import FunctionKey, Obj
 
 if TYPE_CHECKING:
     from graphlint.checks.link import Project
+
+# What a store puts in the attribute (``construction_stores.py``, which the walk runs: this module
+# is read by warm runs, which import no libcst): a factory with no device of its own ("factory":
+# the default device's, the target while the loader builds), None ("none": no tensor to move),
+# another attribute of ``self`` ("state", its name), kept or moved where it is; else "other".
+FACTORY, NONE, STATE, OTHER = "factory", "none", "state", "other"
 
 
 def construction_functions(project: "Project") -> frozenset[FunctionKey]:

@@ -19,7 +19,7 @@ import libcst as cst
 from graphlint.checks import apis
 from graphlint.checks.capture_values import Binding, call_results
 from graphlint.checks.compile_branches import WalkItem
-from graphlint.checks.construction_stores import OTHER, attribute_targets, stored_value
+from graphlint.checks.construction_stores import OTHER, attribute_targets, moves_itself, stored_value
 from graphlint.checks.walk_scope import WalkScope, is_display, is_method_call, is_self_attribute
 from graphlint.checks.syntax import children, keyword, positional, string_value
 
@@ -99,7 +99,9 @@ class LocalBindings:
                     stored = stored_value(value, self.qualify, self.known_device) if attribute is target else [OTHER, ""]
                     stores = self.facts.attribute_stores.setdefault(f"{scope.class_name}.{attribute.attr.value}", [])
                     stores.append([scope.qualname, *stored])
-                elif attribute.attr.value not in self.facts.foreign_stores:
+                elif attribute.attr.value not in self.facts.foreign_stores and not (
+                    attribute is target and moves_itself(attribute, value, self.known_device)
+                ):  # on an object of another class, or of no class known here (a helper's ``self``)
                     self.facts.foreign_stores.append(attribute.attr.value)
 
     def _bind_name(self, scope: WalkScope, name: str, value: cst.BaseExpression) -> None:

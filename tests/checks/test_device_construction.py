@@ -27,10 +27,15 @@ LOADER = """
         return model_class(config)
 
 
+    def process_weights_after_loading(layer):
+        layer.scales = torch.ones(3)  # after the loader's `with`: on the host
+
+
     def load_model(model_class, config, device):
         target_device = torch.device(device)
         with target_device:
             model = _initialize_model(model_class, config)
+        process_weights_after_loading(model.rotary)
         return model.eval()
 """
 
@@ -65,6 +70,10 @@ MODEL = """
     from sglang.srt.layers.table import OffsetTable
 
 
+    def restore_frequencies(self, device):  # a helper of no class: what it moves stays where it is
+        self.original_inv_freq = self.original_inv_freq.to(device)
+
+
     class Rotary(nn.Module):
         def __init__(self, dim):
             super().__init__()
@@ -75,6 +84,7 @@ MODEL = """
             self.host_ids = torch.tensor([3, 5, 7], device="cpu")
             with torch.device("cpu"):
                 self.host_steps = torch.arange(4)
+            self.scales = torch.ones(3)
             self.later = None
 
         def reset(self, device):
@@ -86,10 +96,11 @@ MODEL = """
             ids = self.token_ids.to(device=x.device, dtype=positions.dtype)
             host = self.host_ids.to(x.device)
             steps = self.host_steps.to(x.device)
+            scales = self.scales.to(x.device)
             if self.later is None:
                 self.later = torch.zeros(4)
             late = self.later.to(x.device)
-            return x * self.inv_freq[0] + ids.sum() + host.sum() + steps.sum() + late.sum()
+            return x * self.inv_freq[0] + ids.sum() + host.sum() + steps.sum() + scales.sum() + late.sum()
 
 
     class CausalLM(nn.Module):
@@ -129,13 +140,15 @@ def _copies(root: Path, pyproject: str) -> set[tuple[str, int]]:
 
 
 def _line(text: str, marker: str) -> int:
-    return next(n for n, line in enumerate(textwrap.dedent(text).lstrip("\n").splitlines(), 1) if marker in line)
+    """The line of the last place ``marker`` is in ``text`` (the method, not the helper)."""
+    return max(n for n, line in enumerate(textwrap.dedent(text).lstrip("\n").splitlines(), 1) if marker in line)
 
 
 ALIAS_MOVE = ("rotary_lm.py", _line(MODEL, "self.original_inv_freq.to(device)"))  # the buffer's alias: on the NPU
 CACHED_IDS = ("rotary_lm.py", _line(MODEL, "self.token_ids.to("))  # torch.tensor in __init__: on the NPU
 HOST_IDS = ("rotary_lm.py", _line(MODEL, "self.host_ids.to("))  # device="cpu" in __init__: a host tensor
 HOST_STEPS = ("rotary_lm.py", _line(MODEL, "self.host_steps.to("))  # made under torch.device("cpu")
+RESCALED = ("rotary_lm.py", _line(MODEL, "self.scales.to("))  # the loader's post-processing stores a host tensor
 LATE = ("rotary_lm.py", _line(MODEL, "self.later.to("))  # torch.zeros in forward: on the host
 RUNNER_TABLE = ("table.py", _line(TABLE, "self.offsets.to("))  # OffsetTable is built by the runner too
 
@@ -143,7 +156,7 @@ RUNNER_TABLE = ("table.py", _line(TABLE, "self.offsets.to("))  # OffsetTable is 
 def test_the_loaders_device_makes_construction_tensors_device_tensors(tmp_path: Path) -> None:
     found = _copies(tmp_path / "sglang", SGLANG)
     assert ALIAS_MOVE not in found and CACHED_IDS not in found
-    assert {HOST_IDS, HOST_STEPS, LATE, RUNNER_TABLE} <= found
+    assert {HOST_IDS, HOST_STEPS, RESCALED, LATE, RUNNER_TABLE} <= found
 
 
 def test_without_the_loaders_knowledge_every_move_is_a_copy(tmp_path: Path) -> None:
