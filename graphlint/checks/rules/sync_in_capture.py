@@ -118,6 +118,23 @@ class SyncInCapture(CaptureRule):
         snippet("""
             import torch
 
+            def cross(x, lens, capturing: bool):
+                if capturing:
+                    skip = False
+                else:
+                    skip = lens.max() == 0
+                if not skip:  # the name's binding where the capture runs is a bool
+                    x = x * 2
+                return x
+
+            def run(g, x, lens):
+                with torch.npu.graph(g):
+                    out = cross(x, lens, True)
+                return out
+        """),
+        snippet("""
+            import torch
+
             @torch.compile(mode="reduce-overhead")
             def step(x, times: list[float]):
                 median = torch.quantile(torch.tensor(times), q=0.5).item()
@@ -246,8 +263,9 @@ class SyncInCapture(CaptureRule):
 def _reads_device_truth(test: cst.BaseExpression, ctx: SiteContext) -> bool:
     """Whether Python's truth of ``test`` surely reads a tensor that may be on the device: a
     comparison with a tensor's value (``seq_len > self.max_seq_len_cached`` after ``seq_len =
-    torch.max(position_ids) + 1``), a reduced tensor (``if mask.any():``), ``not``, and either side of ``and`` /
-    ``or``; not one made on the host (``torch.rand([]) < p``, ``device="cpu"``, a ``_cpu`` name)."""
+    torch.max(position_ids) + 1``), a reduced tensor (``if mask.any():``), ``not``, and the left
+    side of ``and`` / ``or``; not one made on the host (``torch.rand([]) < p``, ``device="cpu"``,
+    a ``_cpu`` name), nor a bare name (``if not skip:``)."""
     if isinstance(test, cst.BooleanOperation):
         return _reads_device_truth(test.left, ctx)  # the right side may not be evaluated
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
@@ -258,7 +276,9 @@ def _reads_device_truth(test: cst.BaseExpression, ctx: SiteContext) -> bool:
         sides = [test.left, *(c.comparator for c in test.comparisons)]
         return any(ctx.is_tensor_value(side) and not _on_host(side, ctx) for side in sides)
     if isinstance(test, cst.Name):
-        return ctx.is_tensor_condition(test) or (ctx.is_tensor_value(test) and not _on_host(test, ctx))
+        # a name is known only as its last binding in any branch: ``skip = False`` where the
+        # capture runs, ``skip = lens.max() == 0`` in the ``else`` it never takes (sglang's Mllama)
+        return False
     return ctx.is_tensor_value(test) and not _on_host(test, ctx)
 
 
