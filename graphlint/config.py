@@ -122,7 +122,13 @@ class Knowledge:
     ``empty-of-empty-calls``: calls (dotted globs, any arguments) whose result is empty where
     their first argument is an empty list (sglang's ``flatten_nested_list``): a list built from
     what is empty in every capture (a list display or comprehension, ``list(...)``,
-    ``sorted(...)``) stays empty through them."""
+    ``sorted(...)``) stays empty through them.
+    ``device-built-classes``: classes (dotted, globs) the framework's loader builds under ``with
+    torch.device(target)`` (sglang's and vLLM's ``load_model``): what runs only while it builds
+    one of them (their ``__init__`` and what it calls, unless something else calls it too) makes
+    its tensors without ``device=`` on the target, so ``.to(x.device)`` of a plain tensor
+    attribute made there (``self.ids = torch.tensor(ids)``) copies nothing; one made with
+    ``device="cpu"`` stays on the host."""
 
     compile_entrypoints: tuple[str, ...] = ()
     capture_entrypoints: tuple[str, ...] = ()
@@ -149,6 +155,7 @@ class Knowledge:
     capture_mode_calls: dict[str, tuple[str, ...]] = field(default_factory=dict)
     capture_call_results: dict[str, tuple[str, ...]] = field(default_factory=dict)
     empty_of_empty_calls: tuple[str, ...] = ()
+    device_built_classes: tuple[str, ...] = ()
 
     def merged(self, other: "Knowledge") -> "Knowledge":
         values: dict[str, Any] = {}
@@ -183,6 +190,7 @@ KNOWLEDGE_LIST_KEYS = (
     "capture-none-attributes",
     "capture-modes",
     "empty-of-empty-calls",
+    "device-built-classes",
 )
 KNOWLEDGE_TABLE_KEYS = (
     "compile-exports",

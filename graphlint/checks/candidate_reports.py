@@ -32,6 +32,7 @@ class Report:
     predicts: tuple[str, ...] = ()
     host_receiver: bool = False
     inherited_state: list[str] | None = None
+    built_state: list[str] | None = None
 
 
 class CandidateReports:
@@ -60,6 +61,8 @@ class CandidateReports:
         predicts: tuple[str, ...] = (),
         host_receiver: bool = False,
         inherited_state: list[str] | None = None,
+        built_state: list[str] | None = None,
+        untraced: bool = False,
     ) -> None:
         if type(node) not in ANCHOR_KINDS:
             raise TypeError(f"{rule.code} reports a {type(node).__name__}; report one of {list(ANCHOR_KINDS)}")
@@ -70,7 +73,7 @@ class CandidateReports:
                 message=message or rule.message,
                 scope=self.function_scope.qualname,
                 fix=fix,
-                eager=self.eager,
+                eager=self.eager or untraced,
                 uncaptured=self.uncaptured,
                 modes=self.point_modes(),
                 after=self.after,
@@ -81,6 +84,7 @@ class CandidateReports:
                 predicts=predicts,
                 host_receiver=host_receiver,
                 inherited_state=inherited_state,
+                built_state=built_state,
             )
         )
 
@@ -111,6 +115,7 @@ class CandidateReports:
                     predicts=list(report.predicts),
                     host_receiver=report.host_receiver,
                     inherited_state=report.inherited_state,
+                    built_state=report.built_state,
                 )
             )
         return found

@@ -169,7 +169,8 @@ def link(
     files = [LinkedFile(path, display(path), *names.name(path), facts[path]) for path in facts if path not in read_only]
     files += [LinkedFile(path, display(path), *names.name(path), facts[path], library=True) for path in libraries]
     project = Project(
-        files, dispatch=known.dispatch, not_dispatched=known.not_dispatched, graphs=graphs or SolvedGraphs(), preview=preview
+        files, dispatch=known.dispatch, not_dispatched=known.not_dispatched, graphs=graphs or SolvedGraphs(), preview=preview,
+        device_built_classes=known.device_built_classes,
     )
     add_root_entries(project, known)
     return project, mark_regions(

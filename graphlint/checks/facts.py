@@ -262,6 +262,9 @@ class Candidate:
     # [class, attribute]: void when a base class of ``class`` keeps ``self.attribute`` as module
     # state (``.to(x.device)`` of a buffer a base registered, in another file)
     inherited_state: list[str] | None = None
+    # [class, attribute]: void when the linked project shows ``self.attribute`` was made on the
+    # target device while the framework's loader built the model (``device_construction.py``)
+    built_state: list[str] | None = None
 
 
 NO_CALL = -1  # ``Candidate.after`` / ``FileFacts.call_after`` of a point no call is known to precede
@@ -302,6 +305,11 @@ class FileFacts:
     # class → the ``self`` attributes it keeps as module state: parameters, registered buffers,
     # submodules (what ``model.to()`` moves)
     module_state: dict[str, list[str]] = field(default_factory=dict)
+    # "Class.attr" → each ``self.attr = ...`` in the class's methods: [function, what it stores,
+    # the attribute a "state" store reads]; the attribute names stored on other objects
+    # (``construction_stores.py``)
+    attribute_stores: dict[str, list[list[str]]] = field(default_factory=dict)
+    foreign_stores: list[str] = field(default_factory=list)
     suppressions: dict[int, list[str]] = field(default_factory=dict)  # line → codes ([] = all)
     error: str | None = None  # why the file could not be read or parsed (GL000)
     error_line: int = 1
@@ -339,6 +347,8 @@ class FileFacts:
             entries=[EntryFacts(**e) for e in data["entries"]],
             candidates=[Candidate(**{**c, "anchor": tuple(c["anchor"])}) for c in data["candidates"]],
             module_state=data["module_state"],
+            attribute_stores=data["attribute_stores"],
+            foreign_stores=data["foreign_stores"],
             suppressions={int(k): v for k, v in data["suppressions"].items()},
             error=data["error"],
             error_line=data["error_line"],

@@ -79,6 +79,8 @@ def candidate_finding(project: Project, regions: Regions, file: int, candidate: 
         return None  # .cpu() / .tolist() of what the value flow shows is a host tensor
     if candidate.inherited_state is not None and project.inherits_module_state(file, *candidate.inherited_state):
         return None  # a buffer, parameter or submodule a base class keeps: on the model's device
+    if candidate.built_state is not None and project.built_on_device(file, *candidate.built_state):
+        return None  # made on the target device while the framework's loader built the model
     span = (candidate.line, candidate.column, candidate.end_line, candidate.end_column)
     return _rule_finding(
         rule, project.files[file], span, candidate.message, region, candidate.anchor, candidate.fix, candidate.predicts

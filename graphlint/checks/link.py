@@ -16,9 +16,10 @@ from typing import Any
 
 from graphlint.checks import apis
 from graphlint.checks.class_hierarchy import ClassHierarchy
+from graphlint.checks.device_construction import built_on_device, construction_functions
 from graphlint.checks.facts import MODULE_SCOPE, CallSite, FileFacts, FunctionFacts
 from graphlint.checks.graph_cache import SolvedGraphs
-from graphlint.checks.value_graph import CallGraph, FunctionKey, LinkedModule, Target
+from graphlint.checks.value_graph import CallGraph, FunctionKey, LinkedModule, Obj, Target
 
 
 @dataclass
@@ -47,6 +48,8 @@ class Project:
     # Exported model classes that are no roots: the framework's runner cannot call their
     # ``forward`` (``export-forward-parameters``, ``roots.py``): (file, class qualname).
     unrun_exports: list[tuple[int, str]] = field(default_factory=list)
+    # Classes (dotted, globs) the framework's loader builds under its target device (``device-built-classes``)
+    device_built_classes: tuple[str, ...] = ()
 
     @cached_property
     def _linked_modules(self) -> list[LinkedModule]:
@@ -70,6 +73,34 @@ class Project:
             base[0] == "C" and attribute in self.files[base[1]].facts.module_state.get(base[2], ())
             for base in self._classes.mro(("C", file, class_name))[1:]
         )
+
+    @cached_property
+    def construction_functions(self) -> frozenset[FunctionKey]:
+        """The functions that run only while the framework's loader builds the model, under its
+        target device (``device_construction.py``)."""
+        return construction_functions(self)
+
+    @cached_property
+    def foreign_stores(self) -> frozenset[str]:
+        """The attribute names any file stores on an object other than ``self``."""
+        return frozenset(name for linked in self.files for name in linked.facts.foreign_stores)
+
+    def related_classes(self, cls: Obj) -> list[Obj]:
+        """``cls``, its project bases and the project classes derived from it: whose methods may
+        store an attribute of its instances."""
+        derived = [
+            ("C", file, qualname)
+            for file, linked in enumerate(self.files)
+            for qualname, definition in linked.facts.flow.defs.items()
+            if definition.kind == "class" and cls in self._classes.mro(("C", file, qualname))[1:]
+        ] if cls in self._classes.derived else []
+        return [c for c in (*self._classes.mro(cls), *derived) if c[0] == "C"]
+
+    def built_on_device(self, file: int, class_name: str, attribute: str) -> bool:
+        """Whether the loader made ``self.attribute`` of ``class_name`` on its target device."""
+        if not self.device_built_classes or class_name not in self.files[file].facts.flow.defs:
+            return False
+        return built_on_device(self, file, class_name, attribute)
 
     def runs_module(self, key: FunctionKey) -> bool:
         """Whether ``key`` is what calling an ``nn.Module`` runs: the ``forward`` (or ``__call__``)

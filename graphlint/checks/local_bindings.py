@@ -19,6 +19,7 @@ import libcst as cst
 from graphlint.checks import apis
 from graphlint.checks.capture_values import Binding, call_results
 from graphlint.checks.compile_branches import WalkItem
+from graphlint.checks.construction_stores import OTHER, attribute_targets, moves_itself, stored_value
 from graphlint.checks.walk_scope import WalkScope, is_display, is_method_call, is_self_attribute
 from graphlint.checks.syntax import children, keyword, positional, string_value
 
@@ -33,6 +34,7 @@ class LocalBindings:
     module_scope: Any
     stores: dict[int, cst.BaseExpression]
     made_attributes: dict[tuple[str, str], str]
+    facts: Any
     qualify: Callable[[cst.BaseExpression], str | None]
     dynamic_int: Callable[[cst.BaseExpression], Any]
     known_device: Callable[[cst.BaseExpression], str | None]
@@ -65,6 +67,7 @@ class LocalBindings:
 
     def _bind_targets(self, scope: WalkScope, targets: list[cst.BaseExpression], value: cst.BaseExpression) -> None:
         self._note_returned(scope, targets, value)
+        self._note_attribute_stores(scope, targets, value)
         for target in targets:
             if isinstance(target, cst.Name):
                 if self.scope.kind != "class":  # class attributes are not names in scope
@@ -86,6 +89,20 @@ class LocalBindings:
                         self.made_attributes[scope.class_name, target.attr.value] = maker
                 elif owner in self._config_scope(owner).configs and target.attr.value == "mode":
                     self._config_scope(owner).configs[owner] = string_value(value) in apis.CAPTURE_MODES
+
+    def _note_attribute_stores(self, scope: WalkScope, targets: list[cst.BaseExpression], value: cst.BaseExpression) -> None:
+        """Each ``self.x = value`` of a class's method, with what it stores; the names stored on
+        other objects (``construction_stores.py``)."""
+        for target in targets:
+            for attribute in attribute_targets(target):
+                if is_self_attribute(attribute) and scope.class_name is not None:
+                    stored = stored_value(value, self.qualify, self.known_device) if attribute is target else [OTHER, ""]
+                    stores = self.facts.attribute_stores.setdefault(f"{scope.class_name}.{attribute.attr.value}", [])
+                    stores.append([scope.qualname, *stored])
+                elif attribute.attr.value not in self.facts.foreign_stores and not (
+                    attribute is target and moves_itself(attribute, value, self.known_device)
+                ):  # on an object of another class, or of no class known here (a helper's ``self``)
+                    self.facts.foreign_stores.append(attribute.attr.value)
 
     def _bind_name(self, scope: WalkScope, name: str, value: cst.BaseExpression) -> None:
         # What the name now holds, forgetting what it held before.

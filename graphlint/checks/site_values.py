@@ -318,6 +318,12 @@ class SiteValues:
         attribute = expr.attr.value  # type: ignore[attr-defined]
         return None if (class_name, attribute) in self.made_attributes else [class_name, attribute]
 
+    def built_attribute(self, expr: cst.BaseExpression) -> list[str] | None:
+        class_name = self.function_scope.class_name
+        if not is_self_attribute(expr) or class_name is None:
+            return None
+        return [class_name, expr.attr.value]  # type: ignore[attr-defined]
+
     def computed_here(self, expr: cst.BaseExpression) -> bool:
         return isinstance(expr, cst.Name) and expr.value in self.function_scope.computed
 

@@ -80,6 +80,11 @@ class SiteContext(Protocol):
         and constants: ``torch.quantile(torch.tensor(times), q=0.5).item()``), or a factory
         without ``device=`` that only such a read-back uses."""
 
+    def host_work(self, expr: cst.BaseExpression) -> list[cst.Call] | None:
+        """The factories ``expr`` is computed from when it is host work alone (factories
+        without ``device=``, host tensors, ``torch.*`` functions and methods of them and of
+        constants), else None."""
+
     def device_text(self, expr: cst.BaseExpression) -> str:
         """A device expression as ``known_device`` spells it (``"cpu"``, ``torch.device("npu:0")``
         → ``"npu"``, else its source text)."""
@@ -116,6 +121,11 @@ class SiteContext(Protocol):
         says nothing of how the class made it (a base class in another file may register it as
         a buffer: ``report(..., inherited_state=...)`` asks the linked project), else None."""
 
+    def built_attribute(self, expr: cst.BaseExpression) -> list[str] | None:
+        """``[class, attribute]`` for ``self.attribute`` in a method of ``class``: the linked
+        project decides whether the framework's loader made it on the target device while it
+        built the model (``report(..., built_state=...)``, ``device_construction.py``)."""
+
     def computed_here(self, expr: cst.BaseExpression) -> bool:
         """Whether ``expr`` is a name the current function last bound to a value it computed (a
         call, subscript or arithmetic): not a parameter, a loop variable or an alias."""
@@ -137,6 +147,8 @@ class SiteContext(Protocol):
         predicts: tuple[str, ...] = (),
         host_receiver: bool = False,
         inherited_state: list[str] | None = None,
+        built_state: list[str] | None = None,
+        untraced: bool = False,
     ) -> None:
         """Record a candidate at ``node`` (a Call, Subscript, BinaryOperation, Decorator,
         FormattedStringExpression, WithItem or AssignTarget: see ``positions.ANCHOR_KINDS``). ``fix``: the rule's fix
@@ -147,7 +159,10 @@ class SiteContext(Protocol):
         dynamo gives this very site, where they are narrower than the rule's own; ``host_receiver``:
         a call ``x.m()`` that is void when the value flow shows ``x`` holds only host tensors;
         ``inherited_state``: ``[class, attribute]``, void when a base class of ``class``
-        keeps ``self.attribute`` as module state (a parameter, buffer or submodule)."""
+        keeps ``self.attribute`` as module state (a parameter, buffer or submodule);
+        ``built_state``: ``[class, attribute]``, void when the framework's loader made
+        ``self.attribute`` on the target device (``device_construction.py``); ``untraced``: only
+        where dynamo does not trace the site (an eager capture), as in an eager-only branch."""
 
 
 class Rule:

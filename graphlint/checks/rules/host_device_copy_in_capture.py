@@ -32,7 +32,10 @@ class HostDeviceCopyInCapture(CaptureRule):
     moves it, and a capture needs warm-up calls before it, as `torch.cuda.graphs` and vLLM's
     runners make; the captured call finds it moved). A host tensor moved to the
     device (`torch.zeros(n, device="cpu", pin_memory=True).to(device)`) still is a copy, and so is
-    `x = t.to(d)` under that test (the kept tensor never moves).
+    `x = t.to(d)` under that test (the kept tensor never moves). Where the framework's loader
+    builds the model under `with torch.device(target)` (`device-built-classes`: sglang, vLLM), a
+    plain tensor attribute made while it builds (`self.ids = torch.tensor(ids)` in `__init__`,
+    an alias of a buffer kept then) is on the device: its `.to(x.device)` copies nothing.
 
     ## Why is this bad?
     During aclgraph capture (reduce-overhead, npugraph_ex, `torch.npu.graph`) `aclrtMemcpy` and
@@ -81,7 +84,12 @@ class HostDeviceCopyInCapture(CaptureRule):
             if moves_to_device(node, ctx) and not copies_nothing(node, ctx):
                 fixable = moved_host_factory(node, ctx) is not None and len(node.args) == 1
                 # self.cos_sin_cache of a base class in another file: the linked project decides
-                ctx.report(self, node, fix=fixable, inherited_state=ctx.inherited_attribute(func.value))  # type: ignore[union-attr]
+                # a plain tensor attribute the framework's loader made under its target device:
+                # the linked project decides (device_construction.py)
+                ctx.report(
+                    self, node, fix=fixable, inherited_state=ctx.inherited_attribute(func.value),  # type: ignore[union-attr]
+                    built_state=ctx.built_attribute(func.value),  # type: ignore[union-attr]
+                )
         elif method == "copy_":
             if node.args and (moved_host_factory(node, ctx) or _is_host_tensor(node.args[0].value, ctx)):
                 ctx.report(self, node)

@@ -13,7 +13,10 @@ class SyncInCapture(CaptureRule):
     Flags operations that wait for the device or whose output shape depends on tensor values,
     inside a capture region: `.item()`, `.tolist()`, `synchronize()`, `nonzero()`,
     one-argument `torch.where(cond)`, `masked_select`, `unique`, `bincount`, and boolean-mask
-    indexing `x[x > 0]` / `x[mask]`. Reading back a host tensor waits for nothing, and is not
+    indexing `x[x > 0]` / `x[mask]`, and, in an eager capture (`torch.npu.graph`), an `if` on a
+    device tensor's value (`if seq_len > self.max_seq_len_cached:` after `seq_len =
+    torch.max(position_ids) + 1`, `if not mask.any():`: `bool()` reads it back; where dynamo
+    traces, the branch is a graph break, GL105). Reading back a host tensor waits for nothing, and is not
     flagged: one made on the host (`device="cpu"`, `.cpu()`, a `_cpu` name), or host work alone
     on Python values (`torch.quantile(torch.tensor(times), q=0.5).item()`).
 
@@ -74,6 +77,12 @@ class SyncInCapture(CaptureRule):
                     host_receiver=func.attr.value in apis.READBACK_METHODS,
                 )
 
+    def visit_If(self, node: cst.If, ctx: SiteContext) -> None:
+        if _reads_device_truth(node.test, ctx):
+            # where dynamo traces, the branch is a graph break (GL105) and the read runs between
+            # graphs, not in one: only an eager capture (torch.npu.graph) reads it while capturing
+            ctx.report(self, node, "`if` on a device tensor inside graph capture: bool() reads its value back (a device sync)", untraced=True)
+
     def visit_Subscript(self, node: cst.Subscript, ctx: SiteContext) -> None:
         stored = ctx.assigned_value(node)
         if stored is not None and _is_scalar(stored, ctx):
@@ -86,6 +95,43 @@ class SyncInCapture(CaptureRule):
                 return
 
     VALID = [
+        snippet("""
+            import torch
+
+            def grow(cache, position_ids, lengths: list[int]):
+                total = torch.tensor(lengths).sum()
+                if total > cache.shape[0]:
+                    cache = torch.cat([cache, cache])
+                return cache
+
+            @torch.compile(mode="reduce-overhead")
+            def traced(cache, position_ids):
+                if torch.max(position_ids) > cache.shape[0]:  # a graph break where dynamo traces: GL105
+                    cache = torch.cat([cache, cache])
+                return cache
+
+            def run(g, cache, position_ids):
+                with torch.npu.graph(g):
+                    out = grow(cache, position_ids, [1, 2])
+                return out
+        """),
+        snippet("""
+            import torch
+
+            def cross(x, lens, capturing: bool):
+                if capturing:
+                    skip = False
+                else:
+                    skip = lens.max() == 0
+                if not skip:  # the name's binding where the capture runs is a bool
+                    x = x * 2
+                return x
+
+            def run(g, x, lens):
+                with torch.npu.graph(g):
+                    out = cross(x, lens, True)
+                return out
+        """),
         snippet("""
             import torch
 
@@ -154,6 +200,22 @@ class SyncInCapture(CaptureRule):
         snippet("""
             import torch
 
+            def grow(cache, position_ids):
+                seq_len = torch.max(position_ids) + 1
+                if seq_len > cache.shape[0]:  # error
+                    cache = torch.cat([cache, cache])
+                if not position_ids.any():  # error
+                    return cache
+                return cache[:4]
+
+            def run(g, cache, position_ids):
+                with torch.npu.graph(g):
+                    out = grow(cache, position_ids)
+                return out
+        """),
+        snippet("""
+            import torch
+
             @torch.compile(mode="reduce-overhead")
             def step(x):
                 n = x.sum().item()  # error
@@ -196,6 +258,37 @@ class SyncInCapture(CaptureRule):
                 return logits
         """),
     ]
+
+
+def _reads_device_truth(test: cst.BaseExpression, ctx: SiteContext) -> bool:
+    """Whether Python's truth of ``test`` surely reads a tensor that may be on the device: a
+    comparison with a tensor's value (``seq_len > self.max_seq_len_cached`` after ``seq_len =
+    torch.max(position_ids) + 1``), a reduced tensor (``if mask.any():``), ``not``, and the left
+    side of ``and`` / ``or``; not one made on the host (``torch.rand([]) < p``, ``device="cpu"``,
+    a ``_cpu`` name), nor a bare name (``if not skip:``)."""
+    if isinstance(test, cst.BooleanOperation):
+        return _reads_device_truth(test.left, ctx)  # the right side may not be evaluated
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return _reads_device_truth(test.expression, ctx)
+    if isinstance(test, cst.Comparison):
+        if not ctx.is_tensor_condition(test):
+            return False
+        sides = [test.left, *(c.comparator for c in test.comparisons)]
+        return any(ctx.is_tensor_value(side) and not _on_host(side, ctx) for side in sides)
+    if isinstance(test, cst.Name):
+        # a name is known only as its last binding in any branch: ``skip = False`` where the
+        # capture runs, ``skip = lens.max() == 0`` in the ``else`` it never takes (sglang's Mllama)
+        return False
+    return ctx.is_tensor_value(test) and not _on_host(test, ctx)
+
+
+def _on_host(expr: cst.BaseExpression, ctx: SiteContext) -> bool:
+    """A tensor known to be on the host: made there, or computed from host tensors alone."""
+    if ctx.known_device(expr) == apis.HOST_DEVICE or ctx.host_work(expr) is not None:
+        return True
+    if isinstance(expr, cst.BinaryOperation):
+        return all(_on_host(side, ctx) or _is_scalar(side, ctx) for side in (expr.left, expr.right))
+    return False
 
 
 _SCALAR_LITERALS = (cst.Integer, cst.Float, cst.Imaginary)
