@@ -60,6 +60,7 @@ class CandidateReports:
         predicts: tuple[str, ...] = (),
         host_receiver: bool = False,
         inherited_state: list[str] | None = None,
+        void_in_capture: bool = False,
     ) -> None:
         if type(node) not in ANCHOR_KINDS:
             raise TypeError(f"{rule.code} reports a {type(node).__name__}; report one of {list(ANCHOR_KINDS)}")
@@ -71,7 +72,7 @@ class CandidateReports:
                 scope=self.function_scope.qualname,
                 fix=fix,
                 eager=self.eager,
-                uncaptured=self.uncaptured,
+                uncaptured=self.uncaptured or void_in_capture,  # no capture finding, as in code none runs
                 modes=self.point_modes(),
                 after=self.after,
                 block=self.block,

@@ -32,7 +32,10 @@ class HostDeviceCopyInCapture(CaptureRule):
     moves it, and a capture needs warm-up calls before it, as `torch.cuda.graphs` and vLLM's
     runners make; the captured call finds it moved). A host tensor moved to the
     device (`torch.zeros(n, device="cpu", pin_memory=True).to(device)`) still is a copy, and so is
-    `x = t.to(d)` under that test (the kept tensor never moves).
+    `x = t.to(d)` under that test (the kept tensor never moves). Nor is moving a tensor of no
+    elements (`torch.as_tensor([], device=d)`, `torch.zeros(0, n).to(d)`, or `torch.as_tensor(x,
+    device=d)` of an `x` empty in every capture: torch_npu's `copy_` returns at once; the last
+    still warns in a compiled region, whose batches may fill `x`).
 
     ## Why is this bad?
     During aclgraph capture (reduce-overhead, npugraph_ex, `torch.npu.graph`) `aclrtMemcpy` and
@@ -71,17 +74,21 @@ class HostDeviceCopyInCapture(CaptureRule):
         method = func.attr.value if isinstance(func, cst.Attribute) else None
         if ctx.qualify(func) in ("torch.tensor", "torch.as_tensor"):
             device = keyword(node, "device")
-            if device is not None and ctx.device_text(device.value) != apis.HOST_DEVICE:
-                ctx.report(self, node, "torch.tensor(data, device=...) copies host data to the device inside graph capture")
+            empty = ctx.empty_tensor(node)  # torch_npu's copy_ of no elements returns at once
+            if device is not None and ctx.device_text(device.value) != apis.HOST_DEVICE and empty != "always":
+                message = "torch.tensor(data, device=...) copies host data to the device inside graph capture"
+                ctx.report(self, node, message, void_in_capture=empty == "capture")
         elif method == "to":
             if ctx.on_module_device(func.value):  # type: ignore[union-attr]
                 return  # a weight, buffer or submodule output: already on the model's device
             if ctx.moves_once(node):
                 return  # if t.device != d: t = t.to(d) copies once, in the warm-up before capture
-            if moves_to_device(node, ctx) and not copies_nothing(node, ctx):
+            empty = ctx.empty_tensor(func.value)  # type: ignore[union-attr]
+            if moves_to_device(node, ctx) and not copies_nothing(node, ctx) and empty != "always":
                 fixable = moved_host_factory(node, ctx) is not None and len(node.args) == 1
                 # self.cos_sin_cache of a base class in another file: the linked project decides
-                ctx.report(self, node, fix=fixable, inherited_state=ctx.inherited_attribute(func.value))  # type: ignore[union-attr]
+                inherited = ctx.inherited_attribute(func.value)  # type: ignore[union-attr]
+                ctx.report(self, node, fix=fixable, inherited_state=inherited, void_in_capture=empty == "capture")
         elif method == "copy_":
             if node.args and (moved_host_factory(node, ctx) or _is_host_tensor(node.args[0].value, ctx)):
                 ctx.report(self, node)
@@ -144,6 +151,15 @@ class HostDeviceCopyInCapture(CaptureRule):
             @torch.compile(mode="reduce-overhead")
             def step(x):
                 return x.to(x.dtype) * 2
+        """),
+        snippet("""
+            import torch
+
+            def run(g, static_x):
+                with torch.npu.graph(g):
+                    none = torch.as_tensor([], device=static_x.device)
+                    rows = torch.zeros(0, 4).to(static_x.device)
+                    static_x.add_(rows.sum() + none.sum())
         """),
         snippet("""
             import torch
