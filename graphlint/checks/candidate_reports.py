@@ -63,6 +63,7 @@ class CandidateReports:
         inherited_state: list[str] | None = None,
         built_state: list[str] | None = None,
         untraced: bool = False,
+        void_in_capture: bool = False,
     ) -> None:
         if type(node) not in ANCHOR_KINDS:
             raise TypeError(f"{rule.code} reports a {type(node).__name__}; report one of {list(ANCHOR_KINDS)}")
@@ -74,7 +75,7 @@ class CandidateReports:
                 scope=self.function_scope.qualname,
                 fix=fix,
                 eager=self.eager or untraced,
-                uncaptured=self.uncaptured,
+                uncaptured=self.uncaptured or void_in_capture,  # no capture finding, as in code none runs
                 modes=self.point_modes(),
                 after=self.after,
                 block=self.block,

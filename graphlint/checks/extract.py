@@ -43,6 +43,7 @@ from graphlint.checks.top_imports import top_level_imports
 from graphlint.checks.positions import ANCHOR_KINDS, locate
 from graphlint.checks.returned_none import ReturnedNone
 from graphlint.checks.returning_calls import ReturningCalls
+from graphlint.checks.scalar_operands import ScalarOperands
 from graphlint.checks.presets import glob_pattern
 from graphlint.checks.raising_blocks import RaisingBlocks
 from graphlint.checks.scopes import ScopeStack
@@ -105,7 +106,7 @@ def extract_facts(
 
 class _Extractor(
     EntryPoints, SiteValues, CompileBranches, LocalBindings, ReturnedNone, EmptyValues, CandidateReports,
-    ErrorMessages, RaisingBlocks, ReturningCalls, ImportNames, ScopeStack[WalkScope],
+    ErrorMessages, RaisingBlocks, ReturningCalls, ScalarOperands, ImportNames, ScopeStack[WalkScope],
 ):
     def __init__(self, text: str, tree: ast.Module, options: ExtractOptions) -> None:
         self.text = text
@@ -125,6 +126,7 @@ class _Extractor(
         self.moved_once: set[int] = set()  # id(t.to(d)) in ``if t.device != d: t = t.to(d)``
         # id(x.item()) of host work, and id() of the host factories such a read-back alone uses
         self.host_side_nodes: set[int] = set()
+        self.parent_maps = {}  # scalar_operands.py: id(function) → id(node) → its parent
         self.block: int | None = None
         self.stores: dict[int, cst.BaseExpression] = {}  # id(subscript target of ``=``) → value
         self.nesting_safe: set[int] = set()  # compile entries that may nest (config / presets)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import inspect
 import textwrap
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
 
@@ -126,6 +126,19 @@ class SiteContext(Protocol):
         project decides whether the framework's loader made it on the target device while it
         built the model (``report(..., built_state=...)``, ``device_construction.py``)."""
 
+    def scalar_operand_only(self, factory: cst.Call) -> bool:
+        """Whether ``factory`` makes a 0-d tensor of a number fixed in every call whose every use
+        is an operand torch_npu passes to its kernel as a scalar (``h *= torch.tensor(2.0)``:
+        ``npu_scalar_operands.toml``), directly or through a name bound once to it."""
+
+    def empty_tensor(self, expr: cst.BaseExpression) -> Literal["always", "capture"] | None:
+        """Whether ``expr`` makes a tensor with no elements: ``"always"`` (``torch.tensor([])``,
+        ``torch.zeros(0, n)``) or in every capture mode (``torch.as_tensor(x)`` of an ``x``
+        empty there: ``empty_values.py``); moving it copies nothing."""
+
+    def moved_at_once(self, factory: cst.Call, moves: Callable[[cst.Call], bool]) -> bool:
+        """Whether ``factory`` is the receiver of a call that ``moves`` (``.to(device)``)."""
+
     def computed_here(self, expr: cst.BaseExpression) -> bool:
         """Whether ``expr`` is a name the current function last bound to a value it computed (a
         call, subscript or arithmetic): not a parameter, a loop variable or an alias."""
@@ -149,6 +162,7 @@ class SiteContext(Protocol):
         inherited_state: list[str] | None = None,
         built_state: list[str] | None = None,
         untraced: bool = False,
+        void_in_capture: bool = False,
     ) -> None:
         """Record a candidate at ``node`` (a Call, Subscript, BinaryOperation, Decorator,
         FormattedStringExpression, WithItem or AssignTarget: see ``positions.ANCHOR_KINDS``). ``fix``: the rule's fix
@@ -162,7 +176,9 @@ class SiteContext(Protocol):
         keeps ``self.attribute`` as module state (a parameter, buffer or submodule);
         ``built_state``: ``[class, attribute]``, void when the framework's loader made
         ``self.attribute`` on the target device (``device_construction.py``); ``untraced``: only
-        where dynamo does not trace the site (an eager capture), as in an eager-only branch."""
+        where dynamo does not trace the site (an eager capture), as in an eager-only branch;
+        ``void_in_capture``: the site does no harm in any capture (what it copies is empty in every
+        capture mode), only in a plain compiled region."""
 
 
 class Rule:

@@ -35,7 +35,10 @@ class HostDeviceCopyInCapture(CaptureRule):
     `x = t.to(d)` under that test (the kept tensor never moves). Where the framework's loader
     builds the model under `with torch.device(target)` (`device-built-classes`: sglang, vLLM), a
     plain tensor attribute made while it builds (`self.ids = torch.tensor(ids)` in `__init__`,
-    an alias of a buffer kept then) is on the device: its `.to(x.device)` copies nothing.
+    an alias of a buffer kept then) is on the device: its `.to(x.device)` copies nothing. Nor is moving a tensor of no
+    elements (`torch.as_tensor([], device=d)`, `torch.zeros(0, n).to(d)`, or `torch.as_tensor(x,
+    device=d)` of an `x` empty in every capture: torch_npu's `copy_` returns at once; the last
+    still warns in a compiled region, whose batches may fill `x`).
 
     ## Why is this bad?
     During aclgraph capture (reduce-overhead, npugraph_ex, `torch.npu.graph`) `aclrtMemcpy` and
@@ -74,14 +77,17 @@ class HostDeviceCopyInCapture(CaptureRule):
         method = func.attr.value if isinstance(func, cst.Attribute) else None
         if ctx.qualify(func) in ("torch.tensor", "torch.as_tensor"):
             device = keyword(node, "device")
-            if device is not None and ctx.device_text(device.value) != apis.HOST_DEVICE:
-                ctx.report(self, node, "torch.tensor(data, device=...) copies host data to the device inside graph capture")
+            empty = ctx.empty_tensor(node)  # torch_npu's copy_ of no elements returns at once
+            if device is not None and ctx.device_text(device.value) != apis.HOST_DEVICE and empty != "always":
+                message = "torch.tensor(data, device=...) copies host data to the device inside graph capture"
+                ctx.report(self, node, message, void_in_capture=empty == "capture")
         elif method == "to":
             if ctx.on_module_device(func.value):  # type: ignore[union-attr]
                 return  # a weight, buffer or submodule output: already on the model's device
             if ctx.moves_once(node):
                 return  # if t.device != d: t = t.to(d) copies once, in the warm-up before capture
-            if moves_to_device(node, ctx) and not copies_nothing(node, ctx):
+            empty = ctx.empty_tensor(func.value)  # type: ignore[union-attr]
+            if moves_to_device(node, ctx) and not copies_nothing(node, ctx) and empty != "always":
                 fixable = moved_host_factory(node, ctx) is not None and len(node.args) == 1
                 # self.cos_sin_cache of a base class in another file: the linked project decides
                 # a plain tensor attribute the framework's loader made under its target device:
@@ -89,6 +95,7 @@ class HostDeviceCopyInCapture(CaptureRule):
                 ctx.report(
                     self, node, fix=fixable, inherited_state=ctx.inherited_attribute(func.value),  # type: ignore[union-attr]
                     built_state=ctx.built_attribute(func.value),  # type: ignore[union-attr]
+                    void_in_capture=empty == "capture",
                 )
         elif method == "copy_":
             if node.args and (moved_host_factory(node, ctx) or _is_host_tensor(node.args[0].value, ctx)):
@@ -152,6 +159,15 @@ class HostDeviceCopyInCapture(CaptureRule):
             @torch.compile(mode="reduce-overhead")
             def step(x):
                 return x.to(x.dtype) * 2
+        """),
+        snippet("""
+            import torch
+
+            def run(g, static_x):
+                with torch.npu.graph(g):
+                    none = torch.as_tensor([], device=static_x.device)
+                    rows = torch.zeros(0, 4).to(static_x.device)
+                    static_x.add_(rows.sum() + none.sum())
         """),
         snippet("""
             import torch

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphlint.checks.rules._capture import CaptureRule, is_factory_without_device
+from graphlint.checks.rules._capture import CaptureRule, is_factory_without_device, moves_to_device
 from graphlint.checks.rules.base import SiteContext, snippet
 
 
@@ -18,7 +18,12 @@ class HostTensorInCapture(CaptureRule):
     Python floats, which never meet a device tensor), nor one handed `**kwargs`, which may carry
     its `device=` (`torch.arange(0, n, **self.int32_kwargs)`), nor one made inside
     `with x.device:` or `with torch.device(d):` (a `torch.device` is a context manager that makes
-    itself the factories' default: sglang's `with forward_batch.out_cache_loc.device:`).
+    itself the factories' default: sglang's `with forward_batch.out_cache_loc.device:`). Nor is a
+    0-d tensor of a number fixed in every call (a literal, `self.config.hidden_size**0.5`,
+    `torch.finfo(dt).min`) whose every use is an operand torch_npu hands its kernel as a scalar
+    (`h *= torch.tensor(2.0)`, `h / torch.sqrt(torch.tensor(2.0))`: the `other` of mul, div, add
+    and sub, `graphlint/checks/npu_scalar_operands.toml`); `torch.maximum(h, t)` copies it, and
+    so does `torch.tensor(2.0) * h`. Nor an empty one moved at once (`torch.tensor([]).to(d)`).
 
     ## Why is this bad?
     Without `device=` the tensor is made on the host. Inside a captured graph it is either a
@@ -51,8 +56,11 @@ class HostTensorInCapture(CaptureRule):
     refs = ("torchair#236",)
 
     def visit_Call(self, node: cst.Call, ctx: SiteContext) -> None:
-        if is_factory_without_device(node, ctx) and not ctx.host_side(node):
-            ctx.report(self, node)
+        if not is_factory_without_device(node, ctx) or ctx.host_side(node) or ctx.scalar_operand_only(node):
+            return
+        empty = ctx.empty_tensor(node) if ctx.moved_at_once(node, lambda call: moves_to_device(call, ctx)) else None
+        if empty != "always":
+            ctx.report(self, node, void_in_capture=empty == "capture")
 
     VALID = [
         snippet("""
@@ -110,6 +118,26 @@ class HostTensorInCapture(CaptureRule):
         """),
         snippet("""
             import torch
+            from torch import nn
+
+            class Embedder(nn.Module):
+                def __init__(self, config):
+                    super().__init__()
+                    self.config = config
+                    self.embed = nn.Embedding(16, 8)
+
+                def forward(self, ids):
+                    h = self.embed(ids)
+                    normalizer = torch.tensor(self.config.hidden_size**0.5, dtype=h.dtype)
+                    h *= normalizer
+                    return h / torch.sqrt(torch.tensor(2.0))
+
+            def run(g, ids):
+                with torch.npu.graph(g):
+                    Embedder(None)(ids)
+        """),
+        snippet("""
+            import torch
 
             def run(g, static_x, n: int):
                 with torch.npu.graph(g):
@@ -147,6 +175,14 @@ class HostTensorInCapture(CaptureRule):
 
             model = Model()
             model.compile(mode="reduce-overhead")
+        """),
+        snippet("""
+            import torch
+
+            def run(g, static_x):
+                with torch.npu.graph(g):
+                    floor = torch.tensor(torch.finfo(static_x.dtype).min)  # error
+                    static_x.copy_(torch.maximum(static_x, floor))
         """),
         snippet("""
             import torch
