@@ -32,6 +32,7 @@ class Report:
     predicts: tuple[str, ...] = ()
     host_receiver: bool = False
     inherited_state: list[str] | None = None
+    receiver_parameter: str | None = None
 
 
 class CandidateReports:
@@ -60,6 +61,7 @@ class CandidateReports:
         predicts: tuple[str, ...] = (),
         host_receiver: bool = False,
         inherited_state: list[str] | None = None,
+        receiver_parameter: str | None = None,
     ) -> None:
         if type(node) not in ANCHOR_KINDS:
             raise TypeError(f"{rule.code} reports a {type(node).__name__}; report one of {list(ANCHOR_KINDS)}")
@@ -81,6 +83,7 @@ class CandidateReports:
                 predicts=predicts,
                 host_receiver=host_receiver,
                 inherited_state=inherited_state,
+                receiver_parameter=receiver_parameter,
             )
         )
 
@@ -111,6 +114,7 @@ class CandidateReports:
                     predicts=list(report.predicts),
                     host_receiver=report.host_receiver,
                     inherited_state=report.inherited_state,
+                    receiver_parameter=report.receiver_parameter,
                 )
             )
         return found

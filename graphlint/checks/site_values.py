@@ -280,6 +280,9 @@ class SiteValues:
     def moves_once(self, call: cst.Call) -> bool:
         return id(call) in self.moved_once
 
+    def incoming_parameter(self, expr: cst.BaseExpression) -> str | None:
+        return expr.value if isinstance(expr, cst.Name) and id(expr) in self.function_scope.incoming else None
+
     def on_module_device(self, expr: cst.BaseExpression) -> bool:
         if isinstance(expr, cst.Name):
             return expr.value in self.function_scope.module_outputs

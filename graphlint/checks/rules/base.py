@@ -106,6 +106,10 @@ class SiteContext(Protocol):
         """Whether ``call`` is the ``t.to(d)`` of ``if t.device != d: t = t.to(d)``: a tensor moved
         where it is kept, once, by the first call (in the warm-up a capture needs)."""
 
+    def incoming_parameter(self, expr: cst.BaseExpression) -> str | None:
+        """The parameter ``expr`` reads where it still holds what the call handed over (nothing
+        in the function rebound it before: ``incoming_parameters.py``), else None."""
+
     def on_module_device(self, expr: cst.BaseExpression) -> bool:
         """Whether ``expr`` lives where the model's weights do: a parameter (``self.w =
         nn.Parameter(...)``) or a buffer (``self.register_buffer("inv_freq", t)``), a submodule's output (``self.embed_positions(x)``, or a name bound to
@@ -137,6 +141,7 @@ class SiteContext(Protocol):
         predicts: tuple[str, ...] = (),
         host_receiver: bool = False,
         inherited_state: list[str] | None = None,
+        receiver_parameter: str | None = None,
     ) -> None:
         """Record a candidate at ``node`` (a Call, Subscript, BinaryOperation, Decorator,
         FormattedStringExpression, WithItem or AssignTarget: see ``positions.ANCHOR_KINDS``). ``fix``: the rule's fix
@@ -147,7 +152,9 @@ class SiteContext(Protocol):
         dynamo gives this very site, where they are narrower than the rule's own; ``host_receiver``:
         a call ``x.m()`` that is void when the value flow shows ``x`` holds only host tensors;
         ``inherited_state``: ``[class, attribute]``, void when a base class of ``class``
-        keeps ``self.attribute`` as module state (a parameter, buffer or submodule)."""
+        keeps ``self.attribute`` as module state (a parameter, buffer or submodule);
+        ``receiver_parameter``: the parameter ``t`` of a ``t.to(d)``, void when every call of the
+        function hands it module state (``module_state_parameters.py``)."""
 
 
 class Rule:

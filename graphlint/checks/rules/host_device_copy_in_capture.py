@@ -80,8 +80,13 @@ class HostDeviceCopyInCapture(CaptureRule):
                 return  # if t.device != d: t = t.to(d) copies once, in the warm-up before capture
             if moves_to_device(node, ctx) and not copies_nothing(node, ctx):
                 fixable = moved_host_factory(node, ctx) is not None and len(node.args) == 1
-                # self.cos_sin_cache of a base class in another file: the linked project decides
-                ctx.report(self, node, fix=fixable, inherited_state=ctx.inherited_attribute(func.value))  # type: ignore[union-attr]
+                # self.cos_sin_cache of a base class in another file, or a parameter every call
+                # hands a buffer (f(cache=self.cos_sin_cache)): the linked project decides
+                receiver = func.value  # type: ignore[union-attr]
+                ctx.report(
+                    self, node, fix=fixable, inherited_state=ctx.inherited_attribute(receiver),
+                    receiver_parameter=ctx.incoming_parameter(receiver),
+                )
         elif method == "copy_":
             if node.args and (moved_host_factory(node, ctx) or _is_host_tensor(node.args[0].value, ctx)):
                 ctx.report(self, node)
