@@ -104,8 +104,8 @@ class CallSite:
     # 1: where the argument's own value expression is (the common case, kept small in the cache)
     nonnull: dict[str, list[Expr] | int] = field(default_factory=dict)
     # Arguments (position as a string, or keyword) that are module state, so on the model's
-    # device: 1 where the file says so (a parameter, buffer, submodule output), [class,
-    # attribute] for a ``self.attribute`` a base class may keep (``module_state_arguments.py``)
+    # device: 1 where the file says so (``self.x``, a registered buffer or ``nn.Parameter``),
+    # [class, attribute] for a ``self.attribute`` a base class may keep (``module_state_arguments.py``)
     module_state: dict[str, list[str] | int] = field(default_factory=dict)
 
 

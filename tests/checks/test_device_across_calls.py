@@ -171,3 +171,17 @@ def test_a_parameter_rebound_later_in_a_loop_keeps_the_move_reported(tmp_path: P
     assert kernel != ROTARY[KERNEL]
     sites = _sites(tmp_path, {**ROTARY, KERNEL: kernel})
     assert ("triton_kernels.py", "GL201", 3) in sites
+
+
+def test_a_buffer_the_calling_class_registers_itself_is_on_the_models_device(tmp_path: Path) -> None:
+    """The caller's own class registers the buffer it hands (same file): no copy either."""
+    mrope = ROTARY[MROPE].replace(
+        "class ErnieRotaryEmbedding(RotaryEmbedding):\n",
+        "class ErnieRotaryEmbedding(RotaryEmbedding):\n"
+        "            def __init__(self, dim):\n"
+        "                super().__init__(dim)\n"
+        "                self.register_buffer(\"sections\", torch.ones(64, dim), persistent=False)\n\n",
+    ).replace("cos_sin_cache=self.cos_sin_cache", "cos_sin_cache=self.sections")
+    mrope = "        import torch\n" + mrope
+    assert "self.sections" in mrope
+    assert _sites(tmp_path, {**ROTARY, MROPE: mrope}) == set()

@@ -27,7 +27,9 @@ class HostDeviceCopyInCapture(CaptureRule):
     (`layer.register_parameter("input_scale", p)` in `create_weights`, then
     `layer.input_scale.expand(m, 1).to(x.device)` with `layer: torch.nn.Module`)
     or a submodule's output (`pos = self.embed_positions(ids)` … `pos.to(x.device)`; in
-    capture the model is on one device), and the move made once where the tensor is kept
+    capture the model is on one device), also across a call: a parameter that every call of its
+    function hands one of these (`launch(cache=self.cos_sin_cache)`, then `cache.to(q.device)` in
+    `launch` before anything rebinds `cache`; only where all its calls are in sight), and the move made once where the tensor is kept
     (`if self.cache.device != x.device: self.cache = self.cache.to(x.device)`: the first call
     moves it, and a capture needs warm-up calls before it, as `torch.cuda.graphs` and vLLM's
     runners make; the captured call finds it moved). A host tensor moved to the
