@@ -37,7 +37,6 @@ from graphlint.checks.empty_values import EmptyValues
 from graphlint.checks.entry_points import EntryPoints, decorated_callee, flag_option
 from graphlint.checks.error_messages import ErrorMessages
 from graphlint.checks.import_names import ImportNames
-from graphlint.checks.incoming_parameters import incoming_reads
 from graphlint.checks.local_bindings import LocalBindings, module_state_names
 from graphlint.checks.module_state_arguments import ModuleStateArguments
 from graphlint.checks.suppressions import suppressions
@@ -257,7 +256,7 @@ class _Extractor(
         facts = self.facts.functions.setdefault(qualname, FunctionFacts(qualname))
         scope = WalkScope("function", qualname, class_name=outer.class_name if outer.kind == "class" else None)
         scope.capture_locals = CaptureLocals(node)
-        scope.incoming = incoming_reads(node)
+        scope.definition = node
         self._start_returns(node, qualname)
         self._start_return_points(node, qualname)
         self.function_bodies.add(id(node.body))
