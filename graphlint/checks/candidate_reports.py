@@ -33,6 +33,7 @@ class Report:
     host_receiver: bool = False
     inherited_state: list[str] | None = None
     built_state: list[str] | None = None
+    receiver_parameter: str | None = None
 
 
 class CandidateReports:
@@ -64,6 +65,7 @@ class CandidateReports:
         built_state: list[str] | None = None,
         untraced: bool = False,
         void_in_capture: bool = False,
+        receiver_parameter: str | None = None,
     ) -> None:
         if type(node) not in ANCHOR_KINDS:
             raise TypeError(f"{rule.code} reports a {type(node).__name__}; report one of {list(ANCHOR_KINDS)}")
@@ -86,6 +88,7 @@ class CandidateReports:
                 host_receiver=host_receiver,
                 inherited_state=inherited_state,
                 built_state=built_state,
+                receiver_parameter=receiver_parameter,
             )
         )
 
@@ -117,6 +120,7 @@ class CandidateReports:
                     host_receiver=report.host_receiver,
                     inherited_state=report.inherited_state,
                     built_state=report.built_state,
+                    receiver_parameter=report.receiver_parameter,
                 )
             )
         return found

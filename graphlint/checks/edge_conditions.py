@@ -87,6 +87,29 @@ def handed_over(
     return known
 
 
+def argument_keys(project: Project, edge: Edge, callee: FunctionKey, name: str, copy: str = "") -> list[str] | None:
+    """The argument (``CallSite.known``'s key: a position as a string, or a keyword) that the
+    call at ``edge`` hands ``callee``'s parameter ``name``, one per way the receiver may shift
+    (``Base.method(self, ...)``); None where the call does not name the callee, or hands the
+    parameter otherwise (a default, ``*xs``, ``**kw``)."""
+    site = project.files[edge[0]].facts.flow.calls[edge[1]]
+    definition = project.files[callee.file].facts.flow.defs.get(callee.qualname)
+    if site is None or definition is None or definition.kind != "function":
+        return None
+    kind = project.graph.callees.get(edge, {}).get(callee)
+    if not _direct(site, callee, kind, copy) or (site.star and not site.star_last):
+        return None
+    if any(keyword == name for keyword, _ in site.keywords):
+        return [name]
+    positional = [p for p, k in definition.params if k in ("o", "p")]
+    if name not in positional:
+        return None
+    indices = [positional.index(name) - shift for shift in _receiver_shifts(site, definition, kind)]
+    if not all(0 <= index < len(site.args) for index in indices):
+        return None
+    return [str(index) for index in indices]
+
+
 def _direct(site: CallSite, callee: FunctionKey, kind: str | None, copy: str = "") -> bool:
     """Whether the call names the callee (``f(...)``, ``obj.f(...)``, ``Foo(...)`` for
     ``Foo.__init__``, or for the copy of an inherited ``__init__`` that building ``Foo`` binds,

@@ -38,6 +38,7 @@ from graphlint.checks.entry_points import EntryPoints, decorated_callee, flag_op
 from graphlint.checks.error_messages import ErrorMessages
 from graphlint.checks.import_names import ImportNames
 from graphlint.checks.local_bindings import LocalBindings, module_state_names
+from graphlint.checks.module_state_arguments import ModuleStateArguments
 from graphlint.checks.suppressions import suppressions
 from graphlint.checks.top_imports import top_level_imports
 from graphlint.checks.positions import ANCHOR_KINDS, locate
@@ -106,7 +107,7 @@ def extract_facts(
 
 class _Extractor(
     EntryPoints, SiteValues, CompileBranches, LocalBindings, ReturnedNone, EmptyValues, CandidateReports,
-    ErrorMessages, RaisingBlocks, ReturningCalls, ScalarOperands, ImportNames, ScopeStack[WalkScope],
+    ErrorMessages, RaisingBlocks, ReturningCalls, ScalarOperands, ImportNames, ModuleStateArguments, ScopeStack[WalkScope],
 ):
     def __init__(self, text: str, tree: ast.Module, options: ExtractOptions) -> None:
         self.text = text
@@ -124,6 +125,7 @@ class _Extractor(
         # Expressions dynamo never evaluates: the right side of ``not is_tracing() and ...``.
         self.eager_nodes: set[int] = set()
         self.moved_once: set[int] = set()  # id(t.to(d)) in ``if t.device != d: t = t.to(d)``
+        self.module_state_arguments = {}  # call ordinal → its arguments that are module state
         # id(x.item()) of host work, and id() of the host factories such a read-back alone uses
         self.host_side_nodes: set[int] = set()
         self.parent_maps = {}  # scalar_operands.py: id(function) → id(node) → its parent
@@ -222,6 +224,7 @@ class _Extractor(
             self.facts.uncaptured_unless, self.facts.call_modes, self.facts.call_after = {}, {}, {}
             self.facts.return_points = {}
         self.facts.flow.digest = self.facts.flow.solver_digest()
+        self._finish_module_state_arguments()
         anchors = [(*self.ordinals[id(r.node)], r.node) for r in self.reports]
         sites = [(*self.ordinals[id(node)], node) for node in self.entry_sites]
         spans = locate(self.text, module, self.counts, anchors + sites, tree=self.tree)
@@ -257,6 +260,7 @@ class _Extractor(
         facts = self.facts.functions.setdefault(qualname, FunctionFacts(qualname))
         scope = WalkScope("function", qualname, class_name=outer.class_name if outer.kind == "class" else None)
         scope.capture_locals = CaptureLocals(node)
+        scope.definition = node
         self._start_returns(node, qualname)
         self._start_return_points(node, qualname)
         self.function_bodies.add(id(node.body))
@@ -340,6 +344,7 @@ class _Extractor(
         if self.known_device(node) == apis.HOST_DEVICE:
             self.facts.host_calls.append(ordinal)
         self._note_registered_buffer(node)
+        self._note_module_state_arguments(ordinal, node)
         self._note_host_readback(node)
         if self.eager:
             self.facts.eager_calls.append(ordinal)

@@ -103,6 +103,10 @@ class CallSite:
     # expressions is never None (a variable, ``self.x``, what a call returns: ``not_none.py``);
     # 1: where the argument's own value expression is (the common case, kept small in the cache)
     nonnull: dict[str, list[Expr] | int] = field(default_factory=dict)
+    # Arguments (position as a string, or keyword) that are module state, so on the model's
+    # device: 1 where the file says so (``self.x``, a registered buffer or ``nn.Parameter``),
+    # [class, attribute] for a ``self.attribute`` a base class may keep (``module_state_arguments.py``)
+    module_state: dict[str, list[str] | int] = field(default_factory=dict)
 
 
 @dataclass
@@ -265,6 +269,9 @@ class Candidate:
     # [class, attribute]: void when the linked project shows ``self.attribute`` was made on the
     # target device while the framework's loader built the model (``device_construction.py``)
     built_state: list[str] | None = None
+    # A parameter of ``scope`` that the ``t.to(d)`` moves where nothing rebound it: void when
+    # every call of ``scope`` hands it module state (``module_state_parameters.py``)
+    receiver_parameter: str | None = None
 
 
 NO_CALL = -1  # ``Candidate.after`` / ``FileFacts.call_after`` of a point no call is known to precede

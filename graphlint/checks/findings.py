@@ -12,6 +12,7 @@ from graphlint.checks import apis
 from graphlint.checks.catalog import Catalog, RuleInfo
 from graphlint.checks.facts import Candidate
 from graphlint.checks.link import LinkedFile, Project
+from graphlint.checks.module_state_parameters import receives_module_state
 from graphlint.checks.parameter_constants import live_entry_functions
 from graphlint.checks.mode_flow import meet
 from graphlint.checks.regions import EntryId, RegionHit, Regions
@@ -81,6 +82,10 @@ def candidate_finding(project: Project, regions: Regions, file: int, candidate: 
         return None  # a buffer, parameter or submodule a base class keeps: on the model's device
     if candidate.built_state is not None and project.built_on_device(file, *candidate.built_state):
         return None  # made on the target device while the framework's loader built the model
+    if candidate.receiver_parameter is not None and receives_module_state(
+        project, FunctionKey(file, candidate.scope), candidate.receiver_parameter
+    ):
+        return None  # every call hands the moved parameter module state: on the model's device
     span = (candidate.line, candidate.column, candidate.end_line, candidate.end_column)
     return _rule_finding(
         rule, project.files[file], span, candidate.message, region, candidate.anchor, candidate.fix, candidate.predicts

@@ -194,6 +194,24 @@ class ParameterConstants:
             for linked in self.project.files
         ]
 
+    def callers(self, function: FunctionKey) -> list[Caller] | None:
+        """Every call that runs ``function`` (in any copy); None where not all are in sight
+        (``CallGraph.unseen``, a solve stopped at its budget) or none is."""
+        if self.project.graph.stopped is not None or function in self._unseen_functions:
+            return None
+        return self._callers_of_function.get(function)
+
+    @cached_property
+    def _unseen_functions(self) -> set[FunctionKey]:
+        return {FunctionKey(file, qualname) for file, qualname, _ in self.project.graph.unseen}
+
+    @cached_property
+    def _callers_of_function(self) -> dict[FunctionKey, list[Caller]]:
+        found: dict[FunctionKey, list[Caller]] = {}
+        for (function, _), callers in self._callers.items():
+            found.setdefault(function, []).extend(callers)
+        return found
+
     @cached_property
     def _callers(self) -> dict[tuple[FunctionKey, str], list[Caller]]:
         """(function, copy) → the calls that run it, each with the copy of the calling function."""

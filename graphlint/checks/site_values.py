@@ -13,6 +13,7 @@ from typing import Any, Literal
 import libcst as cst
 
 from graphlint.checks import apis, dynamo
+from graphlint.checks.incoming_parameters import incoming_reads
 from graphlint.checks.syntax import dotted_name, keyword, positional, string_value
 from graphlint.checks.walk_scope import is_display, is_method_call, is_self_attribute
 
@@ -279,6 +280,14 @@ class SiteValues:
 
     def moves_once(self, call: cst.Call) -> bool:
         return id(call) in self.moved_once
+
+    def incoming_parameter(self, expr: cst.BaseExpression) -> str | None:
+        scope = self.function_scope
+        if not isinstance(expr, cst.Name) or scope.definition is None:
+            return None
+        if scope.incoming is None:  # asked at few sites: a walk of the body only for those
+            scope.incoming = incoming_reads(scope.definition)
+        return expr.value if id(expr) in scope.incoming else None
 
     def on_module_device(self, expr: cst.BaseExpression) -> bool:
         if isinstance(expr, cst.Name):

@@ -26,6 +26,10 @@ class WalkScope(Scope):
     computed: set[str] = field(default_factory=set)  # names bound here to a call, subscript or arithmetic
     module_outputs: set[str] = field(default_factory=set)  # names bound to a submodule's output: self.embed(x)
     module_params: set[str] = field(default_factory=set)  # parameters annotated as a module: layer: nn.Module
+    definition: cst.FunctionDef | None = None  # the ``def`` of a function scope
+    # id() of the reads of a parameter that hold what the call handed over, worked out when a
+    # rule first asks (incoming_parameters.py)
+    incoming: frozenset[int] | None = None
     conditions: set[str] = field(default_factory=set)  # names bound to a tensor's truth: p < self.layerdrop
     displays: set[str] = field(default_factory=set)  # names bound to a list, tuple or set display or comprehension
     # names bound, in any branch, to a capture context manager: ``graph_ctx = torch.npu.graph``

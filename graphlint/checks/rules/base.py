@@ -111,6 +111,10 @@ class SiteContext(Protocol):
         """Whether ``call`` is the ``t.to(d)`` of ``if t.device != d: t = t.to(d)``: a tensor moved
         where it is kept, once, by the first call (in the warm-up a capture needs)."""
 
+    def incoming_parameter(self, expr: cst.BaseExpression) -> str | None:
+        """The parameter ``expr`` reads where it still holds what the call handed over (nothing
+        in the function rebound it before: ``incoming_parameters.py``), else None."""
+
     def on_module_device(self, expr: cst.BaseExpression) -> bool:
         """Whether ``expr`` lives where the model's weights do: a parameter (``self.w =
         nn.Parameter(...)``) or a buffer (``self.register_buffer("inv_freq", t)``), a submodule's output (``self.embed_positions(x)``, or a name bound to
@@ -163,6 +167,7 @@ class SiteContext(Protocol):
         built_state: list[str] | None = None,
         untraced: bool = False,
         void_in_capture: bool = False,
+        receiver_parameter: str | None = None,
     ) -> None:
         """Record a candidate at ``node`` (a Call, Subscript, BinaryOperation, Decorator,
         FormattedStringExpression, WithItem or AssignTarget: see ``positions.ANCHOR_KINDS``). ``fix``: the rule's fix
@@ -178,7 +183,9 @@ class SiteContext(Protocol):
         ``self.attribute`` on the target device (``device_construction.py``); ``untraced``: only
         where dynamo does not trace the site (an eager capture), as in an eager-only branch;
         ``void_in_capture``: the site does no harm in any capture (what it copies is empty in every
-        capture mode), only in a plain compiled region."""
+        capture mode), only in a plain compiled region;
+        ``receiver_parameter``: the parameter ``t`` of a ``t.to(d)``, void when every call of the
+        function hands it module state (``module_state_parameters.py``)."""
 
 
 class Rule:

@@ -27,7 +27,9 @@ class HostDeviceCopyInCapture(CaptureRule):
     (`layer.register_parameter("input_scale", p)` in `create_weights`, then
     `layer.input_scale.expand(m, 1).to(x.device)` with `layer: torch.nn.Module`)
     or a submodule's output (`pos = self.embed_positions(ids)` … `pos.to(x.device)`; in
-    capture the model is on one device), and the move made once where the tensor is kept
+    capture the model is on one device), also across a call: a parameter that every call of its
+    function hands one of these (`launch(cache=self.cos_sin_cache)`, then `cache.to(q.device)` in
+    `launch` before anything rebinds `cache`; only where all its calls are in sight), and the move made once where the tensor is kept
     (`if self.cache.device != x.device: self.cache = self.cache.to(x.device)`: the first call
     moves it, and a capture needs warm-up calls before it, as `torch.cuda.graphs` and vLLM's
     runners make; the captured call finds it moved). A host tensor moved to the
@@ -89,12 +91,14 @@ class HostDeviceCopyInCapture(CaptureRule):
             empty = ctx.empty_tensor(func.value)  # type: ignore[union-attr]
             if moves_to_device(node, ctx) and not copies_nothing(node, ctx) and empty != "always":
                 fixable = moved_host_factory(node, ctx) is not None and len(node.args) == 1
-                # self.cos_sin_cache of a base class in another file: the linked project decides
-                # a plain tensor attribute the framework's loader made under its target device:
-                # the linked project decides (device_construction.py)
+                # self.cos_sin_cache of a base class in another file, or a parameter every call
+                # hands a buffer (f(cache=self.cos_sin_cache)), or a plain tensor attribute the
+                # framework's loader made under its target device: the linked project decides
+                # (device_construction.py, module_state_parameters.py)
+                receiver = func.value  # type: ignore[union-attr]
                 ctx.report(
-                    self, node, fix=fixable, inherited_state=ctx.inherited_attribute(func.value),  # type: ignore[union-attr]
-                    built_state=ctx.built_attribute(func.value),  # type: ignore[union-attr]
+                    self, node, fix=fixable, inherited_state=ctx.inherited_attribute(receiver),
+                    built_state=ctx.built_attribute(receiver), receiver_parameter=ctx.incoming_parameter(receiver),
                     void_in_capture=empty == "capture",
                 )
         elif method == "copy_":
