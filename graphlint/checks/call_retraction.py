@@ -24,9 +24,12 @@ A rebound argument (``x = f(x)``: what ``x`` held before, ``wrap_order.py``) is 
 a node of its own that only the call reads: made as the full solve makes it, taken back with
 its watcher (``Solver.rebound``). Refused too: a call in a function with copies
 (``receiver_copies.py``), one with ``*xs`` or ``**kw`` (forwarded element by element), an
-entry point's call (its argument is what is compiled), an argument that is not a variable or
-a call's result (a constant, attribute or union read only there would leave a node with values
-a full solve lacks; one the solve lacks would make a node), a change of anything but arguments.
+entry point's call (its argument is what is compiled), a changed argument that is not a
+variable or a call's result (a constant, attribute or union read only there would leave a node
+with values a full solve lacks; one the solve lacks would make a node), a change of anything
+but arguments. An argument the edit left as it is keeps its node, whatever its kind
+(``self.eps`` beside a changed ``x``): a full solve of the new text compiles it to the same
+node, or (a union) to one of its own that reads the same nodes.
 """
 
 from __future__ import annotations
@@ -88,16 +91,36 @@ def changed_arguments(solver: Solver, file: int, old: FileFacts, new: FileFacts)
             return "a changed call is in a function that has copies"
         if ordinal in entries:
             return "a changed call is an entry point's"
-        if not all(_plain(expr) for site in (before, after) for expr in _argument_exprs(site)):
+        slots = [(a, b) for a, b in zip(_argument_exprs(before), _argument_exprs(after)) if json.dumps(a) != json.dumps(b)]
+        if not all(_plain(expr) for slot in slots for expr in slot):
             return "a changed call's argument is not a variable or a call's result"
         if not only_hands_out(solver, (file, ordinal)):
             return "a changed call's callee may be the project's or reads its arguments"
         try:
             with no_new_nodes(solver):
-                changed[ordinal] = after, solver.arguments(file, after)
+                changed[ordinal] = after, _arguments_after(solver, file, ordinal, before, after)
         except NodeMade:
             return "a changed call's argument is a node the solve lacks"
     return changed
+
+
+def _arguments_after(solver: Solver, file: int, ordinal: int, before: CallSite, after: CallSite) -> CallArgs:
+    """The arguments of ``after`` as nodes, before ``before_rebinding``: one the edit left as it
+    was keeps the node the kept site holds (the node a full solve compiles it to: an attribute's
+    load and a constant are one node per expression, a union's node is made for this argument
+    alone and reads the same nodes), a changed one is compiled (raising ``NodeMade`` where that
+    would make a node)."""
+    kept = solver.site_args[file, ordinal]
+
+    def node(old: int | None, was: Any, expr: Any) -> int | None:
+        if json.dumps(was) != json.dumps(expr):
+            return solver.compile(file, expr)
+        return solver.rebound[old][0] if old in solver.rebound else old  # (a rebound one's own node reads it)
+
+    return CallArgs(
+        [node(old, was, expr) for old, was, expr in zip(kept.positional, before.args, after.args)],
+        keywords=[(name, node(old, was, expr)) for (name, old), (_, was), (_, expr) in zip(kept.keywords, before.keywords, after.keywords)],
+    )
 
 
 def only_hands_out(solver: Solver, key: tuple[int, int]) -> bool:

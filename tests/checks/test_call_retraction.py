@@ -39,7 +39,7 @@ def mix(x, y):
         w = h
     v = torch.stack(w, y)
     m = scale(w, v)
-    u = torch.sum(m, dim=h)
+    u = torch.sum(m, dim=h, out=x or y)
     n = scale(u)
     return torch.add(n, x)
 
@@ -47,7 +47,7 @@ def mix(x, y):
 class Mixer(torch.nn.Module):
     def forward(self, x):
         a = torch.relu(x)
-        b = torch.matmul(a, x)
+        b = torch.matmul(a, x, out=self.out)
         c = b
         if a:
             c = a
@@ -186,6 +186,7 @@ def f(x, y):
         ("def f(model, x):\n    compiled = torch.compile(model)\n    return compiled(x)\n", "torch.compile(model)",
          "torch.compile(x)", "a changed call is an entry point's"),
         (CALLS, "torch.cat(h, x)", "torch.cat(h, x.real)", "a changed call's argument is not a variable or a call's result"),
+        (CALLS, "torch.cat(h, x)", "torch.cat(h, x or y)", "a changed call's argument is not a variable or a call's result"),
         (CALLS, "first(h)", "first(x)", "a changed call's callee may be the project's or reads its arguments"),
         (CALLS.replace("torch.cat", "list"), "list(h, x)", "list(h, y)", "a changed call's callee may be the project's or reads its arguments"),
         (CALLS.replace("    h = torch.relu(y)\n", "    h = torch.relu(y)\n    if x:\n        h = torch.tanh(y)\n"),
@@ -229,4 +230,34 @@ def test_a_rebound_argument_gets_a_node_of_its_own_and_loses_it_again() -> None:
         assert site_arguments(live.solver) == site_arguments(fresh), call
         assert named_watchers(live.solver) == named_watchers(fresh), call
         assert len(live.solver.rebound) == len(fresh.rebound), call
+        fresh.release()
+
+
+def test_an_argument_the_edit_left_keeps_its_node() -> None:
+    """``torch.dropout(h, p=self.rate, scale=x or y)`` with ``h`` changed: the attribute's load
+    and the union's node of its own stay what the call is handed, as a full solve hands them;
+    changed again and back, each edit is taken back."""
+    body = """\
+class Net(torch.nn.Module):
+    def __init__(self):
+        self.rate = torch.tensor(0)
+
+    def forward(self, x, y):
+        h = torch.relu(y)
+        z = torch.dropout(h, p=self.rate, scale=x or y)
+        return torch.mul(z, h)
+"""
+    sources = {"app/__init__.py": "", "app/m.py": HELPERS + body}
+    live = LiveSolve(linked(sources), {}, {}, False)
+    for call in ("torch.dropout(x, ", "torch.dropout(z, ", "torch.dropout(y, ", "torch.dropout(h, "):
+        edited = linked({**sources, "app/m.py": sources["app/m.py"].replace("torch.dropout(h, ", call)})
+        answer = live.extend(edited, {}, {}, False)
+        assert not isinstance(answer, str) and live.rederived, (call, answer)
+        assert canonical(answer) == canonical(solve(edited)), call
+        assert live.solver is not None
+        fresh = solve_kept(edited, {}, {})
+        assert node_values(live.solver) == node_values(fresh), call
+        assert named_edges(live.solver) == named_edges(fresh), call
+        assert site_arguments(live.solver) == site_arguments(fresh), call
+        assert named_watchers(live.solver) == named_watchers(fresh), call
         fresh.release()
