@@ -57,6 +57,14 @@ class Mixer(torch.nn.Module):
     def project(self, p, q):
         r = torch.mul(p, q)
         return r
+
+
+class SubMixer(Mixer):
+    pass
+
+
+# Mixer's methods run for a Mixer and a SubMixer: copied per receiver class (receiver_copies.py)
+MIXED = [Mixer()(torch.ones(1)), SubMixer()(torch.ones(2))]
 """
 
 BASE = {**REDERIVE, "app/ops.py": OPS, "app/__init__.py": REDERIVE["app/__init__.py"] + "from .ops import *\n"}
@@ -205,13 +213,26 @@ def test_a_changed_call_the_take_back_cannot_make_exact_is_refused_with_its_reas
     assert isinstance(answer, str) and "not re-derived: " in answer and why in answer, answer
 
 
-def test_a_changed_call_in_a_method_with_copies_is_refused() -> None:
-    sources = copied_head("        h = torch.relu(x)\n        return torch.cat(h, x)\n")
+def test_a_changed_call_in_a_method_with_copies_is_taken_back_in_each_copy() -> None:
+    """``Head.forward`` runs for a ``Child`` and for a ``Head`` (a copy per receiver class): the
+    call is handed its new arguments in each copy, a rebound one (``z = torch.cat(z, x)``)
+    through a node of its own per copy, as a full solve hands them."""
+    sources = copied_head("        h = torch.relu(x)\n        z = torch.tanh(x)\n        z = torch.cat(h, x)\n        return z\n")
     live = LiveSolve(linked(sources), {}, {}, False)
     assert live.solver is not None and any(copy.qualname == "Head.forward" for copy in live.solver.copies.values())
-    edited = linked({**sources, "app/m.py": sources["app/m.py"].replace("torch.cat(h, x)", "torch.cat(x, h)")})
-    answer = live.extend(edited, {}, {}, False)
-    assert isinstance(answer, str) and "a changed call is in a function that has copies" in answer, answer
+    for call in ("torch.cat(x, h)", "torch.cat(z, x)", "torch.cat(h, z)", "torch.cat(h, x)"):
+        edited = linked({**sources, "app/m.py": sources["app/m.py"].replace("torch.cat(h, x)", call)})
+        answer = live.extend(edited, {}, {}, False)
+        assert not isinstance(answer, str) and live.rederived, (call, answer)
+        assert canonical(answer) == canonical(solve(edited)), call
+        assert live.solver is not None
+        fresh = solve_kept(edited, {}, {})
+        assert node_values(live.solver) == node_values(fresh), call
+        assert named_edges(live.solver) == named_edges(fresh), call
+        assert site_arguments(live.solver) == site_arguments(fresh), call
+        assert named_watchers(live.solver) == named_watchers(fresh), call
+        assert len(live.solver.rebound) == len(fresh.rebound), call
+        fresh.release()
 
 
 def test_a_rebound_argument_gets_a_node_of_its_own_and_loses_it_again() -> None:
@@ -261,3 +282,50 @@ class Net(torch.nn.Module):
         assert site_arguments(live.solver) == site_arguments(fresh), call
         assert named_watchers(live.solver) == named_watchers(fresh), call
         fresh.release()
+
+
+WRAPPED_AFTER = """\
+import ext
+
+
+class Base(torch.nn.Module):
+    def load(self, x):
+        m = ext.ExtWrapper(x)
+        m = torch.cat(x, x)
+        return m
+
+
+class Child(Base):
+    def load(self, x):
+        super().load(x)
+        x = ext.ExtWrapper(x)
+        return x
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.child = Child()
+        self.base = Base()
+
+    def forward(self, x):
+        return self.child.load(x) + self.base.load(x)
+"""
+
+
+def test_a_rebound_argument_in_a_copy_is_handed_what_its_receiver_class_leaves() -> None:
+    """``m = torch.cat(m, x)`` in ``Base.load``, whose override wraps in ``ext.ExtWrapper``
+    after calling it (``wrap_order.py``): in the copy for a ``Child`` the call is handed what
+    ``m`` held but the wrapper, in the copy for a ``Base`` all of it, as a full solve hands it."""
+    sources = {"app/__init__.py": "", "app/m.py": HELPERS + WRAPPED_AFTER}
+    live = LiveSolve(linked(sources), {}, {}, False)
+    edited = linked({**sources, "app/m.py": sources["app/m.py"].replace("torch.cat(x, x)", "torch.cat(m, x)")})
+    answer = live.extend(edited, {}, {}, False)
+    assert not isinstance(answer, str) and live.rederived, answer
+    assert live.solver is not None
+    fresh = solve_kept(edited, {}, {})
+    handed = site_arguments(live.solver)
+    assert handed == site_arguments(fresh)
+    in_child = [arguments for key, arguments in handed.items() if "@" in key and "Child" in key and "'ext.ExtWrapper'" not in repr(arguments)]
+    assert in_child, handed  # (the copy for a Child left the wrapper out)
+    fresh.release()
