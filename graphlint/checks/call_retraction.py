@@ -87,12 +87,22 @@ class Replaced:
     args: CallArgs
 
 
-def site_keys(solver: Solver, file: int, ordinal: int) -> list[tuple[SiteKey, MethodCopy | None]]:
-    """The call's keys in the solver: the function's own body's and, in a method with copies
-    (``receiver_copies.py``: per receiver class, per call site, per class of a parameter), each
-    copy's that binds it."""
-    copies = [copy for (owner, _), copy in solver.copies.items() if owner == file and ordinal in copy.calls]
-    return [((file, ordinal), None), *(((file, ordinal, copy.context), copy) for copy in copies)]
+def copies_of_calls(solver: Solver, file: int) -> dict[int, list[MethodCopy]]:
+    """Per ordinal of a call of ``file`` in a method with copies (``receiver_copies.py``: per
+    receiver class, per call site, per class of a parameter), the copies that bind it (one pass
+    over the solver's copies: tens of thousands on ``models/``)."""
+    found: dict[int, list[MethodCopy]] = {}
+    for (owner, _), copy in solver.copies.items():
+        if owner == file:
+            for ordinal in copy.calls:
+                found.setdefault(ordinal, []).append(copy)
+    return found
+
+
+def site_keys(file: int, ordinal: int, copies: dict[int, list[MethodCopy]]) -> list[tuple[SiteKey, MethodCopy | None]]:
+    """The call's keys in the solver: the function's own body's and each copy's that binds it
+    (``copies``: ``copies_of_calls`` of the file)."""
+    return [((file, ordinal), None), *(((file, ordinal, copy.context), copy) for copy in copies.get(ordinal, ()))]
 
 
 def changed_arguments(solver: Solver, file: int, old: FileFacts, new: FileFacts) -> dict[SiteKey, Replaced] | str:
@@ -103,6 +113,7 @@ def changed_arguments(solver: Solver, file: int, old: FileFacts, new: FileFacts)
     if len(old.flow.calls) != len(new.flow.calls):
         return "calls added or removed"
     entries = entry_ordinals(new)
+    copies = copies_of_calls(solver, file)
     changed: dict[SiteKey, Replaced] = {}
     for ordinal, (before, after) in enumerate(zip(old.flow.calls, new.flow.calls)):
         if _key(before) == _key(after):
@@ -116,7 +127,7 @@ def changed_arguments(solver: Solver, file: int, old: FileFacts, new: FileFacts)
         slots = [(a, b) for a, b in zip(_argument_exprs(before), _argument_exprs(after)) if json.dumps(a) != json.dumps(b)]
         if not all(_plain(expr) for slot in slots for expr in slot):
             return "a changed call's argument is not a variable or a call's result"
-        for key, copy in site_keys(solver, file, ordinal):
+        for key, copy in site_keys(file, ordinal, copies):
             if key not in solver.site_args:
                 return "a changed call is not bound in a copy of its function"
             if not only_hands_out(solver, key):

@@ -46,7 +46,7 @@ from typing import Any
 from graphlint.checks.addition import copied, tables_again
 from graphlint.checks.call_retraction import (
     NodeMade, Replaced, SiteKey, changed_arguments, entry_ordinals, hands_out_nothing, no_new_nodes, only_hands_out,
-    replace_arguments, site_keys,
+    copies_of_calls, replace_arguments, site_keys,
 )
 from graphlint.checks.class_hierarchy import assigned_variables
 from graphlint.checks.facts import FileFacts
@@ -219,8 +219,9 @@ def _region(
     arguments: set[int] = set()  # read by a call that binds them or reads them otherwise
     outside: set[int] = set()  # read by calls outside the project that only hand them out
     entries = entry_ordinals(facts)
+    copies = copies_of_calls(solver, file)
     for ordinal in range(len(facts.flow.calls)):
-        for key, _ in site_keys(solver, file, ordinal):  # (a copy's call may read a closure's variable)
+        for key, _ in site_keys(file, ordinal, copies):  # (a copy's call may read a closure's variable)
             args = calls[key].args if key in calls else solver.site_args.get(key)
             if args is not None:
                 handed = ordinal not in entries and only_hands_out(solver, key)
