@@ -22,11 +22,16 @@ the kept solve with the site's arguments replaced (in place: the site's watcher 
 calls hold the same ``CallArgs``) is the full solve of the edited project, answer included.
 A rebound argument (``x = f(x)``: what ``x`` held before, ``wrap_order.py``) is handed through
 a node of its own that only the call reads: made as the full solve makes it, taken back with
-its watcher (``Solver.rebound``). Refused too: a call in a function with copies
-(``receiver_copies.py``), one with ``*xs`` or ``**kw`` (forwarded element by element), an
-entry point's call (its argument is what is compiled), an argument that is not a variable or
-a call's result (a constant, attribute or union read only there would leave a node with values
-a full solve lacks; one the solve lacks would make a node), a change of anything but arguments.
+its watcher (``Solver.rebound``). A call in a method with copies (``receiver_copies.py``: per
+receiver class, call site or class of a parameter) is one site per copy, each with arguments
+compiled in the copy (a rebound one's own node leaves out what the copy's receiver class wraps
+later, ``wrap_order.py``): each is taken back so, and only where each qualifies. Refused too:
+a call with ``*xs`` or ``**kw`` (forwarded element by element), an entry point's call (its
+argument is what is compiled), a changed argument that is not a variable or a call's result (a
+constant, attribute or union read only there would leave a node with values a full solve
+lacks; one the solve lacks would make a node), a change of anything but arguments. An argument the edit left as it is keeps its node, whatever its kind
+(``self.eps`` beside a changed ``x``): a full solve of the new text compiles it to the same
+node, or (a union) to one of its own that reads the same nodes.
 """
 
 from __future__ import annotations
@@ -34,11 +39,12 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from graphlint.checks import apis
-from graphlint.checks.addition import copied
 from graphlint.checks.facts import CallSite, FileFacts
+from graphlint.checks.receiver_copies import MethodCopy
 from graphlint.checks.value_graph import OUTSIDE_ANY, CallArgs, Obj, delivered
 from graphlint.checks.valueflow import Solver
 
@@ -68,15 +74,47 @@ def no_new_nodes(solver: Solver) -> Iterator[None]:
         del solver.node
 
 
-def changed_arguments(solver: Solver, file: int, old: FileFacts, new: FileFacts) -> dict[int, tuple[CallSite, CallArgs]] | str:
-    """Per ordinal of a call of ``file`` whose arguments the edit changed, the call after it and
-    the nodes of its arguments (before ``before_rebinding``), or why the edit changes its calls
-    otherwise or past what this takes back (module docstring; the values handed out are checked
-    by the caller, who knows what the edit re-derives)."""
+SiteKey = tuple[Any, ...]  # (file, ordinal), or (file, ordinal, context) in a method's copy
+
+
+@dataclass(frozen=True)
+class Replaced:
+    """A changed call's arguments where one copy of it holds them: the call after the edit, the
+    copy (None: the function's own body) and the argument nodes before ``before_rebinding``."""
+
+    site: CallSite
+    copy: MethodCopy | None
+    args: CallArgs
+
+
+def copies_of_calls(solver: Solver, file: int) -> dict[int, list[MethodCopy]]:
+    """Per ordinal of a call of ``file`` in a method with copies (``receiver_copies.py``: per
+    receiver class, per call site, per class of a parameter), the copies that bind it (one pass
+    over the solver's copies: tens of thousands on ``models/``)."""
+    found: dict[int, list[MethodCopy]] = {}
+    for (owner, _), copy in solver.copies.items():
+        if owner == file:
+            for ordinal in copy.calls:
+                found.setdefault(ordinal, []).append(copy)
+    return found
+
+
+def site_keys(file: int, ordinal: int, copies: dict[int, list[MethodCopy]]) -> list[tuple[SiteKey, MethodCopy | None]]:
+    """The call's keys in the solver: the function's own body's and each copy's that binds it
+    (``copies``: ``copies_of_calls`` of the file)."""
+    return [((file, ordinal), None), *(((file, ordinal, copy.context), copy) for copy in copies.get(ordinal, ()))]
+
+
+def changed_arguments(solver: Solver, file: int, old: FileFacts, new: FileFacts) -> dict[SiteKey, Replaced] | str:
+    """Per key of a call of ``file`` whose arguments the edit changed (in each copy of it), the
+    call after it and the nodes of its arguments, or why the edit changes its calls otherwise or
+    past what this takes back (module docstring; the values handed out are checked by the
+    caller, who knows what the edit re-derives)."""
     if len(old.flow.calls) != len(new.flow.calls):
         return "calls added or removed"
     entries = entry_ordinals(new)
-    changed: dict[int, tuple[CallSite, CallArgs]] = {}
+    copies = copies_of_calls(solver, file)
+    changed: dict[SiteKey, Replaced] = {}
     for ordinal, (before, after) in enumerate(zip(old.flow.calls, new.flow.calls)):
         if _key(before) == _key(after):
             continue
@@ -84,20 +122,42 @@ def changed_arguments(solver: Solver, file: int, old: FileFacts, new: FileFacts)
             return "a call's callee, scope or form changed"
         if before.star or before.double_star or after.star or after.double_star:
             return "a changed call hands on *xs or **kw"
-        if copied(solver, file, [before.scope]):
-            return "a changed call is in a function that has copies"
         if ordinal in entries:
             return "a changed call is an entry point's"
-        if not all(_plain(expr) for site in (before, after) for expr in _argument_exprs(site)):
+        slots = [(a, b) for a, b in zip(_argument_exprs(before), _argument_exprs(after)) if json.dumps(a) != json.dumps(b)]
+        if not all(_plain(expr) for slot in slots for expr in slot):
             return "a changed call's argument is not a variable or a call's result"
-        if not only_hands_out(solver, (file, ordinal)):
-            return "a changed call's callee may be the project's or reads its arguments"
-        try:
-            with no_new_nodes(solver):
-                changed[ordinal] = after, solver.arguments(file, after)
-        except NodeMade:
-            return "a changed call's argument is a node the solve lacks"
+        for key, copy in site_keys(file, ordinal, copies):
+            if key not in solver.site_args:
+                return "a changed call is not bound in a copy of its function"
+            if not only_hands_out(solver, key):
+                return "a changed call's callee may be the project's or reads its arguments"
+            try:
+                with no_new_nodes(solver):
+                    changed[key] = Replaced(after, copy, _arguments_after(solver, file, key, copy, before, after))
+            except NodeMade:
+                return "a changed call's argument is a node the solve lacks"
     return changed
+
+
+def _arguments_after(solver: Solver, file: int, key: SiteKey, copy: MethodCopy | None, before: CallSite, after: CallSite) -> CallArgs:
+    """The arguments of ``after`` as nodes (in ``copy``: its own), before ``before_rebinding``:
+    one the edit left as it was keeps the node the kept site holds (the node a full solve
+    compiles it to: an attribute's load and a constant are one node per expression, a union's
+    node is made for this argument alone and reads the same nodes), a changed one is compiled
+    (raising ``NodeMade`` where that would make a node)."""
+    kept = solver.site_args[key]
+    read = (lambda expr: expr) if copy is None else copy.expr
+
+    def node(old: int | None, was: Any, expr: Any) -> int | None:
+        if json.dumps(was) != json.dumps(expr):
+            return solver.compile(file, read(expr))
+        return solver.rebound[old][0] if old in solver.rebound else old  # (a rebound one's own node reads it)
+
+    return CallArgs(
+        [node(old, was, expr) for old, was, expr in zip(kept.positional, before.args, after.args)],
+        keywords=[(name, node(old, was, expr)) for (name, old), (_, was), (_, expr) in zip(kept.keywords, before.keywords, after.keywords)],
+    )
 
 
 def only_hands_out(solver: Solver, key: tuple[int, int]) -> bool:
@@ -121,25 +181,27 @@ def hands_out_nothing(values: Iterable[Obj]) -> bool:
     return all(obj[0] not in ("F", "B", "C", "I") for obj in values)
 
 
-def replace_arguments(solver: Solver, file: int, changed: dict[int, tuple[CallSite, CallArgs]]) -> int:
-    """The changed sites' arguments replaced where the solver holds them: in the ``CallArgs`` the
-    site keeps, which its callee's watcher and the outside calls it made hold too; a rebound
-    argument through a node of its own, as ``call_site`` makes it, and the node of one before
-    the edit no more watching what it read (left unread: no table names it). By how much the
-    work bound (``incremental_solve.py``) grew: each such node's values, and its source's, once
-    more for its watcher."""
+def replace_arguments(solver: Solver, file: int, changed: dict[SiteKey, Replaced]) -> int:
+    """The changed sites' arguments replaced where the solver holds them: in the ``CallArgs`` each
+    key of the site keeps, which its callee's watcher and the outside calls it made hold too; a
+    rebound argument through a node of its own, as ``call_site`` makes it (in a copy, for the
+    copy's receiver class), and the node of one before the edit no more watching what it read
+    (left unread: no table names it). By how much the work bound (``incremental_solve.py``)
+    grew: each such node's values, and its source's, once more for its watcher."""
     existing = len(solver.values)
     work = 0
-    for ordinal, (site, args) in changed.items():
-        for node in solver.site_args[file, ordinal].nodes():
+    for key, replaced in changed.items():
+        for node in solver.site_args[key].nodes():
             if node in solver.rebound:  # its own node: nothing reads it but this call
                 source, react = solver.rebound.pop(node)
                 solver.watchers[source].remove(react)
-        rebound = solver.before_rebinding(file, site, args, None) if site.rebinds else args
+        site, args, copy = replaced.site, replaced.args, replaced.copy
+        receiver_class = copy.receiver_class if copy is not None else None
+        rebound = solver.before_rebinding(file, site, args, receiver_class) if site.rebinds else args
         for node, source in zip(rebound.nodes(), args.nodes()):
             if node >= existing:
                 work += delivered(solver.values[source])
-        kept = solver.site_args[file, ordinal]
+        kept = solver.site_args[key]
         kept.positional[:], kept.keywords[:] = rebound.positional, rebound.keywords
     solver.propagate()  # (the new nodes' values: no node reads them but these calls)
     return work + sum(delivered(solver.values[node]) for node in range(existing, len(solver.values)))

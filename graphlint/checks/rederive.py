@@ -8,8 +8,8 @@ island of the value graph that no other node reads.
 
 - Only assignments and calls' arguments changed (the file's definitions, decorations, entries...
   are the same; a call's arguments as ``call_retraction.py`` takes them back: calls outside the
-  project that hand out what holds none of the project's functions, classes or instances), and
-  each changed assignment binds a variable of a function (``f.x``: no parameter, not in a
+  project that hand out what holds none of the project's functions, classes or instances, in
+  each copy of the call), and each changed assignment binds a variable of a function (``f.x``: no parameter, not in a
   class body, not at module level), in no function with copies (``receiver_copies.py``). Such a
   node receives values only along the edges of its assignments in its file
   (``Solver.assign_sources`` notes their value nodes, in the file's order): no call binds it, no
@@ -45,14 +45,14 @@ from typing import Any
 
 from graphlint.checks.addition import copied, tables_again
 from graphlint.checks.call_retraction import (
-    NodeMade, changed_arguments, entry_ordinals, hands_out_nothing, no_new_nodes, only_hands_out,
-    replace_arguments,
+    NodeMade, Replaced, SiteKey, changed_arguments, entry_ordinals, hands_out_nothing, no_new_nodes, only_hands_out,
+    copies_of_calls, replace_arguments, site_keys,
 )
 from graphlint.checks.class_hierarchy import assigned_variables
-from graphlint.checks.facts import CallSite, FileFacts
+from graphlint.checks.facts import FileFacts
 from graphlint.checks.receiver_copies import scoped_bodies
 from graphlint.checks import value_graph
-from graphlint.checks.value_graph import OUTSIDE_ANY, CallArgs, LinkedModule, Obj, collapsible, delivered
+from graphlint.checks.value_graph import OUTSIDE_ANY, LinkedModule, Obj, collapsible, delivered
 from graphlint.checks.valueflow import Solver
 
 # The kinds of value whose node a solve names and makes without edges or watchers of its own
@@ -106,8 +106,8 @@ def rederive(solver: Solver, file: int, new: LinkedModule) -> int | str:
     if isinstance(derived, str):
         return derived
     # what outside calls were handed and are after the edit (``call_retraction.py``)
-    handed_before = [*(n for ordinal in arguments for n in solver.site_args[file, ordinal].nodes()), *handed_out]
-    handed_after = [*(n for _, args in arguments.values() for n in args.nodes()), *handed_out]
+    handed_before = [*(n for key in arguments for n in solver.site_args[key].nodes()), *handed_out]
+    handed_after = [*(n for replaced in arguments.values() for n in replaced.args.nodes()), *handed_out]
     if not all(hands_out_nothing(solver.values[n]) for n in handed_before) or not all(
         hands_out_nothing(derived[n] if n in derived else solver.values[n]) for n in handed_after
     ):
@@ -211,20 +211,21 @@ def _sources(
 
 
 def _region(
-    solver: Solver, file: int, facts: FileFacts, changed: set[int], local: dict[int, str],
-    calls: dict[int, tuple[CallSite, CallArgs]],
+    solver: Solver, file: int, facts: FileFacts, changed: set[int], local: dict[int, str], calls: dict[SiteKey, Replaced],
 ) -> tuple[set[int], set[int]] | str:
     """The changed variables' nodes and the file's function variables their values flow to, with
     those of them outside calls read (``call_retraction.py``), or why something else reads one
-    of them. ``calls``: the arguments of the calls the edit changed."""
+    of them. ``calls``: the arguments of the calls the edit changed (in each copy of them)."""
     arguments: set[int] = set()  # read by a call that binds them or reads them otherwise
     outside: set[int] = set()  # read by calls outside the project that only hand them out
     entries = entry_ordinals(facts)
+    copies = copies_of_calls(solver, file)
     for ordinal in range(len(facts.flow.calls)):
-        args = calls[ordinal][1] if ordinal in calls else solver.site_args.get((file, ordinal))
-        if args is not None:
-            handed = ordinal not in entries and only_hands_out(solver, (file, ordinal))
-            (outside if handed else arguments).update(args.nodes())
+        for key, _ in site_keys(file, ordinal, copies):  # (a copy's call may read a closure's variable)
+            args = calls[key].args if key in calls else solver.site_args.get(key)
+            if args is not None:
+                handed = ordinal not in entries and only_hands_out(solver, key)
+                (outside if handed else arguments).update(args.nodes())
     region, stack = set(changed), list(changed)
     while stack:
         node = stack.pop()
