@@ -10,6 +10,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from graphlint.checks.extract import extract_facts
+from graphlint.checks.incremental_solve import LiveSolve
+from graphlint.checks.value_graph import CallGraph, LinkedModule
+from graphlint.checks.valueflow import solve
+from tests.checks.test_incremental_solve import canonical
 from tests.checks.test_serving_precision import _lint, _sites
 
 OFFLOADER = {
@@ -137,3 +142,83 @@ def test_a_forward_stored_on_the_offloaded_layers_runs_where_those_layers_are_ca
     ``forward`` and its copy to the device."""
     report = _lint(tmp_path, {**OFFLOADER, **_runner("LanguageModel")})
     assert ("offloader.py", "GL201", 14) in _sites(report), report["findings"]
+
+
+# A project for the kept solve (``incremental_solve.py``): one layer patched, one not.
+PATCHING = {
+    "app/__init__.py": "",
+    "app/layers.py": """\
+from torch import nn
+
+
+class Linear(nn.Module):
+    def forward(self, x):
+        return x
+
+
+class Norm(nn.Module):
+    def forward(self, x):
+        return x
+
+
+def offload(module):
+    def forward(x):
+        return x.cpu()
+
+    module.forward = forward
+    return module
+""",
+    "app/model.py": """\
+from app.layers import Linear, Norm, offload
+
+
+def run(x):
+    patched = offload(Linear())
+    plain = Linear()
+    norm = Norm()
+    y = plain(x)
+""",
+}
+
+
+def _linked(sources: dict[str, str]) -> list[LinkedModule]:
+    return [
+        LinkedModule(path[:-3].replace("/", ".").removesuffix(".__init__"), path.endswith("__init__.py"), extract_facts(text.encode()))
+        for path, text in sorted(sources.items())
+    ]
+
+
+def _callees(graph: CallGraph, files: list[LinkedModule], ordinal: int) -> set[str]:
+    model = next(i for i, f in enumerate(files) if f.module == "app.model")
+    return {t.qualname for t in graph.callees.get((model, ordinal), ()) if not isinstance(t, str)}
+
+
+def test_an_instance_of_a_patched_class_runs_only_what_was_stored_on_it() -> None:
+    """``plain(x)`` runs ``Linear.forward`` alone; the offloaded instance the stored one too (it may
+    be called before the store: the graph does not follow the order of statements)."""
+    sources = dict(PATCHING)
+    files = _linked(sources)
+    assert _callees(solve(files), files, 4) == {"Linear.forward"}  # run's calls: offload, Linear, Linear, Norm, plain
+    sources["app/model.py"] += "    z = patched(x)\n"
+    files = _linked(sources)
+    assert _callees(solve(files), files, 5) == {"Linear.forward", "offload.forward"}
+
+
+def test_the_kept_solve_is_extended_where_no_method_is_stored_on_a_new_class() -> None:
+    """A call of an instance of a class told apart extends the kept solve, as a full solve answers."""
+    sources = dict(PATCHING)
+    live = LiveSolve(_linked(sources), {}, {}, False)
+    sources["app/model.py"] += "    z = plain(y)\n"
+    edited = _linked(sources)
+    answer = live.extend(edited, {}, {}, False)
+    assert isinstance(answer, CallGraph), answer
+    assert canonical(answer) == canonical(solve(edited))
+
+
+def test_a_method_stored_on_an_instance_of_another_class_solves_in_full() -> None:
+    """Storing a method on a ``Norm`` makes it a class whose instances a full solve tells apart:
+    the kept solve, which does not, is not extended."""
+    sources = dict(PATCHING)
+    live = LiveSolve(_linked(sources), {}, {}, False)
+    sources["app/model.py"] += "    norm.forward = offload\n"
+    assert isinstance(live.extend(_linked(sources), {}, {}, False), str)
