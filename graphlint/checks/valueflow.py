@@ -26,6 +26,7 @@ from graphlint.checks.call_semantics import CallSemantics
 from graphlint.checks.class_hierarchy import ClassHierarchy, absolute_name
 from graphlint.checks.compile_wrappers import WRAPPER, escaped_wrappers, wrapper_rows
 from graphlint.checks.facts import CallSite, Expr
+from graphlint.checks.instance_methods import any_instance
 from graphlint.checks.presets import glob_pattern
 from graphlint.checks.site_edges import absorb_outside, calls_by_site, entries_per_copy
 from graphlint.checks.value_graph import (
@@ -396,12 +397,15 @@ class Solver(CallSemantics):
 
     def bind_member(self, objs: Iterable[Obj], receiver: Obj, out: int) -> None:
         """Functions read through an instance become bound methods; a property gives what its
-        getter returns."""
+        getter returns. An instance told apart by the call that made it is bound as the class's
+        one instance: what tells it apart is read only through it (``instance_methods.py``), and
+        one bound method per such instance filled the sets of a method's bound methods past
+        their bound (sglang's ``dispatch_forward``: 255 of them)."""
         plain = []
         for obj in objs:
             method = self.files[obj[1]].facts.flow.defs[obj[2]].method if obj[0] == "F" else None
             if method == "instance" and receiver[0] == "I":
-                plain.append(("B", obj, receiver))
+                plain.append(("B", obj, any_instance(receiver)))
             elif method == "class":
                 plain.append(("B", obj, ("C", receiver[1], receiver[2])))
             elif method == "property" and receiver[0] == "I":
