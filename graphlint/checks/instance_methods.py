@@ -9,10 +9,12 @@ offloader's ``forward`` too. So the solve runs twice where it must (``valueflow.
 first run notes the classes whose instances had a method stored on them (``patched``); the
 second tells their instances apart by the call that made them (``("I", file, qualname, site)``,
 ``tagged``), keeps a method stored on such an instance with it, and reads it back only through
-that instance. The class's one instance (``self`` of a method by default, an annotation's type)
-stands for any instance: it reads what was stored on every one of them, and a method stored on
-it goes to the class, read by all. The second run only tells more apart than the first (its
-stores of methods are a subset of the first's), so it notes no patched class the first missed.
+that instance. The class's one instance (a method's ``self``: methods are bound to it, an
+annotation's type) stands for any instance: it reads what was stored on every one of them, and a
+method stored on it goes to the class, read by all. Other attributes stay the class's. The
+second run only tells more apart than the first (its stores of methods are a subset of the
+first's), so it notes no patched class the first missed; ``incremental_solve.py`` does not extend
+a kept solve where an added fact stores a method on an instance of another class.
 """
 
 from __future__ import annotations
