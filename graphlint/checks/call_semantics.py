@@ -22,6 +22,7 @@ from graphlint.checks.facts import FALSY, CallSite, Expr
 from graphlint.checks.implicit_calls import ImplicitCalls, is_decoration
 from graphlint.checks.parameter_defaults import ParameterDefaults
 from graphlint.checks.instance_guards import InstanceGuards
+from graphlint.checks.instance_methods import InstanceMethods, any_instance
 from graphlint.checks.pass_through import PassThrough
 from graphlint.checks.call_site_copies import CallSiteCopies
 from graphlint.checks.parameter_class_copies import ParameterClassCopies
@@ -47,7 +48,7 @@ from graphlint.checks.value_graph import (
 
 class CallSemantics(
     ReturnedArguments, ImplicitCalls, CallSiteCopies, ParameterClassCopies, InstanceGuards, WrapOrder, ParameterDefaults,
-    DeclaredTypes, CompileWrappers,
+    DeclaredTypes, CompileWrappers, InstanceMethods,
 ):
     """The call half of the solver (it provides ``compile``, ``member`` and the tables below)."""
 
@@ -146,7 +147,7 @@ class CallSemantics(
             if node is None:
                 return None
             out = self.node()
-            react = lambda objs: self.add(out, [o for o in objs if o not in made])  # noqa: E731
+            react = lambda objs: self.add(out, [o for o in objs if any_instance(o) not in made])  # noqa: E731
             self.rebound[out] = (node, react)
             self.watch(node, react)
             return out
@@ -204,7 +205,7 @@ class CallSemantics(
             self.record(site, FunctionKey(function[1], function[2]), "call", copy.context if copy else "")
             self.bind(function, with_receiver, out, receiver, site, copy)
         elif kind == "C":
-            instance = ("I", obj[1], obj[2])
+            instance = self.allocated(site, obj)
             self.add(out, [instance])
             init = self.node()
             self.member(obj, "__init__", instance, init, skip_to=None)

@@ -90,7 +90,7 @@ log = logging.getLogger(__name__)
 # on the order).
 _NOT_GROWING = (
     "bound_functions", "constructed", "defaulted", "decorations_made", "copies", "copy_counts",
-    "rest_nodes", "passes_found", "refused", "saturated", "declared",
+    "rest_nodes", "passes_found", "refused", "saturated", "declared", "patched",
 )
 
 

@@ -30,16 +30,16 @@ from graphlint.checks.valueflow import Solver
 _APPENDED = (
     "attributes", "loads", "receivers", "site_args", "callee_nodes", "site_edges", "guard_classes",
     "variables", "constants", "results", "decorated", "iterated", "routed", "copies", "copy_counts",
-    "passes_found", "rest_nodes", "rebound",
+    "passes_found", "rest_nodes", "rebound", "instance_methods",
 )
 _LISTS_BY_KEY = ("pass_sites", "forwarded_guards", "rest_watchers")  # dicts of lists appended to
 _SETS = ("called", "outside_any_sites", "routed_bound", "typed", "late", "constructed", "bound_functions",
-         "defaulted", "refused", "saturated")  # what was added names a new node or a new site
+         "defaulted", "refused", "saturated", "patched")  # what was added names a new node or a new site
 _LISTS = ("outside_arguments", "decorations_made", "forward_queue", "pending")
 _RESTORED = ("steps", "collapsed", "stopped", "forwarding", "answer")
 _NODES = ("values", "successors", "watchers")
 _FIXED = ("files", "classes", "declared", "scoped_by_file", "assign_sources", "by_module", "packages", "dispatch",
-          "not_dispatched", "preview", "graph")  # taken back one by one in ``retract``
+          "not_dispatched", "preview", "graph", "tagged")  # taken back one by one in ``retract``
 
 
 class Journal:

@@ -26,6 +26,7 @@ from graphlint.checks.call_semantics import CallSemantics
 from graphlint.checks.class_hierarchy import ClassHierarchy, absolute_name
 from graphlint.checks.compile_wrappers import WRAPPER, escaped_wrappers, wrapper_rows
 from graphlint.checks.facts import CallSite, Expr
+from graphlint.checks.instance_methods import any_instance
 from graphlint.checks.presets import glob_pattern
 from graphlint.checks.site_edges import absorb_outside, calls_by_site, entries_per_copy
 from graphlint.checks.value_graph import (
@@ -50,15 +51,12 @@ def solve(
     """``dispatch``: class (dotted name, globs) → methods an instance call runs besides ``forward``;
     ``not_dispatched``: class → methods never called on its instances (``forward_cpu``);
     ``preview``: also the preview contexts (per-call-site copies, returned ``*args`` elements)."""
-    solver = Solver(files, dispatch or {}, not_dispatched or {}, preview)
-    try:
-        return solver.solved(solver.run)
-    finally:
-        # The watchers close over the solver: a cycle only the collector would free, after a
-        # pass over the whole heap (seconds, in a session that solves again and again).
-        solver.watchers.clear()
-        solver.rest_watchers.clear()
-        solver.rebound.clear()
+    solver = solve_kept(files, dispatch or {}, not_dispatched or {}, preview)
+    # The watchers close over the solver: a cycle only the collector would free, after a pass
+    # over the whole heap (seconds, in a session that solves again and again).
+    solver.release()
+    assert solver.answer is not None
+    return solver.answer
 
 
 def solve_kept(
@@ -68,9 +66,15 @@ def solve_kept(
     preview: bool = False,
 ) -> "Solver":
     """``solve``, keeping the solver (its nodes, edges and watchers) for ``incremental_solve.py``
-    to extend; its graph is ``solver.answer``. The caller drops it with ``Solver.release``."""
+    to extend; its graph is ``solver.answer``. The caller drops it with ``Solver.release``.
+    Where an instance had a method stored on it, solved again telling apart the instances of
+    those classes (``instance_methods.py``)."""
     solver = Solver(files, dispatch, not_dispatched, preview)
     solver.answer = solver.solved(solver.run)
+    if solver.patched:
+        solver.release()
+        solver = Solver(files, dispatch, not_dispatched, preview, frozenset(solver.patched))
+        solver.answer = solver.solved(solver.run)
     return solver
 
 
@@ -81,6 +85,7 @@ class Solver(CallSemantics):
         dispatch: dict[str, tuple[str, ...]],
         not_dispatched: dict[str, tuple[str, ...]],
         preview: bool = False,
+        tagged: frozenset[tuple[int, str]] = frozenset(),
     ) -> None:
         super().__init__()
         self.files = files
@@ -112,6 +117,9 @@ class Solver(CallSemantics):
         self.defaulted = set()
         self.outside_arguments = []
         self.constructed = set()
+        self.tagged = tagged
+        self.patched = set()
+        self.instance_methods = {}
         # a rebound argument's node (``before_rebinding``) → the node it reads and its watcher
         # there: what ``call_retraction.py`` takes back when the call changes
         self.rebound: dict[int, tuple[int, Callable[[Iterable[Obj]], None]]] = {}
@@ -228,6 +236,8 @@ class Solver(CallSemantics):
 
     def store(self, obj: Obj, name: str, value: int) -> None:
         """``obj.name = value`` where ``obj`` is known only when the graph runs."""
+        if self.stored_method(obj, name, value):
+            return
         if obj[0] in ("I", "C"):
             self.edge(value, self.variable(obj[1], f"{obj[2]}.{name}"))
             self.declared[obj[1]].add(f"{obj[2]}.{name}")
@@ -368,6 +378,8 @@ class Solver(CallSemantics):
     def member(self, cls: Obj, name: str, receiver: Obj, out: int, skip_to: Obj | None) -> None:
         """``receiver.name`` looked up on ``cls``'s MRO (after ``skip_to`` for ``super()``)."""
         order = self.classes.mro(cls)
+        if skip_to is None and receiver[0] == "I":
+            self.stored_methods(receiver, name, out)
         if skip_to is not None:
             order = order[order.index(skip_to) + 1 :] if skip_to in order else []
         for klass in order:
@@ -385,12 +397,15 @@ class Solver(CallSemantics):
 
     def bind_member(self, objs: Iterable[Obj], receiver: Obj, out: int) -> None:
         """Functions read through an instance become bound methods; a property gives what its
-        getter returns."""
+        getter returns. An instance told apart by the call that made it is bound as the class's
+        one instance: what tells it apart is read only through it (``instance_methods.py``), and
+        one bound method per such instance filled the sets of a method's bound methods past
+        their bound (sglang's ``dispatch_forward``: 255 of them)."""
         plain = []
         for obj in objs:
             method = self.files[obj[1]].facts.flow.defs[obj[2]].method if obj[0] == "F" else None
             if method == "instance" and receiver[0] == "I":
-                plain.append(("B", obj, receiver))
+                plain.append(("B", obj, any_instance(receiver)))
             elif method == "class":
                 plain.append(("B", obj, ("C", receiver[1], receiver[2])))
             elif method == "property" and receiver[0] == "I":
