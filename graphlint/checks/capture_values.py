@@ -165,15 +165,16 @@ def _equal_modes(
     if isinstance(source, cst.Name):
         if local is None:
             return None
-        return local(source.value, modes, lambda binding: _equal_in(binding.results, name, binding.runs_in))
-    return _equal_in(call_results(source, qualify, options), name, modes)
+        return local(source.value, modes, lambda binding: equal_in(binding.results, name, binding.runs_in))
+    return equal_in(call_results(source, qualify, options), name, modes)
 
 
-def _equal_in(results: frozenset[str] | None, member: str, modes: Modes) -> Modes | None:
+def equal_in(results: frozenset[str] | None, member: str, modes: Modes) -> Modes | None:
     """Where a value known to be one of ``results`` equals ``member``: in every mode where it can
     be nothing else, in none where ``member`` is another member of the class of one of them
-    (``AttnForwardMethod.MHA`` beside ``AttnForwardMethod.MLA``); None where the names do not say
-    (another class, another spelling of it)."""
+    (``AttnForwardMethod.MHA`` beside ``AttnForwardMethod.MLA``; None, ``"None"`` among the
+    results, equals neither); None where the names do not say (another class, another spelling
+    of it)."""
     if results is None:
         return None
     if member in results:
@@ -290,6 +291,14 @@ class CaptureLocals:
         if self._counts_of().get(name) != self.seen.get(name):  # a binding not met yet, or not plain
             return None
         return frozenset(holds)
+
+    def results(self, name: str) -> frozenset[str] | None:
+        """The values (``capture-call-results``) the name may be where a capture runs: those of
+        its bindings a capture runs, where each is a plain one the walk met and knows."""
+        bindings = self.values.get(name, ())
+        if not bindings or any(b.results is None for b in bindings) or self._counts_of().get(name) != self.seen.get(name):
+            return None
+        return frozenset().union(*(b.results for b in bindings if b.results is not None))
 
     def binds(self, name: str) -> bool:
         return name in self._counts_of()

@@ -284,6 +284,14 @@ class FileFacts:
     # the whole value) (``returned_none.py``)
     uncaptured_unless: dict[int, list[list[int]]] = field(default_factory=dict)
     none_returns: dict[str, list[int]] = field(default_factory=dict)
+    # (``returned_elements.py``) call ordinal → [parameter, element, dotted member, whether the
+    # call needs ``element == member``]: any one that the edge into the function decides the
+    # other way leaves the call uncaptured; function → element index → the values it may be in
+    # every tuple it returns in a capture ("None" for None); call ordinal → argument (position
+    # or keyword) → the call whose whole value it is
+    uncaptured_unless_elements: dict[int, list[list[Any]]] = field(default_factory=dict)
+    element_returns: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    returned_arguments: dict[int, dict[str, int]] = field(default_factory=dict)
     # (``returning_calls.py``) call ordinal → the capture modes it is made in, where some but not
     # all; [index of the call before (-1: none), call ordinal]: chains of calls known to have
     # returned; call ordinal → the last one of them before it; function → each way it returns,
@@ -327,6 +335,9 @@ class FileFacts:
             block_calls={int(k): v for k, v in data["block_calls"].items()},
             uncaptured_unless={int(k): v for k, v in data["uncaptured_unless"].items()},
             none_returns=data["none_returns"],
+            uncaptured_unless_elements={int(k): v for k, v in data["uncaptured_unless_elements"].items()},
+            element_returns=data["element_returns"],
+            returned_arguments={int(k): v for k, v in data["returned_arguments"].items()},
             call_modes={int(k): v for k, v in data["call_modes"].items()},
             after_calls=data["after_calls"],
             call_after={int(k): v for k, v in data["call_after"].items()},
