@@ -19,7 +19,7 @@ from typing import Any
 import libcst as cst
 
 from graphlint.checks import apis, dynamo
-from graphlint.checks.capture_values import Fact, Modes, none_modes, raising_modes, true_modes, truth
+from graphlint.checks.capture_values import Fact, Modes, false_tests, none_modes, raising_modes, true_modes, truth
 from graphlint.checks.facts import NO_CALL, ExtractOptions
 from graphlint.checks.returned_none import Assumption
 from graphlint.checks.site_values import SOURCE_TEXT
@@ -185,7 +185,9 @@ class CompileBranches:
     def _true_modes(self, expr: cst.BaseExpression, modes: Modes) -> Modes | None:
         """The modes of ``modes`` in which ``expr`` is true under capture (``capture_values.py``),
         its names read through the bindings a capture runs."""
-        return true_modes(expr, self.qualify, self.options, modes, self._captured_name)
+        scope = self.function_scope
+        stated = false_tests(self.options, scope.qualname) if self.options.capture_false_tests and scope.kind == "function" else frozenset()
+        return true_modes(expr, self.qualify, self.options, modes, self._captured_name, stated)
 
     def _none_modes(self, expr: cst.BaseExpression, modes: Modes) -> Modes | None:
         """The modes of ``modes`` in which ``expr`` is None under capture."""

@@ -147,3 +147,36 @@ def test_what_the_tuple_does_not_say_keeps_the_call(tmp_path: Path, old: str, ne
     assert old in attention
     changed = attention.replace(old, new)
     assert _found(tmp_path, changed) == _marked(changed, "captured") | _marked(changed, "not captured")
+
+
+# forward_prepare as sglang writes it: hidden states handed as a tuple (quantized) return their
+# first tensor when it has no rows, which is no tuple display.
+EMPTY_BATCH = """
+        if isinstance(hidden_states, tuple):
+            if hidden_states[0].shape[0] == 0:
+                return hidden_states[0]
+        elif hidden_states.shape[0] == 0:
+            return hidden_states, None, forward_batch, None
+"""
+
+FALSE_TESTS = """
+    [tool.graphlint.capture-false-tests]
+    "DeepseekV2AttentionMLA.forward_prepare" = ["hidden_states.shape[0]==0", "hidden_states[0].shape[0] == 0"]
+"""
+
+
+def test_a_return_under_a_test_no_capture_takes_is_not_read(tmp_path: Path) -> None:
+    # capture-false-tests: the empty-batch tests are false in every capture (whitespace aside),
+    # so `return hidden_states[0]` is no return a capture takes; without it the MHA core stays.
+    attention = textwrap.dedent(ATTENTION)
+    old = """
+        if hidden_states.shape[0] == 0:
+            return hidden_states, None, forward_batch, None
+"""
+    assert old in attention
+    changed = attention.replace(old, EMPTY_BATCH)
+    captured, not_captured = _marked(changed, "captured"), _marked(changed, "not captured")
+    assert _found(tmp_path / "known", changed, CAPTURE_RESULTS + FALSE_TESTS) == captured
+    assert _found(tmp_path / "plain", changed) == captured | not_captured
+    other = FALSE_TESTS.replace("DeepseekV2AttentionMLA.forward_prepare", "Other.forward_prepare")
+    assert _found(tmp_path / "other", changed, CAPTURE_RESULTS + other) == captured | not_captured
