@@ -49,6 +49,7 @@ import libcst as cst
 
 from graphlint.checks import apis
 from graphlint.checks.facts import ExtractOptions
+from graphlint.checks.member_values import equal_in
 from graphlint.checks.presets import glob_pattern
 from graphlint.checks.syntax import children, preorder
 
@@ -186,20 +187,6 @@ def _equal_modes(
             return None
         return local(source.value, modes, lambda binding: equal_in(binding.results, name, binding.runs_in))
     return equal_in(call_results(source, qualify, options), name, modes)
-
-
-def equal_in(results: frozenset[str] | None, member: str, modes: Modes) -> Modes | None:
-    """Where a value known to be one of ``results`` equals ``member``: in every mode where it can
-    be nothing else, in none where ``member`` is another member of the class of one of them
-    (``AttnForwardMethod.MHA`` beside ``AttnForwardMethod.MLA``; None, ``"None"`` among the
-    results, equals neither); None where the names do not say (another class, another spelling
-    of it)."""
-    if results is None:
-        return None
-    if member in results:
-        return modes if results == {member} else None
-    owner = member.rpartition(".")[0]
-    return frozenset() if any(value.rpartition(".")[0] == owner for value in results) else None
 
 
 def none_modes(

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphlint.checks.capture_values import ANY_CAPTURE, equal_in
 from graphlint.checks.edge_conditions import Edge, handed_over
 from graphlint.checks.facts import Expr
 from graphlint.checks.link import Project
+from graphlint.checks.member_values import equal_in
 from graphlint.checks.value_graph import FunctionKey
 
+_EVERY = frozenset({"every"})  # one mode: equal_in answers it (always equal), none (never) or None
 _ELEMENTS = "elements"  # marks what ``_element_values`` hands ``handed_over``, apart from form-known values
 
 
@@ -46,7 +47,7 @@ def captures(project: Project, edge: Edge | None, callee: FunctionKey, ordinal: 
         known = handed.get(parameter)
         if not (known and known[0] == _ELEMENTS and str(index) in known[1]):
             continue
-        equal = equal_in(frozenset(known[1][str(index)]), member, ANY_CAPTURE)
+        equal = equal_in(frozenset(known[1][str(index)]), member, _EVERY)
         if equal is not None and bool(equal) != needs:
             return False
     return True
