@@ -217,7 +217,8 @@ def _walk(
     """Breadth first over (function, copy): a method of a shared base runs, in its copy for the
     receiver's class, only what that class's objects run (``receiver_copies.py``). A call under
     an ``if`` on the function's parameters runs only if some edge into the function that the
-    region takes can make the test hold (``edge_conditions.py``): a function is walked again
+    region takes can make the test hold (``edge_conditions.py``; in a capture, also a test of an
+    element of a tuple the edge hands over: ``element_conditions.py``): a function is walked again
     when another edge enters it, for the calls it has not run yet. A capture enters a callee in
     the modes of its caller that the call is made in (``mode_flow.py``): a function is walked
     again when an edge enters it in a mode it was not run in, for the calls it makes there.
