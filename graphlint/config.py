@@ -118,7 +118,13 @@ class Knowledge:
     ``capture-false-calls``) → the values (dotted names, as the file's imports spell them) they
     may return in a capture (the methods sglang's DeepSeek attention handlers pick there:
     ``AttnForwardMethod.MLA_NPU``, never ``MHA_NPU``): a test ``x == E.M`` of the call, or of a
-    name bound to it, is false where ``E.M`` is another member of the class of those values.
+    name bound to it, is false where ``E.M`` is another member of the class of those values,
+    and so is one of such a value carried to a callee in a tuple (``return None, m`` in the
+    helper, ``_, m = p`` in the callee its result is handed to). ``capture-false-tests``:
+    functions, as their file names them (``Class.method``, dotted globs) → comparisons, as
+    written (whitespace aside), that are false in every capture there (sglang's
+    ``hidden_states.shape[0] == 0`` in DeepSeek's ``forward_prepare``: no runner captures an
+    empty batch), decided as ``capture-false-calls`` are.
     ``empty-of-empty-calls``: calls (dotted globs, any arguments) whose result is empty where
     their first argument is an empty list (sglang's ``flatten_nested_list``): a list built from
     what is empty in every capture (a list display or comprehension, ``list(...)``,
@@ -154,6 +160,7 @@ class Knowledge:
     capture_modes: tuple[str, ...] = ()
     capture_mode_calls: dict[str, tuple[str, ...]] = field(default_factory=dict)
     capture_call_results: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    capture_false_tests: dict[str, tuple[str, ...]] = field(default_factory=dict)
     empty_of_empty_calls: tuple[str, ...] = ()
     device_built_classes: tuple[str, ...] = ()
 
@@ -200,6 +207,7 @@ KNOWLEDGE_TABLE_KEYS = (
     "not-dispatched",
     "capture-mode-calls",
     "capture-call-results",
+    "capture-false-tests",
 )
 KNOWLEDGE_KEYS = (*KNOWLEDGE_LIST_KEYS, *KNOWLEDGE_TABLE_KEYS)
 

@@ -19,7 +19,9 @@ presets and ``[tool.graphlint]``):
   or is_draft_extend_v2()`` is true in every capture although none alone is;
 - ``capture-call-results``: calls → the values they may return in a capture, so ``method ==
   AttnForwardMethod.MHA_NPU`` (the call, or a name bound to it) is false where ``MHA_NPU`` is
-  another member of the class of those values (sglang's DeepSeek attention handlers).
+  another member of the class of those values (sglang's DeepSeek attention handlers);
+- ``capture-false-tests``: functions (as their file names them) → comparisons, as written, false
+  in every capture there (DeepSeek's ``hidden_states.shape[0] == 0``: no capture batch is empty).
 
 A framework that states no modes has one, ``ANY_CAPTURE``: a test is then true in it or not.
 Some calls are true in every capture whatever the framework (``torch.cuda.is_current_stream_capturing()``:
@@ -47,11 +49,13 @@ import libcst as cst
 
 from graphlint.checks import apis
 from graphlint.checks.facts import ExtractOptions
+from graphlint.checks.member_values import equal_in
 from graphlint.checks.presets import glob_pattern
 from graphlint.checks.syntax import children, preorder
 
 Modes = frozenset[str]
 ANY_CAPTURE: Modes = frozenset({""})  # the one mode of a framework that names none
+_EMPTY_MODULE = cst.Module(body=[])
 _ANY_ARGUMENTS = "(...)"
 
 
@@ -93,21 +97,25 @@ def true_modes(
     options: ExtractOptions,
     modes: Modes,
     local: Local | None = None,
+    false_tests: frozenset[str] = frozenset(),
 ) -> Modes | None:
     """The modes of ``modes`` in which ``test`` is true while a capture runs, through ``not``,
-    ``and``, ``or``, ``is (not) None``, ``True`` / ``False``, a name's known value (``local``)
-    and ``==`` / ``!=`` of what a call returns (``capture-call-results``) and a member of the same
-    class; None where it depends on something else."""
+    ``and``, ``or``, ``is (not) None``, ``True`` / ``False``, a name's known value (``local``),
+    ``==`` / ``!=`` of what a call returns (``capture-call-results``) and a member of the same
+    class, and the comparisons ``capture-false-tests`` names for the function (``false_tests``,
+    their texts without whitespace); None where it depends on something else."""
+    if false_tests and isinstance(test, cst.Comparison) and test_text(test) in false_tests:
+        return frozenset()
     if isinstance(test, cst.Name):
         if test.value in ("True", "False"):
             return modes if test.value == "True" else frozenset()
         return local(test.value, modes, truth) if local is not None else None
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        inner = true_modes(test.expression, qualify, options, modes, local)
+        inner = true_modes(test.expression, qualify, options, modes, local, false_tests)
         return None if inner is None else modes - inner
     if isinstance(test, cst.BooleanOperation):
-        left = true_modes(test.left, qualify, options, modes, local)
-        right = true_modes(test.right, qualify, options, modes, local)
+        left = true_modes(test.left, qualify, options, modes, local, false_tests)
+        right = true_modes(test.right, qualify, options, modes, local, false_tests)
         if isinstance(test.operator, cst.Or):
             if modes in (left, right):  # true in every mode, whatever the other side
                 return modes
@@ -133,6 +141,18 @@ def true_modes(
                 equal = _equal_modes(right, test.left, qualify, options, modes, local)
             return None if equal is None else equal if isinstance(operator, (cst.Equal, cst.Is)) else modes - equal
     return None
+
+
+def test_text(test: cst.BaseExpression) -> str:
+    """A test as written, without its whitespace (how ``capture-false-tests`` names it)."""
+    return "".join(_EMPTY_MODULE.code_for_node(test).split())
+
+
+def false_tests(options: ExtractOptions, function: str) -> frozenset[str]:
+    """The comparisons ``capture-false-tests`` says are false in every capture in ``function``
+    (as its file names it), without their whitespace."""
+    found = [tests for glob, tests in options.capture_false_tests if matches(function, (glob,))]
+    return frozenset("".join(test.split()) for tests in found for test in tests)
 
 
 def call_results(
@@ -165,21 +185,8 @@ def _equal_modes(
     if isinstance(source, cst.Name):
         if local is None:
             return None
-        return local(source.value, modes, lambda binding: _equal_in(binding.results, name, binding.runs_in))
-    return _equal_in(call_results(source, qualify, options), name, modes)
-
-
-def _equal_in(results: frozenset[str] | None, member: str, modes: Modes) -> Modes | None:
-    """Where a value known to be one of ``results`` equals ``member``: in every mode where it can
-    be nothing else, in none where ``member`` is another member of the class of one of them
-    (``AttnForwardMethod.MHA`` beside ``AttnForwardMethod.MLA``); None where the names do not say
-    (another class, another spelling of it)."""
-    if results is None:
-        return None
-    if member in results:
-        return modes if results == {member} else None
-    owner = member.rpartition(".")[0]
-    return frozenset() if any(value.rpartition(".")[0] == owner for value in results) else None
+        return local(source.value, modes, lambda binding: equal_in(binding.results, name, binding.runs_in))
+    return equal_in(call_results(source, qualify, options), name, modes)
 
 
 def none_modes(
@@ -290,6 +297,14 @@ class CaptureLocals:
         if self._counts_of().get(name) != self.seen.get(name):  # a binding not met yet, or not plain
             return None
         return frozenset(holds)
+
+    def results(self, name: str) -> frozenset[str] | None:
+        """The values (``capture-call-results``) the name may be where a capture runs: those of
+        its bindings a capture runs, where each is a plain one the walk met and knows."""
+        bindings = self.values.get(name, ())
+        if not bindings or any(b.results is None for b in bindings) or self._counts_of().get(name) != self.seen.get(name):
+            return None
+        return frozenset().union(*(b.results for b in bindings if b.results is not None))
 
     def binds(self, name: str) -> bool:
         return name in self._counts_of()

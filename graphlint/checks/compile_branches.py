@@ -19,8 +19,9 @@ from typing import Any
 import libcst as cst
 
 from graphlint.checks import apis, dynamo
-from graphlint.checks.capture_values import Fact, Modes, none_modes, raising_modes, true_modes, truth
+from graphlint.checks.capture_values import Fact, Modes, false_tests, none_modes, raising_modes, true_modes, truth
 from graphlint.checks.facts import NO_CALL, ExtractOptions
+from graphlint.checks.returned_none import Assumption
 from graphlint.checks.site_values import SOURCE_TEXT
 from graphlint.checks.syntax import preorder
 
@@ -34,7 +35,7 @@ class CompileBranches:
     eager: bool
     capture_modes: Modes  # the modes a capture may run in here
     all_capture_modes: Modes  # … at a function's start
-    captured_unless: frozenset[tuple[int, int]]  # returns that, None, leave the code here uncaptured (returned_none.py)
+    captured_unless: frozenset[Assumption]  # what leaves the code here uncaptured (returned_none.py)
     block: int | None
     eager_nodes: set[int]
     moved_once: set[int]
@@ -46,9 +47,9 @@ class CompileBranches:
     device_text: Callable[[cst.BaseExpression], str]  # site_values.py
     _add_entry: Callable[..., int]
     _failing_block: Callable[[cst.CSTNode, list[WalkItem]], list[WalkItem]]  # error_messages.py
-    false_unless: Callable[[cst.BaseExpression], frozenset[tuple[int, int]]]  # returned_none.py
-    true_unless: Callable[[cst.BaseExpression], frozenset[tuple[int, int]]]
-    _set_unless: Callable[[frozenset[tuple[int, int]]], Callable[[], None]]
+    false_unless: Callable[[cst.BaseExpression], frozenset[Assumption]]  # returned_none.py
+    true_unless: Callable[[cst.BaseExpression], frozenset[Assumption]]
+    _set_unless: Callable[[frozenset[Assumption]], Callable[[], None]]
     _empty_truth: Callable[[cst.BaseExpression, Modes, cst.If], Modes | None]  # empty_values.py
     _builtin: Callable[[cst.BaseExpression], str | None]
     uncaptured_blocks: set[int]
@@ -185,7 +186,9 @@ class CompileBranches:
     def _true_modes(self, expr: cst.BaseExpression, modes: Modes) -> Modes | None:
         """The modes of ``modes`` in which ``expr`` is true under capture (``capture_values.py``),
         its names read through the bindings a capture runs."""
-        return true_modes(expr, self.qualify, self.options, modes, self._captured_name)
+        scope = self.function_scope
+        stated = false_tests(self.options, scope.qualname) if self.options.capture_false_tests and scope.kind == "function" else frozenset()
+        return true_modes(expr, self.qualify, self.options, modes, self._captured_name, stated)
 
     def _none_modes(self, expr: cst.BaseExpression, modes: Modes) -> Modes | None:
         """The modes of ``modes`` in which ``expr`` is None under capture."""

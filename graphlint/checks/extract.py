@@ -42,6 +42,7 @@ from graphlint.checks.module_state_arguments import ModuleStateArguments
 from graphlint.checks.suppressions import suppressions
 from graphlint.checks.top_imports import top_level_imports
 from graphlint.checks.positions import ANCHOR_KINDS, locate
+from graphlint.checks.returned_elements import ReturnedElements
 from graphlint.checks.returned_none import ReturnedNone
 from graphlint.checks.returning_calls import ReturningCalls
 from graphlint.checks.scalar_operands import ScalarOperands
@@ -106,7 +107,7 @@ def extract_facts(
 
 
 class _Extractor(
-    EntryPoints, SiteValues, CompileBranches, LocalBindings, ReturnedNone, EmptyValues, CandidateReports,
+    EntryPoints, SiteValues, CompileBranches, LocalBindings, ReturnedNone, ReturnedElements, EmptyValues, CandidateReports,
     ErrorMessages, RaisingBlocks, ReturningCalls, ScalarOperands, ImportNames, ModuleStateArguments, ScopeStack[WalkScope],
 ):
     def __init__(self, text: str, tree: ast.Module, options: ExtractOptions) -> None:
@@ -121,6 +122,7 @@ class _Extractor(
         self.all_capture_modes = self.capture_modes = capture_modes(options)  # none: ``uncaptured``
         # returned_none.py, empty_values.py
         self.captured_unless, self.unread_returns, self.uncaptured_blocks = frozenset(), set(), set()
+        self.element_values, self.unknown_elements = {}, set()  # returned_elements.py
         self.after, self.returns_anywhere, self.function_bodies = NO_CALL, set(), set()  # returning_calls.py
         # Expressions dynamo never evaluates: the right side of ``not is_tracing() and ...``.
         self.eager_nodes: set[int] = set()
@@ -222,6 +224,7 @@ class _Extractor(
             self.facts.flow = FlowFacts(error="the calls of this file could not be numbered")
             self.facts.eager_calls, self.facts.uncaptured_calls, self.facts.block_calls = [], [], {}
             self.facts.uncaptured_unless, self.facts.call_modes, self.facts.call_after = {}, {}, {}
+            self.facts.uncaptured_unless_elements, self.facts.returned_arguments = {}, {}
             self.facts.return_points = {}
         self.facts.flow.digest = self.facts.flow.solver_digest()
         self._finish_module_state_arguments()
@@ -237,6 +240,7 @@ class _Extractor(
         self.facts.suppressions = suppressions(self.text)
         self.facts.top_imports = top_level_imports(module)
         self._finish_returns()
+        self._finish_elements()
         self._finish_return_points()
         for qualname, line in _definition_lines(self.tree).items():
             definition = self.facts.functions.get(qualname)
@@ -262,6 +266,7 @@ class _Extractor(
         scope.capture_locals = CaptureLocals(node)
         scope.definition = node
         self._start_returns(node, qualname)
+        self._start_elements(node, qualname)
         self._start_return_points(node, qualname)
         self.function_bodies.add(id(node.body))
         if scope.class_name is None and outer.kind == "function":
@@ -351,6 +356,7 @@ class _Extractor(
         if self.uncaptured:
             self.facts.uncaptured_calls.append(ordinal)
         self._note_uncaptured_unless(ordinal)
+        self._note_returned_arguments(node, ordinal)
         self._note_call_point(ordinal)
         if self.block is not None:
             self.facts.block_calls[ordinal] = self.block
@@ -359,10 +365,12 @@ class _Extractor(
     def _on_return_statement(self, node: cst.CSTNode) -> None:
         self._note_return_point()  # returning_calls.py
         self._on_return(node)  # returned_none.py
+        self._on_element_return(node)  # type: ignore[arg-type]  # returned_elements.py
 
     def _on_yield_expression(self, node: cst.CSTNode) -> None:
         self._note_generator()
         self._on_yield(node)
+        self._unknown_elements(self.function_scope.qualname)
 
     def _note_host_readback(self, node: cst.Call) -> None:
         """``torch.quantile(torch.tensor(times), q=0.5).item()``: a read-back of host work (no

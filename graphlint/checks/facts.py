@@ -52,6 +52,7 @@ class ExtractOptions:
     capture_mode_calls: tuple[tuple[str, tuple[str, ...]], ...] = ()  # call glob → the modes it is true in
     capture_call_results: tuple[tuple[str, tuple[str, ...]], ...] = ()  # call glob → the values it returns
     empty_of_empty_calls: tuple[str, ...] = ()  # calls (dotted globs) empty where their first argument is
+    capture_false_tests: tuple[tuple[str, tuple[str, ...]], ...] = ()  # function glob → comparisons false in capture
 
 
 @dataclass
@@ -294,6 +295,14 @@ class FileFacts:
     # the whole value) (``returned_none.py``)
     uncaptured_unless: dict[int, list[list[int]]] = field(default_factory=dict)
     none_returns: dict[str, list[int]] = field(default_factory=dict)
+    # (``returned_elements.py``) call ordinal → [parameter, element, dotted member, whether the
+    # call needs ``element == member``]: any one that the edge into the function decides the
+    # other way leaves the call uncaptured; function → element index → the values it may be in
+    # every tuple it returns in a capture ("None" for None); call ordinal → argument (position
+    # or keyword) → the call whose whole value it is
+    uncaptured_unless_elements: dict[int, list[list[Any]]] = field(default_factory=dict)
+    element_returns: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    returned_arguments: dict[int, dict[str, int]] = field(default_factory=dict)
     # (``returning_calls.py``) call ordinal → the capture modes it is made in, where some but not
     # all; [index of the call before (-1: none), call ordinal]: chains of calls known to have
     # returned; call ordinal → the last one of them before it; function → each way it returns,
@@ -345,6 +354,9 @@ class FileFacts:
             block_calls={int(k): v for k, v in data["block_calls"].items()},
             uncaptured_unless={int(k): v for k, v in data["uncaptured_unless"].items()},
             none_returns=data["none_returns"],
+            uncaptured_unless_elements={int(k): v for k, v in data["uncaptured_unless_elements"].items()},
+            element_returns=data["element_returns"],
+            returned_arguments={int(k): v for k, v in data["returned_arguments"].items()},
             call_modes={int(k): v for k, v in data["call_modes"].items()},
             after_calls=data["after_calls"],
             call_after={int(k): v for k, v in data["call_after"].items()},

@@ -49,6 +49,7 @@ class LocalBindings:
     _none_modes: Callable[[cst.BaseExpression, frozenset[str]], frozenset[str] | None]  # compile_branches.py
     _note_empty: Callable[[WalkScope, str, cst.BaseExpression], None]  # empty_values.py
     _note_returned: Callable[[WalkScope, list[cst.BaseExpression], cst.BaseExpression], None]  # returned_none.py
+    _note_unpacked: Callable[[WalkScope, list[cst.BaseExpression], cst.BaseExpression], None]  # returned_elements.py
 
     def _on_assign(self, node: cst.CSTNode) -> list[WalkItem] | None:
         """The targets are bound after the statement's nodes are walked, as Python binds them
@@ -68,6 +69,7 @@ class LocalBindings:
     def _bind_targets(self, scope: WalkScope, targets: list[cst.BaseExpression], value: cst.BaseExpression) -> None:
         self._note_returned(scope, targets, value)
         self._note_attribute_stores(scope, targets, value)
+        self._note_unpacked(scope, targets, value)
         for target in targets:
             if isinstance(target, cst.Name):
                 if self.scope.kind != "class":  # class attributes are not names in scope

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from graphlint.checks.edge_conditions import Edge, runs
+from graphlint.checks.element_conditions import captures
 from graphlint.checks.facts import EntryFacts, RegionKind
 from graphlint.checks.importable import unimportable_files
 from graphlint.checks.link import Project
@@ -216,7 +217,8 @@ def _walk(
     """Breadth first over (function, copy): a method of a shared base runs, in its copy for the
     receiver's class, only what that class's objects run (``receiver_copies.py``). A call under
     an ``if`` on the function's parameters runs only if some edge into the function that the
-    region takes can make the test hold (``edge_conditions.py``): a function is walked again
+    region takes can make the test hold (``edge_conditions.py``; in a capture, also a test of an
+    element of a tuple the edge hands over: ``element_conditions.py``): a function is walked again
     when another edge enters it, for the calls it has not run yet. A capture enters a callee in
     the modes of its caller that the call is made in (``mode_flow.py``): a function is walked
     again when an edge enters it in a mode it was not run in, for the calls it makes there.
@@ -268,6 +270,8 @@ def _walk(
                 continue
             if (ordinal in done and covers(done[ordinal], call_modes)) or not runs(project, edge, key, ordinal, given):
                 continue
+            if not traced and not captures(project, edge, key, ordinal, caller_copy):
+                continue
             done[ordinal] = call_modes = join(done.get(ordinal, frozenset()), call_modes)
             wrapper_entries = [wrappers[c] for c in project.graph.wrapper_calls.get((key.file, ordinal), ()) if c in wrappers]
             for inner, inner_copy in project.runs_in(key.file, ordinal, copy):
@@ -286,7 +290,7 @@ def _walk(
                 inner_done = followed.get((inner, inner_copy))
                 if (
                     inner_done is None
-                    or _waiting(project, inner, inner_done)
+                    or _waiting(project, inner, inner_done, traced)
                     or not covers(entered.get((inner, inner_copy), frozenset()), call_modes)
                 ):
                     step = _called(project, key.file, ordinal, inner)
@@ -321,10 +325,13 @@ def _named_functions(project: Project, globs: tuple[str, ...]) -> set[FunctionKe
     }
 
 
-def _waiting(project: Project, key: FunctionKey, done: dict[int, Modes]) -> bool:
-    """Whether ``key`` has conditional calls no edge has run yet (another edge may)."""
-    conditional = project.files[key.file].facts.flow.call_conditions
-    return any(ordinal not in done and ordinal in conditional for ordinal in project.calls_in(key))
+def _waiting(project: Project, key: FunctionKey, done: dict[int, Modes], traced: bool) -> bool:
+    """Whether ``key`` has conditional calls no edge has run yet (another edge may); a capture's
+    also those under a test of a parameter's element (``element_conditions.py``)."""
+    facts = project.files[key.file].facts
+    conditional = facts.flow.call_conditions
+    elements = {} if traced else facts.uncaptured_unless_elements
+    return any(ordinal not in done and (ordinal in conditional or ordinal in elements) for ordinal in project.calls_in(key))
 
 
 def _called(project: Project, file: int, ordinal: int, callee: FunctionKey) -> ChainStep:

@@ -33,9 +33,12 @@ import libcst as cst
 
 from graphlint.checks.capture_values import Modes
 from graphlint.checks.facts import WHOLE_RETURN as WHOLE, FileFacts
+from graphlint.checks.returned_elements import ElementAssumption
 
 # (call ordinal, element index; WHOLE: the whole value): "what that call returns is None here"
 Returned = tuple[int, int]
+# what leaves code uncaptured: a return None (above), or a parameter's element (returned_elements.py)
+Assumption = Returned | ElementAssumption
 
 
 class ReturnedNone:
@@ -47,9 +50,10 @@ class ReturnedNone:
     capture_modes: Modes
     ordinals: dict[int, tuple[str, int]]
     _none_modes: Callable[[cst.BaseExpression, Modes], Modes | None]
+    element_unless: Callable[[cst.BaseExpression, bool], frozenset[ElementAssumption]]  # returned_elements.py
     unread_returns: set[str]  # functions whose returns are not read (decorated, async, generators)
-    # the code here is not captured if one of these returns is None in every capture
-    captured_unless: frozenset[Returned]
+    # the code here is not captured if one of these holds in every capture
+    captured_unless: frozenset[Assumption]
 
     def _start_returns(self, node: cst.FunctionDef, qualname: str) -> None:
         """A plain ``def`` whose returns are read; a second def of the name must be one too."""
@@ -112,8 +116,9 @@ class ReturnedNone:
             return None
         return returned[:2]
 
-    def false_unless(self, test: cst.BaseExpression) -> frozenset[Returned]:
-        """Returns any one of which, None, makes ``test`` false."""
+    def false_unless(self, test: cst.BaseExpression) -> frozenset[Assumption]:
+        """Assumptions any one of which makes ``test`` false: a return that is None, a
+        parameter's element that never equals a member (``returned_elements.py``)."""
         if isinstance(test, cst.Name):
             returned = self._returned(test.value)
             return frozenset({returned}) if returned else frozenset()
@@ -121,15 +126,15 @@ class ReturnedNone:
             return self.true_unless(test.expression)
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
             return self.false_unless(test.left) | self.false_unless(test.right)
-        return self._none_test(test, cst.IsNot)
+        return self._none_test(test, cst.IsNot) | self.element_unless(test, True)
 
-    def true_unless(self, test: cst.BaseExpression) -> frozenset[Returned]:
-        """Returns any one of which, None, makes ``test`` true."""
+    def true_unless(self, test: cst.BaseExpression) -> frozenset[Assumption]:
+        """Assumptions any one of which makes ``test`` true."""
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             return self.false_unless(test.expression)
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
             return self.true_unless(test.left) | self.true_unless(test.right)
-        return self._none_test(test, cst.Is)
+        return self._none_test(test, cst.Is) | self.element_unless(test, False)
 
     def _none_test(self, test: cst.BaseExpression, operator: type) -> frozenset[Returned]:
         """``x is None`` (``operator`` ``Is``) or ``x is not None`` of a returned name."""
@@ -142,7 +147,7 @@ class ReturnedNone:
         returned = self._returned(test.left.value) if isinstance(test.left, cst.Name) else None
         return frozenset({returned}) if returned else frozenset()
 
-    def _set_unless(self, returned: frozenset[Returned]) -> Callable[[], None]:
+    def _set_unless(self, returned: frozenset[Assumption]) -> Callable[[], None]:
         def apply() -> None:
             self.captured_unless = returned
 
@@ -155,5 +160,10 @@ class ReturnedNone:
     def _note_uncaptured_unless(self, ordinal: int) -> None:
         """A call made where a capture runs only if none of ``captured_unless`` holds."""
         if self.captured_unless and self.capture_modes:
-            self.facts.uncaptured_unless[ordinal] = sorted(map(list, self.captured_unless))
+            returns = sorted(list(a) for a in self.captured_unless if len(a) == 2)
+            elements = sorted(list(a) for a in self.captured_unless if len(a) != 2)
+            if returns:
+                self.facts.uncaptured_unless[ordinal] = returns
+            if elements:
+                self.facts.uncaptured_unless_elements[ordinal] = elements
 

@@ -39,6 +39,8 @@ class WalkScope(Scope):
     capture_locals: CaptureLocals | None = None  # the bindings a capture runs (capture_values.py)
     # names bound to what a call returns: name → (call ordinal, element; -1 all, a plain binding) (returned_none.py)
     returned: dict[str, tuple[int, int, bool]] = field(default_factory=dict)
+    # names bound by unpacking a parameter: name → (parameter, element) (returned_elements.py)
+    unpacked: dict[str, tuple[str, int]] = field(default_factory=dict)
     empty: dict[str, frozenset[str]] = field(default_factory=dict)  # name → modes bound empty in (empty_values.py)
 
 
