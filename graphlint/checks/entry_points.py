@@ -79,6 +79,31 @@ class EntryPoints:
             if name in self.options.nesting_safe_entrypoints:
                 self.nesting_safe.add(entry)
 
+    def _note_call_entry(self, node: cst.Call, ordinal: int, callee: str | None) -> None:
+        """The entry point a call is, if any: a compile call (``torch.compile(f)``, ...),
+        ``make_graphed_callables(f)``, or a configured capture or compile entry point."""
+        targets = self._compile_targets(node, ordinal)
+        handed = any(arg.keyword is None for arg in node.args)
+        if targets is not None:
+            options = node.func if isinstance(node.func, cst.Call) else node
+            self._add_entry(
+                node, self._compile_kind(options), traced=True, targets=targets, dynamic=flag_option(options, "dynamic"),
+                fullgraph=flag_option(options, "fullgraph"), via="call", replaced=self._replaced_compile(node), options=options,
+            )
+        # A call with keywords only hands over nothing: ``support_torch_compile(dynamic=...)``
+        # makes the decorator that is the entry point.
+        elif handed and callee in apis.MAKE_GRAPHED_CALLABLES:
+            self._add_entry(node, "capture", traced=False, targets=[["arg", ordinal]], via="call")
+        elif handed and callee in self.options.capture_entrypoints:
+            self._add_entry(node, "capture", traced=False, targets=[["arg", ordinal]], via="config")
+        elif handed and callee in self.options.compile_entrypoints:
+            entry = self._add_entry(
+                node, "compiled", traced=True, targets=[["arg", ordinal]], via="config",
+                replaced=callee in self.options.replaced_entrypoints,
+            )
+            if callee in self.options.nesting_safe_entrypoints:
+                self.nesting_safe.add(entry)
+
     def _compile_targets(self, call: cst.Call, ordinal: int) -> list[Expr] | None:
         """What ``call`` hands to dynamo when it is a compile call (None when it is not):
         ``torch.compile(f)``, ``torch._dynamo.optimize(backend)(f)``, ``model.compile()``."""

@@ -34,7 +34,7 @@ from graphlint.checks.candidate_reports import CandidateReports, Report
 from graphlint.checks.capture_values import CaptureLocals, capture_modes
 from graphlint.checks.compile_branches import CompileBranches, WalkItem
 from graphlint.checks.empty_values import EmptyValues
-from graphlint.checks.entry_points import EntryPoints, decorated_callee, flag_option
+from graphlint.checks.entry_points import EntryPoints, decorated_callee
 from graphlint.checks.error_messages import ErrorMessages
 from graphlint.checks.import_names import ImportNames
 from graphlint.checks.local_bindings import LocalBindings, module_state_names
@@ -325,27 +325,7 @@ class _Extractor(
         assert isinstance(node, cst.Call)
         ordinal = self.ordinals[id(node)][1]
         callee = self.qualify(node.func)
-        targets = self._compile_targets(node, ordinal)
-        handed = any(arg.keyword is None for arg in node.args)
-        if targets is not None:
-            options = node.func if isinstance(node.func, cst.Call) else node
-            self._add_entry(
-                node, self._compile_kind(options), traced=True, targets=targets, dynamic=flag_option(options, "dynamic"),
-                fullgraph=flag_option(options, "fullgraph"), via="call", replaced=self._replaced_compile(node), options=options,
-            )
-        # A call with keywords only hands over nothing: ``support_torch_compile(dynamic=...)``
-        # makes the decorator that is the entry point.
-        elif handed and callee in apis.MAKE_GRAPHED_CALLABLES:
-            self._add_entry(node, "capture", traced=False, targets=[["arg", ordinal]], via="call")
-        elif handed and callee in self.options.capture_entrypoints:
-            self._add_entry(node, "capture", traced=False, targets=[["arg", ordinal]], via="config")
-        elif handed and callee in self.options.compile_entrypoints:
-            entry = self._add_entry(
-                node, "compiled", traced=True, targets=[["arg", ordinal]], via="config",
-                replaced=callee in self.options.replaced_entrypoints,
-            )
-            if callee in self.options.nesting_safe_entrypoints:
-                self.nesting_safe.add(entry)
+        self._note_call_entry(node, ordinal, callee)  # entry_points.py
         if self.known_device(node) == apis.HOST_DEVICE:
             self.facts.host_calls.append(ordinal)
         self._note_registered_buffer(node)
