@@ -37,7 +37,7 @@ class CompileWrappers(ValueGraph):
         entry's (the name is then the wrapper, and holds what it wraps as before)."""
         if not (isinstance(site[0], int) and len(site) in (2, 3)):
             return False
-        handed = args.target() is not None or args.star
+        handed = args.positional or args.star or any(name in apis.TARGET_KEYWORD_NAMES for name, _ in args.keywords)
         if name in apis.COMPILE_FACTORIES or not handed:
             self.add(out, [("X", "torch.compile")])
         else:
