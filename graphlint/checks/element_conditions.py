@@ -62,13 +62,8 @@ def _argument(args: list[Expr | None], keywords: list[tuple[str, Expr | None]], 
 def _element_values(project: Project, file: int, ordinal: int, copy: str) -> dict[str, list[str]] | None:
     """Per element index, the values what call ``ordinal`` of ``file`` returns may hold in a
     capture (an index only where every function the call runs knows it)."""
-    targets = project.targets(file, ordinal)
-    if not targets or not project.resolved(file, ordinal):
-        return None
-    if any(not isinstance(target, FunctionKey) or kind != "call" for target, kind in targets.items()):
-        return None
-    callees = project.runs_in(file, ordinal, copy)
-    known = [project.files[callee.file].facts.element_returns.get(callee.qualname) for callee, _ in callees]
+    callees = project.called_functions(file, ordinal, copy) or []
+    known = [project.files[callee.file].facts.element_returns.get(callee.qualname) for callee in callees]
     if not known or any(k is None for k in known):
         return None
     indices = set.intersection(*(set(k) for k in known))  # type: ignore[arg-type]

@@ -164,6 +164,17 @@ class Project:
             return [(key, "") for key in self.entry_functions(file, entry)]
         return [(t, c) for (t, c), kind in targets.items() if isinstance(t, FunctionKey) and kind == "call"]
 
+    def called_functions(self, file: int, ordinal: int, copy: str) -> list[FunctionKey] | None:
+        """The project functions call ``ordinal`` of ``file`` runs in ``copy`` (``runs_in``), when
+        the call is resolved and calls nothing but project functions, each directly; else None:
+        what it returns is not all in sight."""
+        targets = self.targets(file, ordinal)
+        if not targets or not self.resolved(file, ordinal):
+            return None
+        if any(not isinstance(target, FunctionKey) or kind != "call" for target, kind in targets.items()):
+            return None
+        return [callee for callee, _ in self.runs_in(file, ordinal, copy)]
+
     def targets(self, file: int, ordinal: int) -> dict[Target, str]:
         return self.graph.callees.get((file, ordinal), {})
 

@@ -32,13 +32,8 @@ def uncaptured_by_returns(project: Project, key: FunctionKey, copy: str) -> set[
 def _returns_none(project: Project, file: int, ordinal: int, index: int, copy: str) -> bool:
     """Whether what call ``ordinal`` of ``file`` returns (element ``index``; ``WHOLE``: the value)
     is None in every capture."""
-    targets = project.targets(file, ordinal)
-    if not targets or not project.resolved(file, ordinal):
-        return False
-    if any(not isinstance(target, FunctionKey) or kind != "call" for target, kind in targets.items()):
-        return False
-    callees = project.runs_in(file, ordinal, copy)
-    return bool(callees) and all(_none_in(project, callee, index) for callee, _ in callees)
+    callees = project.called_functions(file, ordinal, copy)
+    return bool(callees) and all(_none_in(project, callee, index) for callee in callees)
 
 
 def _none_in(project: Project, callee: FunctionKey, index: int) -> bool:

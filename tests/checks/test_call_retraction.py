@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import pytest
@@ -213,6 +214,23 @@ def test_a_changed_call_the_take_back_cannot_make_exact_is_refused_with_its_reas
     assert isinstance(answer, str) and "not re-derived: " in answer and why in answer, answer
 
 
+def taken_back_edits(live: LiveSolve, sources: dict[str, str], old: str, calls: Iterable[str]) -> Iterator[tuple[str, Solver]]:
+    """Each of ``calls`` in place of ``old`` in ``app/m.py``, in turn: taken back by the kept
+    solve with a full solve's answer, call arguments and watchers. Yields the call and the fresh
+    full solve's solver (released after) for what a test compares besides."""
+    for call in calls:
+        edited = linked({**sources, "app/m.py": sources["app/m.py"].replace(old, call)})
+        answer = live.extend(edited, {}, {}, False)
+        assert not isinstance(answer, str) and live.rederived, (call, answer)
+        assert canonical(answer) == canonical(solve(edited)), call
+        assert live.solver is not None
+        fresh = solve_kept(edited, {}, {})
+        assert site_arguments(live.solver) == site_arguments(fresh), call
+        assert named_watchers(live.solver) == named_watchers(fresh), call
+        yield call, fresh
+        fresh.release()
+
+
 def test_a_changed_call_in_a_method_with_copies_is_taken_back_in_each_copy() -> None:
     """``Head.forward`` runs for a ``Child`` and for a ``Head`` (a copy per receiver class): the
     call is handed its new arguments in each copy, a rebound one (``z = torch.cat(z, x)``)
@@ -220,19 +238,12 @@ def test_a_changed_call_in_a_method_with_copies_is_taken_back_in_each_copy() -> 
     sources = copied_head("        h = torch.relu(x)\n        z = torch.tanh(x)\n        z = torch.cat(h, x)\n        return z\n")
     live = LiveSolve(linked(sources), {}, {}, False)
     assert live.solver is not None and any(copy.qualname == "Head.forward" for copy in live.solver.copies.values())
-    for call in ("torch.cat(x, h)", "torch.cat(z, x)", "torch.cat(h, z)", "torch.cat(h, x)"):
-        edited = linked({**sources, "app/m.py": sources["app/m.py"].replace("torch.cat(h, x)", call)})
-        answer = live.extend(edited, {}, {}, False)
-        assert not isinstance(answer, str) and live.rederived, (call, answer)
-        assert canonical(answer) == canonical(solve(edited)), call
+    calls = ("torch.cat(x, h)", "torch.cat(z, x)", "torch.cat(h, z)", "torch.cat(h, x)")
+    for call, fresh in taken_back_edits(live, sources, "torch.cat(h, x)", calls):
         assert live.solver is not None
-        fresh = solve_kept(edited, {}, {})
         assert node_values(live.solver) == node_values(fresh), call
         assert named_edges(live.solver) == named_edges(fresh), call
-        assert site_arguments(live.solver) == site_arguments(fresh), call
-        assert named_watchers(live.solver) == named_watchers(fresh), call
         assert len(live.solver.rebound) == len(fresh.rebound), call
-        fresh.release()
 
 
 def test_a_rebound_argument_gets_a_node_of_its_own_and_loses_it_again() -> None:
@@ -241,17 +252,10 @@ def test_a_rebound_argument_gets_a_node_of_its_own_and_loses_it_again() -> None:
     ``z``, as a full solve hands it; changed again and back, that node's watcher goes."""
     sources = {"app/__init__.py": "", "app/m.py": HELPERS + CALLS}
     live = LiveSolve(linked(sources), {}, {}, False)
-    for call in ("torch.cat(z, x)", "torch.cat(z, y)", "torch.cat(x, z)", "torch.cat(h, x)"):
-        edited = linked({**sources, "app/m.py": sources["app/m.py"].replace("torch.cat(h, x)", call)})
-        answer = live.extend(edited, {}, {}, False)
-        assert not isinstance(answer, str) and live.rederived, (call, answer)
-        assert canonical(answer) == canonical(solve(edited)), call
+    calls = ("torch.cat(z, x)", "torch.cat(z, y)", "torch.cat(x, z)", "torch.cat(h, x)")
+    for call, fresh in taken_back_edits(live, sources, "torch.cat(h, x)", calls):
         assert live.solver is not None
-        fresh = solve_kept(edited, {}, {})
-        assert site_arguments(live.solver) == site_arguments(fresh), call
-        assert named_watchers(live.solver) == named_watchers(fresh), call
         assert len(live.solver.rebound) == len(fresh.rebound), call
-        fresh.release()
 
 
 def test_an_argument_the_edit_left_keeps_its_node() -> None:
@@ -270,18 +274,11 @@ class Net(torch.nn.Module):
 """
     sources = {"app/__init__.py": "", "app/m.py": HELPERS + body}
     live = LiveSolve(linked(sources), {}, {}, False)
-    for call in ("torch.dropout(x, ", "torch.dropout(z, ", "torch.dropout(y, ", "torch.dropout(h, "):
-        edited = linked({**sources, "app/m.py": sources["app/m.py"].replace("torch.dropout(h, ", call)})
-        answer = live.extend(edited, {}, {}, False)
-        assert not isinstance(answer, str) and live.rederived, (call, answer)
-        assert canonical(answer) == canonical(solve(edited)), call
+    calls = ("torch.dropout(x, ", "torch.dropout(z, ", "torch.dropout(y, ", "torch.dropout(h, ")
+    for call, fresh in taken_back_edits(live, sources, "torch.dropout(h, ", calls):
         assert live.solver is not None
-        fresh = solve_kept(edited, {}, {})
         assert node_values(live.solver) == node_values(fresh), call
         assert named_edges(live.solver) == named_edges(fresh), call
-        assert site_arguments(live.solver) == site_arguments(fresh), call
-        assert named_watchers(live.solver) == named_watchers(fresh), call
-        fresh.release()
 
 
 WRAPPED_AFTER = """\
