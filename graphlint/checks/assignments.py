@@ -29,6 +29,7 @@ from graphlint.checks.known_values import ChangedNames
 from graphlint.checks.not_none_walk import NotNoneWalk
 from graphlint.checks.return_guards import ReturnGuards
 from graphlint.checks.returned_arguments import ReturnedArgumentsWalk
+from graphlint.checks.self_tests import SelfTestsWalk
 
 
 def flow_facts(tree: ast.Module, never_selected: Callable[[str], bool] | None = None) -> FlowFacts:
@@ -37,7 +38,9 @@ def flow_facts(tree: ast.Module, never_selected: Callable[[str], bool] | None = 
     return _FlowWalker(tree, never_selected).run()
 
 
-class _FlowWalker(FlowDefinitions, ReturnGuards, ReturnedArgumentsWalk, CallConditions, NotNoneWalk, FlowExpressions):
+class _FlowWalker(
+    FlowDefinitions, ReturnGuards, ReturnedArgumentsWalk, CallConditions, SelfTestsWalk, NotNoneWalk, FlowExpressions
+):
     def __init__(self, tree: ast.Module, never_selected: Callable[[str], bool] | None = None) -> None:
         self.changed_names = ChangedNames()  # what each compound statement may bind or fill
         self.tree = tree
@@ -63,6 +66,8 @@ class _FlowWalker(FlowDefinitions, ReturnGuards, ReturnedArgumentsWalk, CallCond
         self.annotated: Counter[str] = Counter()  # parameter key → annotations that bind it
         self.conditions: list[tuple[str, Expr, bool, bool]] = []  # the tests of the ``if``s around here
         self.loops: Counter[str] = Counter()  # function → the loops open around here
+        self.self_tests: list[tuple[str, Expr, bool, int]] = []  # tests of ``self`` attributes around here
+        self.self_keys: list[tuple[list, str]] = []
 
     def run(self) -> FlowFacts:
         module = self.scan.scope("module", MODULE_SCOPE, self.tree)
@@ -72,6 +77,7 @@ class _FlowWalker(FlowDefinitions, ReturnGuards, ReturnedArgumentsWalk, CallCond
         self._spread_dicts()
         self._keep_sound_guards()
         self._keep_sound_conditions()
+        self._keep_sound_self_facts()
         return self.facts
 
     def _spread_tuples(self) -> None:
@@ -208,7 +214,9 @@ class _FlowWalker(FlowDefinitions, ReturnGuards, ReturnedArgumentsWalk, CallCond
             if guard is not None:
                 self.guards.append(guard)
             conditioned = self._push_condition(node.test, True)
+            tested = self._push_self_tests(node.test, True)
             self._statements(node.body)
+            self._pop_self_tests(tested)
             if conditioned:
                 self.conditions.pop()
             if guard is not None:
@@ -218,7 +226,9 @@ class _FlowWalker(FlowDefinitions, ReturnGuards, ReturnedArgumentsWalk, CallCond
             if otherwise is not None:
                 self.guards.append(otherwise)
             conditioned = bool(node.orelse) and self._push_condition(node.test, False)
+            tested = self._push_self_tests(node.test, False) if node.orelse else 0
             self._statements(node.orelse)
+            self._pop_self_tests(tested)
             if conditioned:
                 self.conditions.pop()
             if otherwise is not None:
@@ -315,6 +325,7 @@ class _FlowWalker(FlowDefinitions, ReturnGuards, ReturnedArgumentsWalk, CallCond
             self._assign(stored, value)
             if self.scope.kind == "class":
                 self._note_store(stored, node)
+                self._note_self_store(stored[1], target.lineno, node)
             if isinstance(node, ast.Tuple) and id(node) in self.scope.known.literals:
                 known = self.scope.known.literals[id(node)]
                 self.tuples[stored[1]] = [known[i].value for i in range(len(node.elts))]
@@ -326,6 +337,8 @@ class _FlowWalker(FlowDefinitions, ReturnGuards, ReturnedArgumentsWalk, CallCond
             attribute = self._attribute_target(target)
             self._assign(attribute, value)
             self._note_store(attribute, node)
+            if self._is_self(target.value):
+                self._note_self_store(f"{self.function_scope.class_name}.{target.attr}", target.lineno, node)
         elif isinstance(target, (ast.Tuple, ast.List)):
             for element in target.elts:
                 self._bind_target(element, value)

@@ -38,6 +38,7 @@ class CallConditions(ScopeStack[FlowScope]):
     conditions: list[tuple[str, Expr, bool, bool]]
     loops: Counter[str]  # function → loops open around here
     _note_arguments: Callable[[ast.Call, CallSite], None]
+    _note_self_call: Callable[[int, ast.Call, CallSite], None]  # self_tests.py
 
     def _push_condition(self, test: ast.expr, holds: bool) -> bool:
         """Code after this runs where ``test`` is ``holds``; False if the test names no parameter.
@@ -89,6 +90,7 @@ class CallConditions(ScopeStack[FlowScope]):
             if known is not None:
                 site.known[keyword.arg] = known  # type: ignore[index]
         self._note_arguments(node, site)
+        self._note_self_call(ordinal, node, site)
         around = [[tree, holds, looped] for function, tree, holds, looped in self.conditions if function == site.scope]
         if around:
             self.facts.call_conditions[ordinal] = around

@@ -164,6 +164,13 @@ class FlowFacts:
     # ``list[...]``, ``Callable[...]``, ...): the solve keeps only what such a class's instances
     # can be (``declared_types.py``)
     typed_parameters: list[str] = field(default_factory=list)
+    # (``self_tests.py``; read by the regions walk, not the solve) call ordinal → the tests on
+    # ``self`` attributes around it, [[atom, what the test is], ...]; "Class.x" → each store of
+    # ``self.x`` (or class-body binding): [function, line, in a loop, its form, its tests]; the
+    # attribute names ``setattr`` and friends store ("Class.*": any of that class's ``self``)
+    self_call_tests: dict[int, list[list[Any]]] = field(default_factory=dict)
+    self_stores: dict[str, list[list[Any]]] = field(default_factory=dict)
+    dynamic_stores: list[str] = field(default_factory=list)
     error: str | None = None  # why the calls of this file could not be numbered
     digest: str = ""  # ``solver_digest`` of these facts, taken when they are extracted ("": not taken)
 
@@ -186,6 +193,9 @@ class FlowFacts:
             stores=[tuple(s) for s in data["stores"]],
             never_none_returns=data["never_none_returns"],
             typed_parameters=data["typed_parameters"],
+            self_call_tests={int(k): v for k, v in data["self_call_tests"].items()},
+            self_stores=data["self_stores"],
+            dynamic_stores=data["dynamic_stores"],
             error=data["error"],
             digest=data["digest"],
         )

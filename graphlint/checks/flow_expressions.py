@@ -31,6 +31,7 @@ class FlowExpressions(ScopeStack[FlowScope]):
     _lambda: Callable[[ast.Lambda], Expr]
     _note_call: Callable[[int, ast.Call, CallSite], None]
     _note_store: Callable[[Expr | None, ast.expr | None], None]
+    _note_dict_access: Callable[[ast.Attribute], None]
     never_selected: Callable[[str], bool]
 
     def _load(self, name: str) -> Expr:
@@ -56,6 +57,8 @@ class FlowExpressions(ScopeStack[FlowScope]):
         if isinstance(node, ast.Name):
             return self._load(node.id)
         if isinstance(node, ast.Attribute):
+            if node.attr == "__dict__":
+                self._note_dict_access(node)
             base = self._expr(node.value)
             return ["a", base, node.attr] if base is not None else None
         if isinstance(node, ast.Call):

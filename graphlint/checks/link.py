@@ -96,6 +96,25 @@ class Project:
         ] if cls in self._classes.derived else []
         return [c for c in (*self._classes.mro(cls), *derived) if c[0] == "C"]
 
+    def instance_classes(self, cls: Obj) -> list[Obj] | None:
+        """The classes whose code an instance of ``cls`` (or of a project class derived from it)
+        runs: ``related_classes`` and their bases, outside ones too; None where a base of one of
+        them does not resolve (its code is not known)."""
+        found: dict[Obj, None] = {}
+        for related in self.related_classes(cls):
+            for base in self._classes.mro(related):
+                if base[0] == "C" and base not in found:
+                    for expr in self.files[base[1]].facts.flow.defs[base[2]].bases:
+                        if not any(o[0] in ("C", "X") for o in self._classes.static(base[1], expr)):
+                            return None
+                found[base] = None
+        return list(found)
+
+    def outside_name(self, dotted: str) -> bool:
+        """Whether an absolute dotted name is outside the project (no prefix of it is a module of it)."""
+        parts = dotted.split(".")
+        return not any(".".join(parts[:end]) in self._classes.packages for end in range(1, len(parts) + 1))
+
     def built_on_device(self, file: int, class_name: str, attribute: str) -> bool:
         """Whether the loader made ``self.attribute`` of ``class_name`` on its target device."""
         if not self.device_built_classes or class_name not in self.files[file].facts.flow.defs:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from graphlint.checks.edge_conditions import Edge, runs
 from graphlint.checks.element_conditions import captures
 from graphlint.checks.facts import EntryFacts, RegionKind
+from graphlint.checks.fixed_attributes import NO_TESTS, FixedAttributes, Tests
 from graphlint.checks.importable import unimportable_files
 from graphlint.checks.link import Project
 from graphlint.checks.mode_flow import ModeFlow, Modes, covers, join, meet
@@ -122,6 +123,7 @@ def mark_regions(
     outside = _named_functions(project, outside_regions + other_platform_modules)
     outside_capture = outside | _named_functions(project, outside_captures)
     wrappers = _followed_wrappers(project)
+    attributes = FixedAttributes(project)
     regions.wrapped = {entry for entry, _ in wrappers.values()}
     compiled_by = {
         EntryId(file_index, entry_index): live_entry_functions(project, file_index, entry_index)
@@ -171,7 +173,7 @@ def mark_regions(
             starts = [start for start in starts if start[0].file not in foreign and start[0] not in skip]
             _walk(
                 project, regions, starts, hit, traced=entry.traced, compiled=(compiled, compiled_by_name), wrappers=wrappers,
-                foreign=foreign, outside=skip, entry=entry_id,
+                foreign=foreign, outside=skip, entry=entry_id, attributes=attributes,
             )
     return regions
 
@@ -213,6 +215,7 @@ def _walk(
     foreign: set[int],
     outside: set[FunctionKey],
     entry: EntryId,
+    attributes: FixedAttributes,
 ) -> None:
     """Breadth first over (function, copy): a method of a shared base runs, in its copy for the
     receiver's class, only what that class's objects run (``receiver_copies.py``). A call under
@@ -221,7 +224,11 @@ def _walk(
     element of a tuple the edge hands over: ``element_conditions.py``): a function is walked again
     when another edge enters it, for the calls it has not run yet. A capture enters a callee in
     the modes of its caller that the call is made in (``mode_flow.py``): a function is walked
-    again when an edge enters it in a mode it was not run in, for the calls it makes there.
+    again when an edge enters it in a mode it was not run in, for the calls it makes there. A
+    call ``self.B(...)`` skips the functions that the tests on fixed ``self`` attributes around it,
+    and those ``self.m(...)`` calls hand in, say ``B`` cannot hold there (``fixed_attributes.py``):
+    a function is walked again when entered under other such tests, and, where such a call skipped
+    some, entered under other tests at all.
     ``compiled``: the functions compile entries compile, and those of them every call runs
     compiled (not the targets of ``wrappers``, which run compiled where their wrapper's call
     enters them)."""
@@ -230,22 +237,26 @@ def _walk(
     # the calls each one has run, with the modes it ran them in; the modes it was entered in
     followed: dict[tuple[FunctionKey, str], dict[int, Modes]] = {}
     entered: dict[tuple[FunctionKey, str], Modes] = {}
+    walked_with: dict[tuple[FunctionKey, str], set[Tests]] = {}  # the tests on ``self`` each was walked under
+    narrowed: set[tuple[FunctionKey, str]] = set()  # … that skipped a function of a ``self.B(...)`` call
     marked: set[FunctionKey] = set()
     compiled_start, compiled_by_name = compiled
     # Each item also says whether its chain entered a compiled function before it (``through_compile``)
     # and a module's ``forward`` (``through_module``: asked of eager captures only), whether it
     # runs compiled itself, the copy of the function that made the call ``edge`` (what its
     # arguments hold there), and the modes the call enters it in (a compiled region's: every mode).
-    queue: deque[tuple[FunctionKey, str, tuple[ChainStep, ...], Edge | None, bool, bool, bool, str, Modes]] = deque(
-        (*start, False, False, start[0] in compiled_start, "", None if traced or start[3] is None else flow.call(*start[3]))
+    queue: deque[tuple[FunctionKey, str, tuple[ChainStep, ...], Edge | None, bool, bool, bool, str, Modes, Tests]] = deque(
+        (*start, False, False, start[0] in compiled_start, "", None if traced or start[3] is None else flow.call(*start[3]), NO_TESTS)
         for start in starts
         if not (traced and project.function(start[0]).boundary)
     )
     wrapper_seen: set[tuple[EntryId, bool, bool]] = set()
     while queue:
-        key, copy, chain, edge, through, module, runs_compiled, caller_copy, modes = queue.popleft()
+        key, copy, chain, edge, through, module, runs_compiled, caller_copy, modes, tests = queue.popleft()
         if modes is not None and not modes:
             continue
+        fresh = tests not in walked_with.setdefault((key, copy), set())
+        walked_with[key, copy].add(tests)
         done = followed.get((key, copy))
         if done is None:
             done = followed[key, copy] = {}
@@ -268,14 +279,22 @@ def _walk(
             call_modes = modes if traced else meet(modes, flow.call(key.file, ordinal))
             if call_modes is not None and not call_modes:
                 continue
-            if (ordinal in done and covers(done[ordinal], call_modes)) or not runs(project, edge, key, ordinal, given):
+            call_tests = tests | attributes.own(key.file, ordinal)
+            if (ordinal in done and covers(done[ordinal], call_modes) and not (fresh and call_tests)) or not runs(
+                project, edge, key, ordinal, given
+            ):
                 continue
             if not traced and not captures(project, edge, key, ordinal, caller_copy):
                 continue
-            done[ordinal] = call_modes = join(done.get(ordinal, frozenset()), call_modes)
+            skipped_here = attributes.dropped(key.file, ordinal, call_tests) if call_tests else frozenset()
+            if skipped_here:  # followed again when entered otherwise
+                narrowed.add((key, copy))
+                call_modes = join(done.get(ordinal, frozenset()), call_modes)
+            else:
+                done[ordinal] = call_modes = join(done.get(ordinal, frozenset()), call_modes)
             wrapper_entries = [wrappers[c] for c in project.graph.wrapper_calls.get((key.file, ordinal), ()) if c in wrappers]
             for inner, inner_copy in project.runs_in(key.file, ordinal, copy):
-                if (traced and project.function(inner).boundary) or inner.file in foreign or inner in outside:
+                if (traced and project.function(inner).boundary) or inner.file in foreign or inner in outside or inner in skipped_here:
                     continue
                 through_inner = through or runs_compiled
                 wrapped = [compile_entry for compile_entry, functions in wrapper_entries if inner in functions]
@@ -288,17 +307,22 @@ def _walk(
                             (inner, hit((*chain, step), through_inner, module_after))
                         )
                 inner_done = followed.get((inner, inner_copy))
+                inner_tests = attributes.handed(key.file, ordinal, inner, call_tests)
                 if (
                     inner_done is None
                     or _waiting(project, inner, inner_done, traced)
                     or not covers(entered.get((inner, inner_copy), frozenset()), call_modes)
+                    or (
+                        inner_tests not in walked_with.get((inner, inner_copy), ())
+                        and (bool(inner_tests) or (inner, inner_copy) in narrowed)
+                    )
                 ):
                     step = _called(project, key.file, ordinal, inner)
                     inner_compiled = inner in compiled_by_name or (bool(wrapped) and (key.file, ordinal) in project.graph.wrapper_only)
                     queue.append(
                         (
                             inner, inner_copy, (*chain, step), (key.file, ordinal), through_inner, module_after,
-                            inner_compiled, copy, call_modes,
+                            inner_compiled, copy, call_modes, inner_tests,
                         )
                     )
 
