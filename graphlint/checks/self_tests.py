@@ -13,9 +13,10 @@ own function that compare a ``self`` attribute with constants (the body: the tes
 also says where it is (function, line, whether in a loop) and what it stores, where its form
 says: ``["m", name]`` (``self.name``), ``["o", dotted]`` (an imported name, or an attribute or
 element of one: ``ROPE_INIT_FUNCTIONS[self.rope_type]``), else ``["?"]``. Class-body bindings
-are stores too (function: the class). Names stored by ``setattr``, ``delattr``,
+are stores too (function: the class). Names stored by ``setattr``, ``delattr``, ``__setattr__``,
 ``register_buffer`` and friends are kept (``FlowFacts.dynamic_stores``): a constant name as it
-is, any name on ``self`` (also through ``__dict__`` or ``vars(self)``) as ``"Class.*"``. A
+is, any name on ``self`` (also through ``__dict__``, ``vars(self)``, ``super().__setattr__``) as
+``"Class.*"``. A
 function that rebinds the name of its ``self`` says nothing.
 """
 
@@ -31,10 +32,11 @@ from graphlint.checks.flow_scopes import FlowScope
 from graphlint.checks.scopes import ScopeStack
 
 UNKNOWN_FORM: Expr = ["?"]
-# Calls that store an attribute named by their argument: (position of the object or None for the
-# method's receiver, position of the name)
-_NAMING_STORES = {"setattr": (0, 1), "delattr": (0, 1)}
+# Calls that store an attribute named by an argument: builtins ``(obj, name, ...)``, methods of the
+# object ``(name, ...)``, and ``__setattr__`` / ``__delattr__`` (either)
+_NAMING_BUILTINS = frozenset({"setattr", "delattr"})
 _NAMING_METHODS = frozenset({"register_buffer", "register_parameter", "add_module", "register_module"})
+_SETATTR_METHODS = frozenset({"__setattr__", "__delattr__"})  # ``object.__setattr__(self, name, v)``, ``super().…(name, v)``
 _CONSTANTS = (str, int, float, bool, type(None))
 
 
@@ -79,23 +81,31 @@ class SelfTestsWalk(ScopeStack[FlowScope]):
             self.facts.self_call_tests[ordinal] = around
             self.self_keys.append((around, key))
         func = node.func
-        if isinstance(func, ast.Name) and func.id in _NAMING_STORES and site.callee == ["x", func.id]:
-            owner, name = (node.args[i] if i < len(node.args) else None for i in _NAMING_STORES[func.id])
+        if isinstance(func, ast.Name) and func.id in _NAMING_BUILTINS and site.callee == ["x", func.id]:
+            owner, name = (node.args[i] if i < len(node.args) else None for i in (0, 1))
         elif isinstance(func, ast.Attribute) and func.attr in _NAMING_METHODS:
             owner, name = func.value, node.args[0] if node.args else None
+        elif isinstance(func, ast.Attribute) and func.attr in _SETATTR_METHODS:
+            # the name is the first argument, or the second after the object: any in a method
+            named = [arg for arg in node.args[:2] if isinstance(arg, ast.Constant) and isinstance(arg.value, str)]
+            owner, name = (None, named[0]) if named else (ast.Name(id=scope.self_name or ""), None)
         elif isinstance(func, ast.Name) and func.id == "vars" and site.callee == ["x", "vars"]:
             owner, name = (node.args[0] if node.args else None), None
         else:
             return
         if isinstance(name, ast.Constant) and isinstance(name.value, str):
-            self.facts.dynamic_stores.append(name.value)
+            self._note_dynamic(name.value)
         elif self._is_self(owner):
-            self.facts.dynamic_stores.append(f"{scope.class_name}.*")
+            self._note_dynamic(f"{scope.class_name}.*")
 
     def _note_dict_access(self, node: ast.Attribute) -> None:
         """``self.__dict__``: any attribute of ``self`` may be stored through it."""
         if self._is_self(node.value):
-            self.facts.dynamic_stores.append(f"{self.function_scope.class_name}.*")
+            self._note_dynamic(f"{self.function_scope.class_name}.*")
+
+    def _note_dynamic(self, name: str) -> None:
+        if name not in self.facts.dynamic_stores:
+            self.facts.dynamic_stores.append(name)
 
     def _is_self(self, node: ast.expr | None) -> bool:
         scope = self.function_scope
