@@ -53,7 +53,7 @@ class FixedAttributes:
     def __init__(self, project: Project) -> None:
         self.project = project
         self._classes: dict[tuple[int, str], list[Obj] | None] = {}
-        self._fixed: dict[tuple[int, str, str], tuple[str, int] | None] = {}
+        self._fixed: dict[tuple[int, str, str], tuple[tuple[int, str], int] | None] = {}
         self._dynamic: set[str] | None = None
 
     def own(self, file: int, ordinal: int) -> Tests:
@@ -90,10 +90,10 @@ class FixedAttributes:
         called = {test for test in tests if self.fixed(file, owner, test[0][1]) is not None}
         kept: set[FunctionKey] = set()
         excluded = False
-        for function, _, _, form, around in stores:
+        for store_file, (function, _, _, form, around) in stores:
             store_tests = {
                 (_atom(atom), holds) for atom, holds, line in around
-                if (fixed := self.fixed(file, owner, atom[1])) is not None and fixed[0] == function and fixed[1] < line
+                if (fixed := self.fixed(file, owner, atom[1])) is not None and fixed[0] == (store_file, function) and fixed[1] < line
             }
             if not consistent(called | store_tests):
                 excluded = True
@@ -117,21 +117,24 @@ class FixedAttributes:
             ) else found
         return self._classes[file, owner]
 
-    def fixed(self, file: int, owner: str, attribute: str) -> tuple[str, int] | None:
+    def fixed(self, file: int, owner: str, attribute: str) -> tuple[tuple[int, str], int] | None:
         """Where ``attribute`` of ``owner``'s instances is fixed: the ``__init__`` that stores
-        it, and the line of its last store; None where it is not fixed."""
+        it (its file and name), and the line of its last store; None where it is not fixed."""
         key = (file, owner, attribute)
         if key not in self._fixed:
             stores = self._stores(file, owner, attribute)
-            functions = {store[0] for store in stores or ()}
+            functions = {(store_file, store[0]) for store_file, store in stores or ()}
             found = None
-            if stores and len(functions) == 1 and functions.pop().rpartition(".")[2] == _INIT and not any(s[2] for s in stores):
-                found = (stores[0][0], max(store[1] for store in stores))
+            if stores and len(functions) == 1 and not any(store[2] for _, store in stores):
+                function = functions.pop()
+                if function[1].rpartition(".")[2] == _INIT:
+                    found = (function, max(store[1] for _, store in stores))
             self._fixed[key] = found
         return self._fixed[key]
 
-    def _stores(self, file: int, owner: str, attribute: str, method: bool = False) -> list[list[Any]] | None:
-        """Every store of ``attribute`` on an instance of ``owner``; None where some store is not
+    def _stores(self, file: int, owner: str, attribute: str, method: bool = False) -> list[tuple[int, list[Any]]] | None:
+        """Every store of ``attribute`` on an instance of ``owner``, with its file
+        (``FlowFacts.self_stores``); None where some store is not
         in sight, or (unless ``method``: asked of a method's name) a function of that name may
         stand for it (a property's setter stores elsewhere)."""
         classes = self.classes(file, owner)
@@ -140,14 +143,14 @@ class FixedAttributes:
         dynamic = self._dynamic_names()
         if attribute in dynamic:
             return None
-        stores: list[list[Any]] = []
+        stores: list[tuple[int, list[Any]]] = []
         for cls in classes:
             if cls[0] != "C":
                 continue
             flow = self.project.files[cls[1]].facts.flow
             if f"{cls[2]}.*" in dynamic or (not method and f"{cls[2]}.{attribute}" in flow.defs):
                 return None
-            stores.extend(flow.self_stores.get(f"{cls[2]}.{attribute}", ()))
+            stores.extend((cls[1], store) for store in flow.self_stores.get(f"{cls[2]}.{attribute}", ()))
         return stores
 
     def _dynamic_names(self) -> set[str]:

@@ -158,10 +158,19 @@ def _lines(root: Path, files: dict[str, str], path: str, pyproject: str = "") ->
     return {f["line"] for f in report["findings"] if f["path"].endswith(path)}
 
 
+# ``forward`` calls the attribute itself, under its own test
+DIRECT_MODEL = SGLANG_MODEL.replace(
+    "                self._dynamic_frequency_update(position_ids, device=x.device)\n",
+    "                self._dynamic_frequency_update(position_ids, device=x.device)\n"
+    "                self.inv_freq, _ = self.rope_init_fn(self.config, x.device)\n",
+)
+assert DIRECT_MODEL != SGLANG_MODEL
+
+
 @pytest.mark.parametrize(
     ("path", "model", "pyproject"),
-    [(SGLANG_PATH, SGLANG_MODEL, SGLANG), (TRANSFORMERS_PATH, TRANSFORMERS_MODEL, "")],
-    ids=["sglang", "transformers"],
+    [(SGLANG_PATH, SGLANG_MODEL, SGLANG), (TRANSFORMERS_PATH, TRANSFORMERS_MODEL, ""), (SGLANG_PATH, DIRECT_MODEL, SGLANG)],
+    ids=["sglang", "transformers", "direct"],
 )
 def test_a_store_under_a_test_the_call_path_contradicts_is_not_followed(
     tmp_path: Path, path: str, model: str, pyproject: str
