@@ -96,10 +96,13 @@ class HostDeviceCopyInCapture(CaptureRule):
                 # framework's loader made under its target device: the linked project decides
                 # (device_construction.py, module_state_parameters.py)
                 receiver = func.value  # type: ignore[union-attr]
+                # capture metadata the framework stores on the device (capture-device-attributes)
+                on_device = ctx.on_capture_device(receiver) and ctx.known_device(node) != apis.HOST_DEVICE
                 ctx.report(
                     self, node, fix=fixable, inherited_state=ctx.inherited_attribute(receiver),
                     built_state=ctx.built_attribute(receiver), receiver_parameter=ctx.incoming_parameter(receiver),
-                    void_in_capture=empty == "capture",
+                    void_in_capture=empty == "capture" or on_device,
+                    receiver_call=ctx.returned_call(receiver, ctx.known_device(node) or ""),
                 )
         elif method == "copy_":
             if node.args and (moved_host_factory(node, ctx) or _is_host_tensor(node.args[0].value, ctx)):
