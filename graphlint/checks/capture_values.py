@@ -12,12 +12,9 @@ presets and ``[tool.graphlint]``):
   call with no arguments counts (``is_extend_or_draft_extend_or_mixed(True)`` may be true) unless
   the entry ends in ``(...)``;
 - ``capture-false-attributes`` / ``capture-none-attributes``: attributes read, False / None in
-  every capture (``x is None`` is decided only for the None ones); ``capture-device-attributes``:
-  attributes that hold a tensor on the capture's device in every capture (what the framework's
-  capture metadata init stores in a field that is None otherwise: sglang's Ascend
-  ``forward_metadata.actual_seq_lengths_q``), so never None there, and moving one to the device
-  copies nothing. An attribute read off a call's result is named with the callee's name and
-  ``()``, whatever the arguments (``get_attn_backend().forward_metadata.seq_lens``);
+  every capture (``x is None`` is decided only for the None ones), and never None: those of
+  ``capture-device-attributes`` (``capture_devices.py``). An attribute read off a call's result
+  is named with the callee and ``()`` (``get_attn_backend().forward_metadata.seq_lens``);
 - ``capture-modes`` and ``capture-mode-calls``: the modes a capture runs in and, per call, the
   modes it is true in. A test is decided per mode: its value is the set of modes (of those still
   possible where it stands) in which it is true, so ``is_decode_or_idle() or is_target_verify()
@@ -56,7 +53,7 @@ from graphlint.checks import apis
 from graphlint.checks.facts import ExtractOptions
 from graphlint.checks.member_values import equal_in
 from graphlint.checks.presets import glob_pattern
-from graphlint.checks.syntax import children, preorder
+from graphlint.checks.syntax import attribute_name, children, preorder
 
 Modes = frozenset[str]
 ANY_CAPTURE: Modes = frozenset({""})  # the one mode of a framework that names none
@@ -91,10 +88,6 @@ def truth(binding: Binding) -> Modes | None:
 
 def noneness(binding: Binding) -> Modes | None:
     return binding.none_in
-
-
-def on_device(binding: Binding) -> Modes | None:
-    return binding.device_in
 
 
 # What a name is in each mode, where its bindings say (``CaptureLocals``, through the scopes).
@@ -217,46 +210,6 @@ def none_modes(
             return modes
         return frozenset() if name is not None and matches(name, options.capture_device_attributes) else None
     return None
-
-
-def device_modes(
-    expr: cst.BaseExpression,
-    qualify: Callable[[cst.BaseExpression], str | None],
-    options: ExtractOptions,
-    modes: Modes,
-    local: Local | None = None,
-) -> Modes | None:
-    """The modes of ``modes`` in which ``expr`` holds a tensor on the capture's device: an
-    attribute of ``capture-device-attributes``, an element or slice of one, what a
-    device-preserving method makes of one (``.int()``), a name bound to one (``local``); None
-    where unknown."""
-    if isinstance(expr, cst.Name):
-        return local(expr.value, modes, on_device) if local is not None else None
-    if isinstance(expr, cst.Subscript):
-        return device_modes(expr.value, qualify, options, modes, local)
-    func = expr.func if isinstance(expr, cst.Call) else None
-    if isinstance(func, cst.Attribute) and func.attr.value in apis.DEVICE_PRESERVING_METHODS:
-        return device_modes(func.value, qualify, options, modes, local)
-    if isinstance(expr, cst.Attribute) and options.capture_device_attributes:
-        name = attribute_name(expr, qualify)
-        return modes if name is not None and matches(name, options.capture_device_attributes) else None
-    return None
-
-
-def attribute_name(expr: cst.Attribute, qualify: Callable[[cst.BaseExpression], str | None]) -> str | None:
-    """An attribute as the attribute keys name it: its dotted name (the head resolved through the
-    file's imports), or, for a chain read off a call's result, the callee's with ``()`` whatever
-    the call's arguments (``get_attn_backend().forward_metadata.seq_lens``)."""
-    name = qualify(expr)
-    if name is not None:
-        return name
-    parts: list[str] = []
-    root: cst.BaseExpression = expr
-    while isinstance(root, cst.Attribute):
-        parts.append(root.attr.value)
-        root = root.value
-    callee = qualify(root.func) if isinstance(root, cst.Call) else None
-    return None if callee is None else ".".join([f"{callee}()", *reversed(parts)])
 
 
 # Builtins that iterate what they are handed at once: ``enumerate(None)`` raises as ``for x in

@@ -17,7 +17,8 @@ from typing import Any
 import libcst as cst
 
 from graphlint.checks import apis
-from graphlint.checks.capture_values import Binding, Local, call_results, device_modes
+from graphlint.checks.capture_devices import device_modes
+from graphlint.checks.capture_values import Binding, Local, call_results
 from graphlint.checks.compile_branches import WalkItem
 from graphlint.checks.construction_stores import OTHER, attribute_targets, moves_itself, stored_value
 from graphlint.checks.walk_scope import WalkScope, is_display, is_method_call, is_self_attribute

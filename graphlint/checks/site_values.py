@@ -13,7 +13,8 @@ from typing import Any, Literal
 import libcst as cst
 
 from graphlint.checks import apis, dynamo
-from graphlint.checks.capture_values import Local, Modes, device_modes
+from graphlint.checks.capture_devices import device_modes
+from graphlint.checks.capture_values import Local, Modes
 from graphlint.checks.incoming_parameters import incoming_reads
 from graphlint.checks.syntax import dotted_name, keyword, positional, string_value
 from graphlint.checks.walk_scope import is_display, is_method_call, is_self_attribute
