@@ -95,7 +95,13 @@ class ReturnedDevices:
     def returned_call(self, expr: cst.BaseExpression, device: str) -> list[Any] | None:
         """[the call (its node: walked after the move that reads it) or its ordinal, keys of its
         arguments on ``device``] where ``expr`` is a call's whole result (the call, or a name
-        whose only binding is one) and some argument is there."""
+        whose only binding is one) and some argument is there. The name ``device`` reads
+        (``h`` of ``h.device``) must be bound once in the function, or be a parameter it never
+        rebinds: what the walk knows of names is their last binding's, not the one at the move."""
+        root = device.split(".", 1)[0]
+        bindings = self.function_scope.capture_locals
+        if bindings is None or not root.isidentifier() or not (bindings.bound_once(root, True) or bindings.bound_once(root, False)):
+            return None  # the device's name may hold another tensor at the move than at the call
         if isinstance(expr, cst.Call):
             keys = [key for key, value in keyed_arguments(expr) if self.argument_device(value) == device]
             return [expr, sorted(keys)] if keys else None

@@ -84,6 +84,9 @@ MODEL = """
             out = out + two_bindings(hidden_states, n).to(hidden_states.device)  # copies: the host binding
             out = out + helper(hidden_states).to(hidden_states.device)  # copies: the local helper runs
             out = out + kernels.helper_elsewhere(hidden_states).to(hidden_states.device)  # known
+            moved = zero_experts(topk_ids, topk_weights, other)
+            other = other.cpu()
+            out = out + moved.to(other.device)  # copies: other is rebound before the move
             again = zero_experts(topk_ids, topk_weights, hidden_states)
             again = torch.zeros(2)
             return out + again.to(hidden_states.device)  # copies: rebound to a host tensor
@@ -104,5 +107,5 @@ def test_a_move_to_the_device_a_callee_made_its_return_on_copies_nothing(tmp_pat
     files = {"pkg/__init__.py": "", "pkg/kernels.py": textwrap.dedent(KERNELS), "pkg/model.py": textwrap.dedent(MODEL)}
     _, report = lint_project(tmp_path, files, pyproject="[tool.graphlint]\npresets = []\n")
     found = {f["line"] for f in report["findings"] if f["code"] == "GL201" and f["path"].endswith("model.py")}
-    assert found == _lines("copies") and len(found) == 7
+    assert found == _lines("copies") and len(found) == 8
     assert _lines("known")
