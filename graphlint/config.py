@@ -108,7 +108,12 @@ class Knowledge:
     globs), that are False / None in every capture (sglang's ``forward_batch.return_logprob``,
     ``forward_batch.attn_cp_metadata``): tests on them (``if x:``, ``not x``, ``x is None``)
     are decided the same way, and a block that surely uses a None one as None cannot be used
-    (``x[i]``, ``x.attr``, ``x > 0``) raises there: it is not captured. ``capture-modes``: the modes a capture runs in (sglang's forward
+    (``x[i]``, ``x.attr``, ``x > 0``) raises there: it is not captured.
+    ``capture-device-attributes``: attributes, as read, that hold a tensor on the capture's device
+    in every capture (what the framework's capture metadata init stores: sglang's Ascend
+    ``get_attn_backend().forward_metadata.actual_seq_lengths_q``; read off a call's result, the
+    callee is written with ``()``): ``x is None`` is false there, and ``x.to(d)`` (or of a name
+    bound to one) copies nothing in a capture. ``capture-modes``: the modes a capture runs in (sglang's forward
     modes), and ``capture-mode-calls``: calls (dotted globs, no arguments) → the modes they are
     true in (``forward_mode.is_decode_or_idle`` → ``DECODE``, ``IDLE``). A test is then decided
     per mode: ``is_decode_or_idle() or is_target_verify()`` is true in every capture although
@@ -157,6 +162,7 @@ class Knowledge:
     capture_true_calls: tuple[str, ...] = ()
     capture_false_attributes: tuple[str, ...] = ()
     capture_none_attributes: tuple[str, ...] = ()
+    capture_device_attributes: tuple[str, ...] = ()
     capture_modes: tuple[str, ...] = ()
     capture_mode_calls: dict[str, tuple[str, ...]] = field(default_factory=dict)
     capture_call_results: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -195,6 +201,7 @@ KNOWLEDGE_LIST_KEYS = (
     "capture-true-calls",
     "capture-false-attributes",
     "capture-none-attributes",
+    "capture-device-attributes",
     "capture-modes",
     "empty-of-empty-calls",
     "device-built-classes",

@@ -12,7 +12,9 @@ presets and ``[tool.graphlint]``):
   call with no arguments counts (``is_extend_or_draft_extend_or_mixed(True)`` may be true) unless
   the entry ends in ``(...)``;
 - ``capture-false-attributes`` / ``capture-none-attributes``: attributes read, False / None in
-  every capture (``x is None`` is decided only for the None ones);
+  every capture (``x is None`` is decided only for the None ones), and never None: those of
+  ``capture-device-attributes`` (``capture_devices.py``). An attribute read off a call's result
+  is named with the callee and ``()`` (``get_attn_backend().forward_metadata.seq_lens``);
 - ``capture-modes`` and ``capture-mode-calls``: the modes a capture runs in and, per call, the
   modes it is true in. A test is decided per mode: its value is the set of modes (of those still
   possible where it stands) in which it is true, so ``is_decode_or_idle() or is_target_verify()
@@ -51,7 +53,7 @@ from graphlint.checks import apis
 from graphlint.checks.facts import ExtractOptions
 from graphlint.checks.member_values import equal_in
 from graphlint.checks.presets import glob_pattern
-from graphlint.checks.syntax import children, preorder
+from graphlint.checks.syntax import attribute_name, children, preorder
 
 Modes = frozenset[str]
 ANY_CAPTURE: Modes = frozenset({""})  # the one mode of a framework that names none
@@ -73,6 +75,7 @@ class Binding:
     true_in: Modes | None
     none_in: Modes | None
     results: frozenset[str] | None = None
+    device_in: Modes | None = None  # … is a tensor on the capture's device in (``capture-device-attributes``)
 
 
 # What a binding tells of a name: the modes (of those it runs in) in which the name has a property.
@@ -126,7 +129,7 @@ def true_modes(
     if isinstance(test, cst.Call):
         return _call_modes(test, qualify, options, modes)
     if isinstance(test, cst.Attribute):
-        name = qualify(test)
+        name = attribute_name(test, qualify)
         if name is not None and matches(name, options.capture_false_attributes + options.capture_none_attributes):
             return frozenset()
         return None
@@ -197,12 +200,15 @@ def none_modes(
     local: Local | None = None,
 ) -> Modes | None:
     """The modes of ``modes`` in which ``expr`` is None while a capture runs: an attribute of
-    ``capture-none-attributes`` (in all), a name bound to one (``local``); None where unknown."""
+    ``capture-none-attributes`` (in all; of ``capture-device-attributes``: in none), a name bound
+    to one (``local``); None where unknown."""
     if isinstance(expr, cst.Name):
         return local(expr.value, modes, noneness) if local is not None else None
     if isinstance(expr, cst.Attribute):
-        name = qualify(expr)
-        return modes if name is not None and matches(name, options.capture_none_attributes) else None
+        name = attribute_name(expr, qualify)
+        if name is not None and matches(name, options.capture_none_attributes):
+            return modes
+        return frozenset() if name is not None and matches(name, options.capture_device_attributes) else None
     return None
 
 

@@ -42,6 +42,7 @@ from graphlint.checks.module_state_arguments import ModuleStateArguments
 from graphlint.checks.suppressions import suppressions
 from graphlint.checks.top_imports import top_level_imports
 from graphlint.checks.positions import ANCHOR_KINDS, locate
+from graphlint.checks.returned_devices import ReturnedDevices
 from graphlint.checks.returned_elements import ReturnedElements
 from graphlint.checks.returned_none import ReturnedNone
 from graphlint.checks.returning_calls import ReturningCalls
@@ -108,7 +109,8 @@ def extract_facts(
 
 class _Extractor(
     EntryPoints, SiteValues, CompileBranches, LocalBindings, ReturnedNone, ReturnedElements, EmptyValues, CandidateReports,
-    ErrorMessages, RaisingBlocks, ReturningCalls, ScalarOperands, ImportNames, ModuleStateArguments, ScopeStack[WalkScope],
+    ErrorMessages, RaisingBlocks, ReturningCalls, ScalarOperands, ImportNames, ModuleStateArguments, ReturnedDevices,
+    ScopeStack[WalkScope],
 ):
     def __init__(self, text: str, tree: ast.Module, options: ExtractOptions) -> None:
         self.text = text
@@ -128,6 +130,7 @@ class _Extractor(
         self.eager_nodes: set[int] = set()
         self.moved_once: set[int] = set()  # id(t.to(d)) in ``if t.device != d: t = t.to(d)``
         self.module_state_arguments = {}  # call ordinal → its arguments that are module state
+        self.argument_devices = {}  # call ordinal → its arguments' devices
         # id(x.item()) of host work, and id() of the host factories such a read-back alone uses
         self.host_side_nodes: set[int] = set()
         self.parent_maps = {}  # scalar_operands.py: id(function) → id(node) → its parent
@@ -329,7 +332,7 @@ class _Extractor(
         if self.known_device(node) == apis.HOST_DEVICE:
             self.facts.host_calls.append(ordinal)
         self._note_registered_buffer(node)
-        self._note_module_state_arguments(ordinal, node)
+        self._note_arguments(ordinal, node)  # module_state_arguments.py
         self._note_host_readback(node)
         if self.eager:
             self.facts.eager_calls.append(ordinal)
@@ -346,6 +349,7 @@ class _Extractor(
         self._note_return_point()  # returning_calls.py
         self._on_return(node)  # returned_none.py
         self._on_element_return(node)  # type: ignore[arg-type]  # returned_elements.py
+        self._note_return_device(node)  # type: ignore[arg-type]  # returned_devices.py
 
     def _on_yield_expression(self, node: cst.CSTNode) -> None:
         self._note_generator()

@@ -53,6 +53,7 @@ class ExtractOptions:
     capture_call_results: tuple[tuple[str, tuple[str, ...]], ...] = ()  # call glob → the values it returns
     empty_of_empty_calls: tuple[str, ...] = ()  # calls (dotted globs) empty where their first argument is
     capture_false_tests: tuple[tuple[str, tuple[str, ...]], ...] = ()  # function glob → comparisons false in capture
+    capture_device_attributes: tuple[str, ...] = ()  # attributes (dotted globs) on the device while a capture runs
 
 
 @dataclass
@@ -283,6 +284,9 @@ class Candidate:
     # A parameter of ``scope`` that the ``t.to(d)`` moves where nothing rebound it: void when
     # every call of ``scope`` hands it module state (``module_state_parameters.py``)
     receiver_parameter: str | None = None
+    # [call ordinal, argument keys]: the ``t.to(d)`` moves the whole result of that call to the
+    # device of those arguments; void where what the call runs returns on it (``device_returns.py``)
+    receiver_call: list[Any] | None = None
 
 
 NO_CALL = -1  # ``Candidate.after`` / ``FileFacts.call_after`` of a point no call is known to precede
@@ -326,6 +330,8 @@ class FileFacts:
     unbound_reads: dict[str, list[str]] = field(default_factory=dict)
     # Ordinals of calls whose result is a tensor on the host on purpose (``device="cpu"``, ``.cpu()``)
     host_calls: list[int] = field(default_factory=list)
+    # function → the parameter every return of it is made on the device of ("": none; ``returned_devices.py``)
+    device_returns: dict[str, str] = field(default_factory=dict)
     entries: list[EntryFacts] = field(default_factory=list)
     candidates: list[Candidate] = field(default_factory=list)
     # class → the ``self`` attributes it keeps as module state: parameters, registered buffers,
@@ -373,6 +379,7 @@ class FileFacts:
             return_points=data["return_points"],
             unbound_reads=data["unbound_reads"],
             host_calls=data["host_calls"],
+            device_returns=data["device_returns"],
             entries=[EntryFacts(**e) for e in data["entries"]],
             candidates=[Candidate(**{**c, "anchor": tuple(c["anchor"])}) for c in data["candidates"]],
             module_state=data["module_state"],

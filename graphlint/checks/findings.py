@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphlint.checks import apis
 from graphlint.checks.catalog import Catalog, RuleInfo
+from graphlint.checks.device_returns import returns_on_arguments
 from graphlint.checks.facts import Candidate
 from graphlint.checks.link import LinkedFile, Project
 from graphlint.checks.module_state_parameters import receives_module_state
@@ -86,6 +87,8 @@ def candidate_finding(project: Project, regions: Regions, file: int, candidate: 
         project, FunctionKey(file, candidate.scope), candidate.receiver_parameter
     ):
         return None  # every call hands the moved parameter module state: on the model's device
+    if candidate.receiver_call is not None and returns_on_arguments(project, file, *candidate.receiver_call):
+        return None  # what the call returns is made on the device of the arguments it is moved to
     span = (candidate.line, candidate.column, candidate.end_line, candidate.end_column)
     return _rule_finding(
         rule, project.files[file], span, candidate.message, region, candidate.anchor, candidate.fix, candidate.predicts

@@ -183,7 +183,7 @@ class Project:
             return [(key, "") for key in self.entry_functions(file, entry)]
         return [(t, c) for (t, c), kind in targets.items() if isinstance(t, FunctionKey) and kind == "call"]
 
-    def called_functions(self, file: int, ordinal: int, copy: str) -> list[FunctionKey] | None:
+    def called_functions(self, file: int, ordinal: int, copy: str | None) -> list[FunctionKey] | None:
         """The project functions call ``ordinal`` of ``file`` runs in ``copy`` (``runs_in``), when
         the call is resolved and calls nothing but project functions, each directly; else None:
         what it returns is not all in sight."""

@@ -17,7 +17,8 @@ from typing import Any
 import libcst as cst
 
 from graphlint.checks import apis
-from graphlint.checks.capture_values import Binding, call_results
+from graphlint.checks.capture_devices import device_modes
+from graphlint.checks.capture_values import Binding, Local, call_results
 from graphlint.checks.compile_branches import WalkItem
 from graphlint.checks.construction_stores import OTHER, attribute_targets, moves_itself, stored_value
 from graphlint.checks.walk_scope import WalkScope, is_display, is_method_call, is_self_attribute
@@ -47,6 +48,7 @@ class LocalBindings:
     capture_modes: frozenset[str]  # compile_branches.py
     _true_modes: Callable[[cst.BaseExpression, frozenset[str]], frozenset[str] | None]  # compile_branches.py
     _none_modes: Callable[[cst.BaseExpression, frozenset[str]], frozenset[str] | None]  # compile_branches.py
+    _captured_name: Local  # compile_branches.py
     _note_empty: Callable[[WalkScope, str, cst.BaseExpression], None]  # empty_values.py
     _note_returned: Callable[[WalkScope, list[cst.BaseExpression], cst.BaseExpression], None]  # returned_none.py
     _note_unpacked: Callable[[WalkScope, list[cst.BaseExpression], cst.BaseExpression], None]  # returned_elements.py
@@ -78,7 +80,10 @@ class LocalBindings:
                     if scope.capture_locals is not None:  # what it is in a capture (capture_values.py)
                         modes = self.capture_modes
                         results = call_results(value, self.qualify, self.options)
-                        binding = Binding(modes, self._true_modes(value, modes), self._none_modes(value, modes), results)
+                        on_device = device_modes(value, self.qualify, self.options, modes, self._captured_name)
+                        binding = Binding(
+                            modes, self._true_modes(value, modes), self._none_modes(value, modes), results, on_device
+                        )
                         scope.capture_locals.record(target.value, binding)
             elif isinstance(target, (cst.Tuple, cst.List)) and self._is_shape_tuple(value):
                 for element in target.elements:

@@ -13,6 +13,8 @@ from typing import Any, Literal
 import libcst as cst
 
 from graphlint.checks import apis, dynamo
+from graphlint.checks.capture_devices import device_modes
+from graphlint.checks.capture_values import Local, Modes
 from graphlint.checks.incoming_parameters import incoming_reads
 from graphlint.checks.syntax import dotted_name, keyword, positional, string_value
 from graphlint.checks.walk_scope import is_display, is_method_call, is_self_attribute
@@ -39,6 +41,8 @@ class SiteValues:
     moved_once: set[int]
     module_state_names: frozenset[str]  # registered on a module handed in: layer.register_parameter("w", p)
     options: Any  # the ExtractOptions: what [tool.graphlint] and the presets add
+    capture_modes: Modes  # compile_branches.py
+    _captured_name: Local  # compile_branches.py
     # id(expression) → (the expression, kept so that its id is not reused; its qualified name).
     # Every rule's ``visit_Call`` asks for its callee's; the answer changes only with the
     # imports, and the import handlers clear this.
@@ -288,6 +292,10 @@ class SiteValues:
         if scope.incoming is None:  # asked at few sites: a walk of the body only for those
             scope.incoming = incoming_reads(scope.definition)
         return expr.value if id(expr) in scope.incoming else None
+
+    def on_capture_device(self, expr: cst.BaseExpression) -> bool:
+        modes = self.capture_modes
+        return bool(modes) and device_modes(expr, self.qualify, self.options, modes, self._captured_name) == modes
 
     def on_module_device(self, expr: cst.BaseExpression) -> bool:
         if isinstance(expr, cst.Name):

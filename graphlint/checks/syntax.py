@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import typing
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import libcst as cst
 
@@ -133,3 +133,19 @@ def keyword(call: cst.Call, name: str) -> cst.Arg | None:
 
 def positional(call: cst.Call) -> list[cst.Arg]:
     return [a for a in call.args if a.keyword is None and not a.star]
+
+
+def attribute_name(expr: cst.Attribute, qualify: Callable[[cst.BaseExpression], str | None]) -> str | None:
+    """An attribute as the attribute keys name it: its dotted name (the head resolved through the
+    file's imports), or, for a chain read off a call's result, the callee's with ``()`` whatever
+    the call's arguments (``get_attn_backend().forward_metadata.seq_lens``)."""
+    name = qualify(expr)
+    if name is not None:
+        return name
+    parts: list[str] = []
+    root: cst.BaseExpression = expr
+    while isinstance(root, cst.Attribute):
+        parts.append(root.attr.value)
+        root = root.value
+    callee = qualify(root.func) if isinstance(root, cst.Call) else None
+    return None if callee is None else ".".join([f"{callee}()", *reversed(parts)])

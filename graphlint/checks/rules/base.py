@@ -16,7 +16,7 @@ import inspect
 import textwrap
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 if TYPE_CHECKING:  # libcst only in annotations: a project rule runs on cached facts without it
     import libcst as cst
@@ -115,6 +115,16 @@ class SiteContext(Protocol):
         """The parameter ``expr`` reads where it still holds what the call handed over (nothing
         in the function rebound it before: ``incoming_parameters.py``), else None."""
 
+    def on_capture_device(self, expr: cst.BaseExpression) -> bool:
+        """Whether ``expr`` holds a tensor on the capture's device in every capture that runs here
+        (``capture-device-attributes``: an attribute the framework's capture metadata init stores,
+        or a name every binding of which a capture runs here holds one)."""
+
+    def returned_call(self, expr: cst.BaseExpression, device: str) -> list[Any] | None:
+        """[call ordinal, argument keys] where ``expr`` is a call's whole result (the call, or a
+        name whose only binding is one) and those arguments are on ``device`` (``report(...,
+        receiver_call=...)``: the link asks whether what the call runs returns on them)."""
+
     def on_module_device(self, expr: cst.BaseExpression) -> bool:
         """Whether ``expr`` lives where the model's weights do: a parameter (``self.w =
         nn.Parameter(...)``) or a buffer (``self.register_buffer("inv_freq", t)``), a submodule's output (``self.embed_positions(x)``, or a name bound to
@@ -168,6 +178,7 @@ class SiteContext(Protocol):
         untraced: bool = False,
         void_in_capture: bool = False,
         receiver_parameter: str | None = None,
+        receiver_call: list[Any] | None = None,
     ) -> None:
         """Record a candidate at ``node`` (a Call, Subscript, BinaryOperation, Decorator,
         FormattedStringExpression, WithItem or AssignTarget: see ``positions.ANCHOR_KINDS``). ``fix``: the rule's fix
@@ -185,7 +196,9 @@ class SiteContext(Protocol):
         ``void_in_capture``: the site does no harm in any capture (what it copies is empty in every
         capture mode), only in a plain compiled region;
         ``receiver_parameter``: the parameter ``t`` of a ``t.to(d)``, void when every call of the
-        function hands it module state (``module_state_parameters.py``)."""
+        function hands it module state (``module_state_parameters.py``); ``receiver_call``: [call
+        ordinal, argument keys] of a ``t.to(d)`` of a call's result, void when every function the
+        call runs returns on the device of what those arguments hand it (``device_returns.py``)."""
 
 
 class Rule:

@@ -37,7 +37,13 @@ class HostDeviceCopyInCapture(CaptureRule):
     `x = t.to(d)` under that test (the kept tensor never moves). Where the framework's loader
     builds the model under `with torch.device(target)` (`device-built-classes`: sglang, vLLM), a
     plain tensor attribute made while it builds (`self.ids = torch.tensor(ids)` in `__init__`,
-    an alias of a buffer kept then) is on the device: its `.to(x.device)` copies nothing. Nor is moving a tensor of no
+    an alias of a buffer kept then) is on the device: its `.to(x.device)` copies nothing. Nor is
+    moving what a project function returns to the device of the argument it made it on
+    (`r = zero_experts(..., hidden_states=h)` … `r.to(h.device)`, where every return of
+    `zero_experts` is `torch.zeros_like(hidden_states)`, `hidden_states.new_*(...)`, ... of a
+    parameter it never rebinds; only where every function the call runs is in sight), nor, in a
+    capture, moving capture metadata the framework stores on the device (`capture-device-attributes`:
+    sglang's Ascend `get_attn_backend().forward_metadata.seq_lens`). Nor is moving a tensor of no
     elements (`torch.as_tensor([], device=d)`, `torch.zeros(0, n).to(d)`, or `torch.as_tensor(x,
     device=d)` of an `x` empty in every capture: torch_npu's `copy_` returns at once; the last
     still warns in a compiled region, whose batches may fill `x`).
@@ -96,10 +102,13 @@ class HostDeviceCopyInCapture(CaptureRule):
                 # framework's loader made under its target device: the linked project decides
                 # (device_construction.py, module_state_parameters.py)
                 receiver = func.value  # type: ignore[union-attr]
+                # capture metadata the framework stores on the device (capture-device-attributes)
+                on_device = ctx.on_capture_device(receiver) and ctx.known_device(node) != apis.HOST_DEVICE
                 ctx.report(
                     self, node, fix=fixable, inherited_state=ctx.inherited_attribute(receiver),
                     built_state=ctx.built_attribute(receiver), receiver_parameter=ctx.incoming_parameter(receiver),
-                    void_in_capture=empty == "capture",
+                    void_in_capture=empty == "capture" or on_device,
+                    receiver_call=ctx.returned_call(receiver, ctx.known_device(node) or ""),
                 )
         elif method == "copy_":
             if node.args and (moved_host_factory(node, ctx) or _is_host_tensor(node.args[0].value, ctx)):
