@@ -53,6 +53,8 @@ class ExtractOptions:
     capture_call_results: tuple[tuple[str, tuple[str, ...]], ...] = ()  # call glob → the values it returns
     empty_of_empty_calls: tuple[str, ...] = ()  # calls (dotted globs) empty where their first argument is
     capture_false_tests: tuple[tuple[str, tuple[str, ...]], ...] = ()  # function glob → comparisons false in capture
+    capture_mode_none_attributes: tuple[tuple[str, tuple[str, ...]], ...] = ()  # attribute glob → modes it is None in
+    capture_mode_true_attributes: tuple[tuple[str, tuple[str, ...]], ...] = ()  # … true in
 
 
 @dataclass
