@@ -108,7 +108,11 @@ class Knowledge:
     globs), that are False / None in every capture (sglang's ``forward_batch.return_logprob``,
     ``forward_batch.attn_cp_metadata``): tests on them (``if x:``, ``not x``, ``x is None``)
     are decided the same way, and a block that surely uses a None one as None cannot be used
-    (``x[i]``, ``x.attr``, ``x > 0``) raises there: it is not captured.
+    (``x[i]``, ``x.attr``, ``x > 0``, ``for _ in x``) raises there: it is not captured.
+    ``capture-mode-none-attributes`` / ``capture-mode-true-attributes``: the same per mode,
+    attributes → the modes they are None / true (a non-empty list) in, where the runners that
+    capture in a mode build their batch so (sglang's ``forward_batch.extend_seq_lens_cpu``: None
+    in TARGET_VERIFY, a list in DRAFT_EXTEND_V2); in the other modes they are unknown.
     ``capture-device-attributes``: attributes, as read, that hold a tensor on the capture's device
     in every capture (what the framework's capture metadata init stores: sglang's Ascend
     ``get_attn_backend().forward_metadata.actual_seq_lengths_q``; read off a call's result, the
@@ -167,6 +171,8 @@ class Knowledge:
     capture_mode_calls: dict[str, tuple[str, ...]] = field(default_factory=dict)
     capture_call_results: dict[str, tuple[str, ...]] = field(default_factory=dict)
     capture_false_tests: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    capture_mode_none_attributes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    capture_mode_true_attributes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     empty_of_empty_calls: tuple[str, ...] = ()
     device_built_classes: tuple[str, ...] = ()
 
@@ -215,6 +221,8 @@ KNOWLEDGE_TABLE_KEYS = (
     "capture-mode-calls",
     "capture-call-results",
     "capture-false-tests",
+    "capture-mode-none-attributes",
+    "capture-mode-true-attributes",
 )
 KNOWLEDGE_KEYS = (*KNOWLEDGE_LIST_KEYS, *KNOWLEDGE_TABLE_KEYS)
 

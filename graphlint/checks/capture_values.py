@@ -13,8 +13,10 @@ presets and ``[tool.graphlint]``):
   the entry ends in ``(...)``;
 - ``capture-false-attributes`` / ``capture-none-attributes``: attributes read, False / None in
   every capture (``x is None`` is decided only for the None ones), and never None: those of
-  ``capture-device-attributes`` (``capture_devices.py``). An attribute read off a call's result
-  is named with the callee and ``()`` (``get_attn_backend().forward_metadata.seq_lens``);
+  ``capture-device-attributes`` (``capture_devices.py``); per mode, where the runners differ,
+  ``capture-mode-none-attributes`` / ``capture-mode-true-attributes`` (``mode_attributes.py``).
+  An attribute read off a call's result is named with the callee and ``()``
+  (``get_attn_backend().forward_metadata.seq_lens``);
 - ``capture-modes`` and ``capture-mode-calls``: the modes a capture runs in and, per call, the
   modes it is true in. A test is decided per mode: its value is the set of modes (of those still
   possible where it stands) in which it is true, so ``is_decode_or_idle() or is_target_verify()
@@ -49,7 +51,7 @@ from functools import cache
 
 import libcst as cst
 
-from graphlint.checks import apis
+from graphlint.checks import apis, mode_attributes
 from graphlint.checks.facts import ExtractOptions
 from graphlint.checks.member_values import equal_in
 from graphlint.checks.presets import glob_pattern
@@ -103,9 +105,9 @@ def true_modes(
     false_tests: frozenset[str] = frozenset(),
 ) -> Modes | None:
     """The modes of ``modes`` in which ``test`` is true while a capture runs, through ``not``,
-    ``and``, ``or``, ``is (not) None``, ``True`` / ``False``, a name's known value (``local``),
-    ``==`` / ``!=`` of what a call returns (``capture-call-results``) and a member of the same
-    class, and the comparisons ``capture-false-tests`` names for the function (``false_tests``,
+    ``and``, ``or``, ``bool(...)``, ``is (not) None``, ``True`` / ``False``, a name's known value
+    (``local``), ``==`` / ``!=`` of what a call returns (``capture-call-results``) and a member of
+    the same class, and the comparisons ``capture-false-tests`` names for the function (``false_tests``,
     their texts without whitespace); None where it depends on something else."""
     if false_tests and isinstance(test, cst.Comparison) and test_text(test) in false_tests:
         return frozenset()
@@ -127,12 +129,17 @@ def true_modes(
             return frozenset()
         return None if left is None or right is None else left & right
     if isinstance(test, cst.Call):
+        argument = test.args[0] if len(test.args) == 1 else None
+        if qualify(test.func) == "bool" and argument is not None and argument.keyword is None and not argument.star:
+            return true_modes(argument.value, qualify, options, modes, local, false_tests)
         return _call_modes(test, qualify, options, modes)
     if isinstance(test, cst.Attribute):
         name = attribute_name(test, qualify)
-        if name is not None and matches(name, options.capture_false_attributes + options.capture_none_attributes):
+        if name is None:
+            return None
+        if matches(name, options.capture_false_attributes + options.capture_none_attributes):
             return frozenset()
-        return None
+        return mode_attributes.true_in(name, options, modes)
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         operator, right = test.comparisons[0].operator, test.comparisons[0].comparator
         if isinstance(operator, (cst.Is, cst.IsNot)) and _is_none(right):
@@ -200,41 +207,20 @@ def none_modes(
     local: Local | None = None,
 ) -> Modes | None:
     """The modes of ``modes`` in which ``expr`` is None while a capture runs: an attribute of
-    ``capture-none-attributes`` (in all; of ``capture-device-attributes``: in none), a name bound
-    to one (``local``); None where unknown."""
+    ``capture-none-attributes`` (in all; of ``capture-device-attributes``: in none), or per mode
+    (``mode_attributes.py``), a name bound to one (``local``); None where unknown."""
     if isinstance(expr, cst.Name):
         return local(expr.value, modes, noneness) if local is not None else None
     if isinstance(expr, cst.Attribute):
         name = attribute_name(expr, qualify)
-        if name is not None and matches(name, options.capture_none_attributes):
+        if name is None:
+            return None
+        if matches(name, options.capture_none_attributes):
             return modes
-        return frozenset() if name is not None and matches(name, options.capture_device_attributes) else None
+        if matches(name, options.capture_device_attributes):
+            return frozenset()
+        return mode_attributes.none_in(name, options, modes)
     return None
-
-
-# Builtins that iterate what they are handed at once: ``enumerate(None)`` raises as ``for x in
-# None`` does (``zip`` iterates each of its arguments; ``max(None, 1)`` raises too).
-ITERATING_BUILTINS = frozenset({
-    "enumerate", "zip", "iter", "list", "tuple", "sorted", "reversed", "set", "frozenset", "all", "any", "sum",
-    "max", "min",
-})
-
-
-def raising_modes(
-    iterable: cst.BaseExpression,
-    builtin: Callable[[cst.BaseExpression], str | None],
-    none: Callable[[cst.BaseExpression], Modes | None],
-) -> Modes:
-    """The modes in which iterating ``iterable`` raises: it is None (``none``), or it is a call
-    of an iterating builtin (``builtin``: the builtin a callee is, where the file does not
-    rebind its name) handed, positionally, something that raises or is None."""
-    raising = none(iterable) or frozenset()
-    func = iterable.func if isinstance(iterable, cst.Call) else None
-    if isinstance(func, cst.Name) and func.value in ITERATING_BUILTINS and builtin(func) is not None:
-        for arg in iterable.args:
-            if arg.keyword is None and not arg.star:
-                raising |= raising_modes(arg.value, builtin, none)
-    return raising
 
 
 def _call_modes(
@@ -285,6 +271,16 @@ class CaptureLocals:
         self.seen[name] = self.seen.get(name, 0) + 1
         if binding.runs_in:
             self.values.setdefault(name, []).append(binding)
+
+    def tentative(self) -> Callable[[], None]:
+        """What undoes the bindings recorded from now on (a scan ahead of the walk records its
+        own: ``raising_blocks.py``)."""
+        seen, values = dict(self.seen), {name: list(bindings) for name, bindings in self.values.items()}
+
+        def undo() -> None:
+            self.seen, self.values = seen, values
+
+        return undo
 
     def value(self, name: str, modes: Modes, fact: Fact = truth) -> Modes | None:
         """The modes of ``modes`` in which the name has the property ``fact`` reads of its

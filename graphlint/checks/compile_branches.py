@@ -19,7 +19,8 @@ from typing import Any
 import libcst as cst
 
 from graphlint.checks import apis, dynamo
-from graphlint.checks.capture_values import Fact, Modes, false_tests, none_modes, raising_modes, true_modes, truth
+from graphlint.checks.capture_values import Fact, Modes, false_tests, none_modes, true_modes, truth
+from graphlint.checks.none_iteration import raising_modes
 from graphlint.checks.facts import NO_CALL, ExtractOptions
 from graphlint.checks.returned_none import Assumption
 from graphlint.checks.site_values import SOURCE_TEXT
@@ -218,8 +219,11 @@ class CompileBranches:
         where the iterable is None: neither the loop nor the rest of the block runs in those
         modes."""
 
-        def apply() -> None:
-            none = raising_modes(loop.iter, self._builtin, lambda expr: self._none_modes(expr, self.capture_modes))
+        def apply() -> None:  # mode by mode: the iterable may be known None in some only
+            none = frozenset().union(*(
+                raising_modes(loop.iter, self._builtin, lambda e, one=frozenset({mode}): self._none_modes(e, one))
+                for mode in self.capture_modes
+            ))
             if none:
                 self._set_capture_modes(self.capture_modes - none)()
 

@@ -54,6 +54,8 @@ class ExtractOptions:
     empty_of_empty_calls: tuple[str, ...] = ()  # calls (dotted globs) empty where their first argument is
     capture_false_tests: tuple[tuple[str, tuple[str, ...]], ...] = ()  # function glob → comparisons false in capture
     capture_device_attributes: tuple[str, ...] = ()  # attributes (dotted globs) on the device while a capture runs
+    capture_mode_none_attributes: tuple[tuple[str, tuple[str, ...]], ...] = ()  # attribute glob → modes it is None in
+    capture_mode_true_attributes: tuple[tuple[str, tuple[str, ...]], ...] = ()  # … true in
 
 
 @dataclass

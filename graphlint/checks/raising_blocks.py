@@ -28,7 +28,8 @@ from typing import Any
 
 import libcst as cst
 
-from graphlint.checks.capture_values import ITERATING_BUILTINS, Modes, raising_modes
+from graphlint.checks.capture_values import Binding, CaptureLocals, Modes
+from graphlint.checks.none_iteration import ITERATING_BUILTINS, raising_modes
 from graphlint.checks.facts import ExtractOptions
 from graphlint.checks.syntax import children
 from graphlint.checks.unbound_names import ModuleNames, function_names
@@ -37,7 +38,8 @@ _ORDERING = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEq
 _LEAVING = (cst.Return, cst.Break, cst.Continue, cst.Yield)
 _OWN_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 # Sub-expressions a statement may not evaluate (or evaluates over an iterable of its own).
-_MAYBE_UNEVALUATED = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+_MAYBE_UNEVALUATED = (cst.Lambda, *_COMPREHENSIONS)
 
 
 class RaisingBlocks:
@@ -57,6 +59,8 @@ class RaisingBlocks:
     skipped_module_blocks: set[int]
     function_names: dict[int, frozenset[str]]
     scopes: list[Any]
+    scope: Any
+    function_scope: Any
     facts: Any
 
     def _set_in_try(self, inside: bool) -> Callable[[], None]:
@@ -72,10 +76,45 @@ class RaisingBlocks:
         return [self._set_in_try(True), node.body, self._set_in_try(self.in_try), *node.handlers, *tail]
 
     def _block_raising(self, block: cst.BaseSuite) -> Modes:
-        """The capture modes (of those that reach ``block``) in which it surely raises."""
+        """The capture modes (of those that reach ``block``) in which it surely raises: asked one
+        mode at a time, as a fact may be known in some modes only (``mode_attributes.py``), and
+        with the names the block binds before a use read through those bindings (undone after:
+        the walk records them as it passes them)."""
         if self.in_try or not self.capture_modes:
             return frozenset()
-        return self._raising_modes(block, self.capture_modes)
+        raising: set[str] = set()
+        for mode in self.capture_modes:
+            undo = self._scan_locals.tentative() if self._scan_locals is not None else None
+            raising |= self._raising_modes(block, frozenset({mode}))
+            if undo is not None:
+                undo()
+        return frozenset(raising)
+
+    @property
+    def _scan_locals(self) -> CaptureLocals | None:
+        """Where the names of the block scanned are recorded: its function's (or module's)."""
+        scope = self.function_scope
+        return scope.capture_locals if self.scope.kind != "class" else None
+
+    def _record_bindings(self, smalls: Sequence[cst.BaseSmallStatement], modes: Modes) -> None:
+        """The plain ``name = value`` of a line the scan passed in ``modes``, recorded as the walk
+        records them (``local_bindings.py``)."""
+        bindings = self._scan_locals
+        if bindings is None or not modes:
+            return
+        for small in smalls:
+            if isinstance(small, cst.Assign):
+                targets = [target.target for target in small.targets]
+            elif isinstance(small, cst.AnnAssign) and small.value is not None:
+                targets = [small.target]
+            else:
+                continue
+            value = small.value
+            assert value is not None
+            for target in targets:
+                if isinstance(target, cst.Name):
+                    binding = Binding(modes, self._true_modes(value, modes), self._none_modes(value, modes))
+                    bindings.record(target.value, binding)
 
     def _raising_modes(self, suite: cst.BaseSuite, modes: Modes) -> Modes:
         if isinstance(suite, cst.SimpleStatementSuite):  # ``if x: y = z[0]``
@@ -88,11 +127,14 @@ class RaisingBlocks:
                 raising |= self._line_raising(statement.body, modes - raising)
                 if self._leaves(statement):
                     break
+                self._record_bindings(statement.body, modes - raising)
             elif isinstance(statement, cst.If) and not self._leaves(statement):
                 raising |= self._if_raising(statement, modes - raising)
-            else:  # its test, if any, is evaluated before it can leave
+            else:  # its test, or what it iterates, is evaluated before it can leave
                 if isinstance(statement, (cst.If, cst.While)):
                     raising |= self._expression_raising(statement.test, modes - raising)
+                elif isinstance(statement, cst.For):
+                    raising |= self._iteration_raising(statement.iter, modes - raising)
                 break
         return raising
 
@@ -133,7 +175,8 @@ class RaisingBlocks:
             operands = self.none_operands[id(expr)] = tuple(_none_operands(expr))
         if any(self._unbound_global(operand) for operand in operands):
             return modes  # a NameError on the platform checked, in every mode
-        if not self.options.capture_none_attributes:
+        options = self.options
+        if not (options.capture_none_attributes or options.capture_mode_none_attributes):
             return frozenset()  # nothing is None in a capture (names only through those)
         raising: Modes = frozenset()
         for operand in operands:
@@ -142,6 +185,15 @@ class RaisingBlocks:
             else:
                 raising |= self._none_modes(operand, modes) or frozenset()
         return raising
+
+    def _iteration_raising(self, iterable: cst.BaseExpression, modes: Modes) -> Modes:
+        """``for x in enumerate(forward_batch.extend_seq_lens_cpu):`` raises where what it
+        iterates is None, or evaluating it raises."""
+        raising = self._expression_raising(iterable, modes)
+        rest = modes - raising
+        if not rest:
+            return raising
+        return raising | raising_modes(iterable, self._builtin, lambda e: self._none_modes(e, rest))
 
     def _boolean_raising(self, expr: cst.BooleanOperation, modes: Modes) -> Modes:
         """``decode() or all(batch.encoder_cached)``: the left side is evaluated, the right one
@@ -214,6 +266,10 @@ def _none_operands(expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
     pending: list[cst.CSTNode] = [expr]
     while pending:
         node = pending.pop()
+        if isinstance(node, _COMPREHENSIONS):  # its first iterable is evaluated, and iterated, at once
+            yield node.for_in.iter
+            pending.append(node.for_in.iter)
+            continue
         if isinstance(node, _MAYBE_UNEVALUATED):
             continue
         if isinstance(node, cst.BooleanOperation):
