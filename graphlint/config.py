@@ -104,6 +104,9 @@ class Knowledge:
     compiled region still takes it. ``capture-true-calls``: the same for calls that are true in
     every capture (sglang's ``get_is_capture_mode()``). An entry that ends in ``(...)`` takes a
     call with any arguments (sglang's ``can_cp_split(...)``, false for every decode-like batch).
+    A module-level ``if`` they decide against every capture mode binds nothing in every region:
+    a module's top level runs once, at import, on the platform checked (sglang's ``if _is_npu:
+    f = f_npu`` / ``else: f = f_native``: a call of ``f`` runs ``f_npu`` only).
     ``capture-false-attributes`` / ``capture-none-attributes``: attributes, as read (dotted
     globs), that are False / None in every capture (sglang's ``forward_batch.return_logprob``,
     ``forward_batch.attn_cp_metadata``): tests on them (``if x:``, ``not x``, ``x is None``)

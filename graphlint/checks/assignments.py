@@ -26,25 +26,34 @@ from graphlint.checks.flow_expressions import FlowExpressions, dotted, union
 from graphlint.checks.flow_definitions import FlowDefinitions
 from graphlint.checks.flow_scopes import FUNCTION_NODES, ScopeScan
 from graphlint.checks.known_values import ChangedNames
+from graphlint.checks.module_branches import Branch
 from graphlint.checks.not_none_walk import NotNoneWalk
 from graphlint.checks.return_guards import ReturnGuards
 from graphlint.checks.returned_arguments import ReturnedArgumentsWalk
 from graphlint.checks.self_tests import SelfTestsWalk
 
 
-def flow_facts(tree: ast.Module, never_selected: Callable[[str], bool] | None = None) -> FlowFacts:
+def flow_facts(
+    tree: ast.Module, never_selected: Callable[[str], bool] | None = None, untaken: frozenset[Branch] = frozenset()
+) -> FlowFacts:
     """``never_selected``: whether a dict key, as written (``PlatformEnum.CPU``), is one whose
-    entry the checked devices never pick (``not-selected-keys``)."""
-    return _FlowWalker(tree, never_selected).run()
+    entry the checked devices never pick (``not-selected-keys``); ``untaken``: the module-level
+    ``if`` branches the platform checked never runs, ``(id(ast.If), "body" | "orelse")``: the
+    module-level bindings they make are left out (``module_branches.py``)."""
+    return _FlowWalker(tree, never_selected, untaken).run()
 
 
 class _FlowWalker(
     FlowDefinitions, ReturnGuards, ReturnedArgumentsWalk, CallConditions, SelfTestsWalk, NotNoneWalk, FlowExpressions
 ):
-    def __init__(self, tree: ast.Module, never_selected: Callable[[str], bool] | None = None) -> None:
+    def __init__(
+        self, tree: ast.Module, never_selected: Callable[[str], bool] | None = None, untaken: frozenset[Branch] = frozenset()
+    ) -> None:
         self.changed_names = ChangedNames()  # what each compound statement may bind or fill
         self.tree = tree
         self.never_selected = never_selected or (lambda key: False)
+        self.untaken = untaken
+        self.in_untaken = 0  # module-level branches the platform never runs open around here
         self.facts = FlowFacts()
         self.scan = ScopeScan.of(tree)
         calls = self.scan.calls
@@ -123,6 +132,8 @@ class _FlowWalker(
         return ["v", scope.key(name)]
 
     def _assign(self, target: Expr | None, value: Expr | None) -> None:
+        if self.in_untaken and self.scope.kind == "module":  # never bound on the platform checked
+            return
         if target is not None and target[0] == "v":
             self.bindings[target[1]] += 1
         if target is not None and value is not None:
@@ -215,7 +226,7 @@ class _FlowWalker(
                 self.guards.append(guard)
             conditioned = self._push_condition(node.test, True)
             tested = self._push_self_tests(node.test, True)
-            self._statements(node.body)
+            self._branch(node, "body")
             self._pop_self_tests(tested)
             if conditioned:
                 self.conditions.pop()
@@ -227,7 +238,7 @@ class _FlowWalker(
                 self.guards.append(otherwise)
             conditioned = bool(node.orelse) and self._push_condition(node.test, False)
             tested = self._push_self_tests(node.test, False) if node.orelse else 0
-            self._statements(node.orelse)
+            self._branch(node, "orelse")
             self._pop_self_tests(tested)
             if conditioned:
                 self.conditions.pop()
@@ -248,6 +259,14 @@ class _FlowWalker(
             return
         if isinstance(node, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.AugAssign, ast.If)):
             self.scope.known.forget(self.changed_names(node))
+
+    def _branch(self, node: ast.If, part: str) -> None:
+        """The statements of one branch of an ``if``, what it binds at module level left out
+        where the platform never runs it (``untaken``)."""
+        untaken = (id(node), part) in self.untaken
+        self.in_untaken += untaken
+        self._statements(node.body if part == "body" else node.orelse)
+        self.in_untaken -= untaken
 
     def _parts(self, node: ast.stmt) -> None:
         """The parts of a compound statement in order; each block (a ``try``'s body, a handler,

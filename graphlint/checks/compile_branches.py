@@ -22,6 +22,7 @@ from graphlint.checks import apis, dynamo
 from graphlint.checks.capture_values import Fact, Modes, false_tests, none_modes, true_modes, truth
 from graphlint.checks.none_iteration import raising_modes
 from graphlint.checks.facts import NO_CALL, ExtractOptions
+from graphlint.checks.module_branches import Branch, untaken_branches
 from graphlint.checks.returned_none import Assumption
 from graphlint.checks.site_values import SOURCE_TEXT
 from graphlint.checks.syntax import preorder
@@ -55,6 +56,8 @@ class CompileBranches:
     _builtin: Callable[[cst.BaseExpression], str | None]
     uncaptured_blocks: set[int]
     skipped_module_blocks: set[int]
+    untaken_module_branches: set[Branch]
+    ordinals: dict[int, tuple[str, int]]  # id(node) → (anchor kind, ordinal)
     in_try: bool  # raising_blocks.py
     _set_in_try: Callable[[bool], Callable[[], None]]
     _block_raising: Callable[[cst.BaseSuite], Modes]
@@ -148,6 +151,8 @@ class CompileBranches:
             taken = self._empty_truth(node.test, modes, node)
         if taken is None:
             return self._on_returned_if(node)
+        if self.scope.kind == "module":  # what the module binds on the platform (module_branches.py)
+            self.untaken_module_branches.update(untaken_branches(self.ordinals[id(node)][1], node, taken, modes))
         restore = self._restore()
         tail = [self._set_capture_modes(modes - taken), node.orelse] if node.orelse else []
         return [node.test, self._set_capture_modes(taken), node.body, *tail, restore]

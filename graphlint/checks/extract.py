@@ -38,6 +38,7 @@ from graphlint.checks.entry_points import EntryPoints, decorated_callee
 from graphlint.checks.error_messages import ErrorMessages
 from graphlint.checks.import_names import ImportNames
 from graphlint.checks.local_bindings import LocalBindings, module_state_names
+from graphlint.checks.module_branches import ast_branches
 from graphlint.checks.module_state_arguments import ModuleStateArguments
 from graphlint.checks.suppressions import suppressions
 from graphlint.checks.top_imports import top_level_imports
@@ -150,6 +151,7 @@ class _Extractor(
     def run(self, module: cst.Module) -> FileFacts:
         self.module_scope.capture_locals = CaptureLocals(module)  # its top level's names (capture_values.py)
         self.module_names, self.skipped_module_blocks, self.function_names = ModuleNames(module), set(), {}
+        self.untaken_module_branches = set()
         # What each node type asks of the walk (its anchor kind, handler, rules' hooks), looked
         # up once per node; most nodes (names, attributes, strings) ask nothing. Local to the
         # walk: kept on the extractor, its bound methods would make a reference cycle that
@@ -222,7 +224,8 @@ class _Extractor(
         return any(pattern.match(qualified) for pattern in _key_patterns(self.options.not_selected_keys))
 
     def _finish(self, module: cst.Module) -> None:
-        self.facts.flow = flow_facts(self.tree, self._never_selected_key if self.options.not_selected_keys else None)
+        untaken = ast_branches(self.tree, self.untaken_module_branches, self.counts["If"])
+        self.facts.flow = flow_facts(self.tree, self._never_selected_key if self.options.not_selected_keys else None, untaken)
         if len(self.facts.flow.calls) != self.counts["Call"]:  # calls cannot be matched by ordinal
             self.facts.flow = FlowFacts(error="the calls of this file could not be numbered")
             self.facts.eager_calls, self.facts.uncaptured_calls, self.facts.block_calls = [], [], {}
