@@ -1,7 +1,7 @@
 """Methods stored on one instance (``module.forward = forward``): that instance's, not its class's.
 
-The graph has one instance per class (``("I", file, qualname)``), and ``obj.name = value`` goes to
-the class's attribute, read through every instance of it. For data that is the graph's field
+The graph has one instance per class (``("I", file, qualname)``), and ``obj.name = value`` goes
+to the class's attribute, read through every instance of it. For data that is the graph's field
 sensitivity by namespace; for a method it is a merge: sglang's CPU offloader
 (``utils/offloader.py``) replaces ``forward`` on the layers ``make_layers`` builds, and every
 other instance of those classes (a vision merger's ``ColumnParallelLinear``) then ran the
@@ -12,13 +12,14 @@ call that made them (``("I", file, qualname, site)``, ``tagged``), keeps a metho
 an instance with it, and reads it back only through that instance. A class made at one site has
 one instance to tell apart, and the class's one instance reads all that was stored on it: the
 first run's values already (vLLM's decoder layers, each made in its model's ``make_layers``), so
-where no patched class is made twice the first run is the answer. The class's one instance (a method's ``self``: methods are bound to it, an
-annotation's type) stands for any instance: it reads what was stored on every one of them, and a
-method stored on it goes to the class, read by all. Other attributes stay the class's. The
-second run only tells more apart than the first (its stores of methods are a subset of the
-first's), so it notes no class to tell apart the first missed; ``incremental_solve.py`` does not
-extend a kept solve where an added fact makes one more class to tell apart (a method stored on
-an instance of a class made twice, or a second site making a patched class).
+where no patched class is made twice the first run is the answer. The class's one instance (a
+method's ``self``: methods are bound to it, an annotation's type) stands for any instance: it
+reads what was stored on every one of them, and a method stored on it goes to the class, read by
+all. Other attributes stay the class's. The second run only tells more apart than the first (its
+stores of methods are a subset of the first's), so it notes no class to tell apart the first
+missed; ``incremental_solve.py`` does not extend a kept solve where an added fact makes one more
+class to tell apart (a method stored on an instance of a class made twice, or a second site
+making a patched class).
 """
 
 from __future__ import annotations
