@@ -90,7 +90,7 @@ log = logging.getLogger(__name__)
 # on the order).
 _NOT_GROWING = (
     "bound_functions", "constructed", "defaulted", "decorations_made", "copies", "copy_counts",
-    "rest_nodes", "passes_found", "refused", "saturated", "declared", "patched",
+    "rest_nodes", "passes_found", "refused", "saturated", "declared",
 )
 
 
@@ -296,6 +296,7 @@ class LiveSolve:
             return why
         sizes = {name: _mass(getattr(solver, name)) for name in _NOT_GROWING}
         implicit = _mass(solver.graph.implicit_calls)
+        patched_classes = len(solver.patched)
         existing = len(solver.values)
         watched: list[int] = []
         recorder = Recorder(solver, file, len(old.facts.flow.calls))
@@ -317,6 +318,10 @@ class LiveSolve:
         grown = [name for name in _NOT_GROWING if _mass(getattr(solver, name)) != sizes[name]]
         if grown or _mass(solver.graph.implicit_calls) != implicit:
             return f"an added fact changes what the fixed point decides ({', '.join(grown) or 'implicit calls'})"
+        # a class to tell apart is a patched one made at a second site (told_apart scans every call)
+        made = {(obj[1], obj[2]) for _, obj in journal.calls if obj[0] == "C"}
+        if (len(solver.patched) > patched_classes or made & solver.patched) and not solver.told_apart() <= solver.tagged:
+            return "an added fact makes a class whose instances a full solve tells apart (instance_methods.py)"
         work = self.work + sum(delivered(solver.values[n]) for n in watched if n < existing) + _work_bound(solver, existing)
         if work > WORK_BUDGET:
             return "a full solve might reach the work budget"

@@ -67,13 +67,14 @@ def solve_kept(
 ) -> "Solver":
     """``solve``, keeping the solver (its nodes, edges and watchers) for ``incremental_solve.py``
     to extend; its graph is ``solver.answer``. The caller drops it with ``Solver.release``.
-    Where an instance had a method stored on it, solved again telling apart the instances of
-    those classes (``instance_methods.py``)."""
+    Where an instance of a class made at several sites had a method stored on it, solved again
+    telling apart the instances of those classes (``instance_methods.py``)."""
     solver = Solver(files, dispatch, not_dispatched, preview)
     solver.answer = solver.solved(solver.run)
-    if solver.patched:
+    told_apart = solver.told_apart()
+    if told_apart:
         solver.release()
-        solver = Solver(files, dispatch, not_dispatched, preview, frozenset(solver.patched))
+        solver = Solver(files, dispatch, not_dispatched, preview, told_apart)
         solver.answer = solver.solved(solver.run)
     return solver
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from graphlint.checks.extract import extract_facts
 from graphlint.checks.incremental_solve import LiveSolve
 from graphlint.checks.value_graph import CallGraph, LinkedModule
-from graphlint.checks.valueflow import solve
+from graphlint.checks.valueflow import solve, solve_kept
 from tests.checks.test_incremental_solve import canonical
 from tests.checks.test_serving_precision import _lint, _sites
 
@@ -216,9 +216,39 @@ def test_the_kept_solve_is_extended_where_no_method_is_stored_on_a_new_class() -
 
 
 def test_a_method_stored_on_an_instance_of_another_class_solves_in_full() -> None:
-    """Storing a method on a ``Norm`` makes it a class whose instances a full solve tells apart:
-    the kept solve, which does not, is not extended."""
+    """Storing a method on a ``Norm``, made at two sites, makes it a class whose instances a full
+    solve tells apart: the kept solve, which does not, is not extended."""
     sources = dict(PATCHING)
+    sources["app/model.py"] += "    other = Norm()\n"
     live = LiveSolve(_linked(sources), {}, {}, False)
     sources["app/model.py"] += "    norm.forward = offload\n"
     assert isinstance(live.extend(_linked(sources), {}, {}, False), str)
+
+
+# ``PATCHING`` with the one ``Linear`` made, the offloaded one
+ONE_LINEAR = {**PATCHING, "app/model.py": PATCHING["app/model.py"].replace("    plain = Linear()\n", "").replace("plain(x)", "patched(x)")}
+
+
+def test_a_patched_class_made_at_one_site_is_solved_once() -> None:
+    """One ``Linear`` is made: telling its instances apart tells nothing apart (the class's one
+    instance reads what was stored on it), so the first solve is the answer, and the call of the
+    offloaded instance runs the stored ``forward`` and the class's."""
+    files = _linked(ONE_LINEAR)
+    solver = solve_kept(files, {}, {}, False)
+    solver.release()
+    assert solver.patched == {(1, "Linear")}
+    assert solver.tagged == frozenset()
+    assert _callees(solver.answer, files, 3) == {"Linear.forward", "offload.forward"}  # offload, Linear, Norm, patched
+
+
+def test_a_second_site_making_a_patched_class_solves_in_full() -> None:
+    """A second ``Linear()`` makes the offloaded class one a full solve tells apart: the kept
+    solve, which did not, is not extended; the full solve keeps the stored ``forward`` with the
+    offloaded instance."""
+    sources = dict(ONE_LINEAR)
+    live = LiveSolve(_linked(sources), {}, {}, False)
+    sources["app/model.py"] += "    plain = Linear()\n    z = plain(x)\n"
+    answer = live.extend(_linked(sources), {}, {}, False)
+    assert isinstance(answer, str) and "tells apart" in answer, answer
+    files = _linked(sources)
+    assert _callees(solve(files), files, 5) == {"Linear.forward"}  # ..., patched, Linear, plain
