@@ -85,6 +85,7 @@ class Replaced:
     site: CallSite
     copy: MethodCopy | None
     args: CallArgs
+    project: bool = False  # its callee may be the project's: the arguments are swapped (``project_calls.py``)
 
 
 def copies_of_calls(solver: Solver, file: int) -> dict[int, list[MethodCopy]]:
@@ -130,11 +131,16 @@ def changed_arguments(solver: Solver, file: int, old: FileFacts, new: FileFacts)
         for key, copy in site_keys(file, ordinal, copies):
             if key not in solver.site_args:
                 return "a changed call is not bound in a copy of its function"
-            if not only_hands_out(solver, key):
-                return "a changed call's callee may be the project's or reads its arguments"
+            project = not only_hands_out(solver, key)
+            receiver_class = copy.receiver_class if copy is not None else None
+            if project and (
+                any(node in solver.rebound for node in solver.site_args[key].nodes())
+                or (after.rebinds and solver.rebinding_made(file, after, receiver_class))
+            ):
+                return "a changed call of project code hands a rebound argument"
             try:
                 with no_new_nodes(solver):
-                    changed[key] = Replaced(after, copy, _arguments_after(solver, file, key, copy, before, after))
+                    changed[key] = Replaced(after, copy, _arguments_after(solver, file, key, copy, before, after), project)
             except NodeMade:
                 return "a changed call's argument is a node the solve lacks"
     return changed
@@ -195,6 +201,7 @@ def replace_arguments(solver: Solver, file: int, changed: dict[SiteKey, Replaced
             if node in solver.rebound:  # its own node: nothing reads it but this call
                 source, react = solver.rebound.pop(node)
                 solver.watchers[source].remove(react)
+                solver.collapsed -= OUTSIDE_ANY in solver.values[node]  # (a full solve lacks it)
         site, args, copy = replaced.site, replaced.args, replaced.copy
         receiver_class = copy.receiver_class if copy is not None else None
         rebound = solver.before_rebinding(file, site, args, receiver_class) if site.rebinds else args

@@ -70,7 +70,7 @@ from graphlint.checks.class_hierarchy import assigned_variables
 from graphlint.checks.receiver_copies import scoped_bodies
 from graphlint.checks.rederive import rederive
 from graphlint.checks.renumber import answer_in, in_numbering, inserted
-from graphlint.checks.retraction import Journal, retract
+from graphlint.checks.retraction import Journal, mass, retract
 from graphlint.checks.value_graph import (
     OUTSIDE_ANY,
     WORK_BUDGET,
@@ -294,8 +294,8 @@ class LiveSolve:
         why = tables_again(solver, file, fresh)
         if why is not None:
             return why
-        sizes = {name: _mass(getattr(solver, name)) for name in _NOT_GROWING}
-        implicit = _mass(solver.graph.implicit_calls)
+        sizes = {name: mass(getattr(solver, name)) for name in _NOT_GROWING}
+        implicit = mass(solver.graph.implicit_calls)
         existing = len(solver.values)
         watched: list[int] = []
         recorder = Recorder(solver, file, len(old.facts.flow.calls))
@@ -314,8 +314,8 @@ class LiveSolve:
             del solver.add, solver.watch, solver.edge, solver.call, solver.record, solver.unseen_defaults, solver.undecided_decorations
         if _bounded(solver):
             return "the extended solve hit its bounds"
-        grown = [name for name in _NOT_GROWING if _mass(getattr(solver, name)) != sizes[name]]
-        if grown or _mass(solver.graph.implicit_calls) != implicit:
+        grown = [name for name in _NOT_GROWING if mass(getattr(solver, name)) != sizes[name]]
+        if grown or mass(solver.graph.implicit_calls) != implicit:
             return f"an added fact changes what the fixed point decides ({', '.join(grown) or 'implicit calls'})"
         work = self.work + sum(delivered(solver.values[n]) for n in watched if n < existing) + _work_bound(solver, existing)
         if work > WORK_BUDGET:
@@ -366,13 +366,3 @@ def _work_bound(solver: Solver, start: int) -> int:
     """The most steps a full solve spends on the nodes from ``start`` on (module docstring)."""
     values, watchers = solver.values, solver.watchers
     return sum(delivered(values[n]) * (1 + len(watchers[n])) for n in range(start, len(values)))
-
-
-def _mass(table: Any) -> int:
-    """How much ``table`` holds: its entries and, where they are containers, theirs (each of
-    these tables holds containers in all its entries or in none)."""
-    if isinstance(table, (set, frozenset)) or not table:
-        return len(table)
-    items = table.values() if isinstance(table, dict) else table
-    nested = isinstance(next(iter(items)), (set, dict, list))
-    return len(table) + (sum(map(len, items)) if nested else 0)
