@@ -29,7 +29,10 @@ later, ``wrap_order.py``): each is taken back so, and only where each qualifies.
 a call with ``*xs`` or ``**kw`` (forwarded element by element), an entry point's call (its
 argument is what is compiled), a changed argument that is not a variable or a call's result (a
 constant, attribute or union read only there would leave a node with values a full solve
-lacks; one the solve lacks would make a node), a change of anything but arguments. An argument the edit left as it is keeps its node, whatever its kind
+lacks; one the solve lacks would make a node), a change of anything but arguments. A call whose callee may be the project's, or reads its arguments, is no such call: its
+arguments are marked (``Replaced.project``) for ``project_calls.py``, which swaps them where the
+edit moves no value (refused here still: a rebound argument's own node for it).
+An argument the edit left as it is keeps its node, whatever its kind
 (``self.eps`` beside a changed ``x``): a full solve of the new text compiles it to the same
 node, or (a union) to one of its own that reads the same nodes.
 """

@@ -49,8 +49,9 @@ Removing or changing facts is handled where they are what the last extension add
 journal (``retraction.py``) takes it back exactly, and the edit is tried again as an addition to
 the solve before it; and where they are assignments to a function's variables that nothing but
 such variables and outside calls read: their values are derived again in place (``rederive.py``),
-and the changed arguments of calls that hand nothing of the project out of sight are replaced
-(``call_retraction.py``). Any other removal or change (a project callee's arguments) solves in full.
+the changed arguments of calls that hand nothing of the project out of sight are replaced
+(``call_retraction.py``), and those of calls to project code swapped where the edit moves no
+value (``project_calls.py``). Any other removal or change solves in full.
 """
 
 from __future__ import annotations

@@ -14,8 +14,11 @@ exactly:
   the sandbox notes the edges made from or into existing nodes (with how many times), the
   existing nodes watched and given values, and what its own nodes hold. The two runs must
   differ only in edges between existing nodes; where they differ otherwise (an argument an
-  ``isinstance`` guard or a per-class copy reads, an argument handed to code outside the project
-  too, a table grown: a pass found or a copy made) the edit is refused.
+  ``isinstance`` guard or a per-class copy reads, a table grown: a pass found or a copy made)
+  the edit is refused. A callee that also hands its arguments to code outside the project
+  (``list(x)``: it passes them through) qualifies only where they hold, before and after, none
+  of the project's functions, classes or instances (``call_retraction.hands_out_nothing``:
+  what outside calls read of them then decides nothing).
 - Per target ``t`` of the edges that differ: the values of the sources it loses are among those
   of the sources it gains (in the lattice's order: ``OUTSIDE_ANY`` covers outside names), and
   those are among ``t``'s; none of these nodes gained values after the first fixed point

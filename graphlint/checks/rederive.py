@@ -9,7 +9,8 @@ island of the value graph that no other node reads.
 - Only assignments and calls' arguments changed (the file's definitions, decorations, entries...
   are the same; a call's arguments as ``call_retraction.py`` takes them back: calls outside the
   project that hand out what holds none of the project's functions, classes or instances, in
-  each copy of the call), and each changed assignment binds a variable of a function (``f.x``: no parameter, not in a
+  each copy of the call; calls to project code as ``project_calls.py`` swaps their arguments,
+  where no value moves), and each changed assignment binds a variable of a function (``f.x``: no parameter, not in a
   class body, not at module level), in no function with copies (``receiver_copies.py``). Such a
   node receives values only along the edges of its assignments in its file
   (``Solver.assign_sources`` notes their value nodes, in the file's order): no call binds it, no

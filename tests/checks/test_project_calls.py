@@ -21,7 +21,7 @@ from graphlint.checks.graph_cache import SolvedGraphs
 from graphlint.checks.incremental_solve import LiveSolve
 from graphlint.checks.valueflow import Solver, solve, solve_kept
 
-from .test_call_retraction import CALL, named_watchers, scope_of, site_arguments, taken_back_edits
+from .test_call_retraction import CALL, edge_makers, named_nodes, named_watchers, scope_of, site_arguments, taken_back_edits
 from .test_incremental_solve import canonical, linked, node_values
 from .test_rederive import HELPERS, file_tables, named_edges
 
@@ -110,26 +110,10 @@ def edit(sources: dict[str, str], rng: random.Random) -> dict[str, str]:
     return {**sources, "app/layers.py": "\n".join(lines) + "\n"}
 
 
-def named(solver: Solver) -> dict[int, str]:
-    return {
-        node: repr((table, key))
-        for table in ("variables", "results", "attributes", "constants", "decorated", "iterated")
-        for key, node in getattr(solver, table).items()
-    }
-
-
-def edge_makers(solver: Solver) -> dict[tuple[str, str], int]:
-    """How many times more than once each edge between named nodes was made."""
-    names = named(solver)
-    return {
-        (names[s], names[t]): n for (s, t), n in solver.repeated_edges.items() if s in names and t in names and t in solver.successors[s]
-    }
-
-
 def pass_entries(solver: Solver) -> list[Any]:
     """The pass-through entries of each function (``PassThrough.bind_passes``): the call, its
     arguments and result by name."""
-    names = named(solver)
+    names = named_nodes(solver)
     return sorted(
         repr((function, site, names.get(out), [names.get(n) for n in args.positional], [(k, names.get(n)) for k, n in args.keywords]))
         for function, entries in solver.pass_sites.items()
@@ -266,6 +250,44 @@ OUT = g(torch.ones(1), A(), Wrapper(None))
 )
 def test_a_changed_project_call_that_may_move_a_value_is_refused_with_its_reason(old: str, new: str, why: str) -> None:
     sources = {"app/__init__.py": "", "app/m.py": HELPERS + REFUSED}
+    live = LiveSolve(linked(sources), {}, {}, False)
+    answer = live.extend(linked({**sources, "app/m.py": sources["app/m.py"].replace(old, new)}), {}, {}, False)
+    assert isinstance(answer, str) and why in answer, answer
+
+
+READ_AT_THE_FIXED_POINT = """\
+def hook(p=first):
+    return p
+
+
+def typed(p):
+    if isinstance(p, A):
+        return p
+    return None
+
+
+def g(a, b):
+    x = hook(a)
+    t = typed(a)
+    return [x, t]
+
+
+print(hook)
+OUT = g(torch.ones(1), torch.ones(2))
+"""
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "why"),
+    [
+        # ``hook`` is handed out of sight: its parameter takes its default at the fixed point
+        ("hook(a)", "hook(b)", "a value the changed call binds was derived after the first fixed point"),
+        # the ``isinstance`` guard watches the argument itself (``instance_guards.py``)
+        ("typed(a)", "typed(b)", "the changed call does more with its arguments than bind them"),
+    ],
+)
+def test_a_changed_project_call_read_by_a_decision_or_a_guard_is_refused(old: str, new: str, why: str) -> None:
+    sources = {"app/__init__.py": "", "app/m.py": HELPERS + READ_AT_THE_FIXED_POINT}
     live = LiveSolve(linked(sources), {}, {}, False)
     answer = live.extend(linked({**sources, "app/m.py": sources["app/m.py"].replace(old, new)}), {}, {}, False)
     assert isinstance(answer, str) and why in answer, answer
