@@ -21,7 +21,7 @@ from graphlint.checks.graph_cache import SolvedGraphs
 from graphlint.checks.incremental_solve import LiveSolve
 from graphlint.checks.valueflow import Solver, solve, solve_kept
 
-from .test_call_retraction import CALL, edge_makers, named_nodes, named_watchers, scope_of, site_arguments, taken_back_edits
+from .test_call_retraction import CALL, CALLS, edge_makers, named_nodes, named_watchers, scope_of, site_arguments, taken_back_edits
 from .test_incremental_solve import canonical, linked, node_values
 from .test_rederive import HELPERS, file_tables, named_edges
 
@@ -212,6 +212,17 @@ def test_a_function_that_returns_its_parameter_hands_back_the_new_argument() -> 
         assert live.solver is not None
         assert named_edges(live.solver) == named_edges(fresh), call
         assert pass_entries(live.solver) == pass_entries(fresh), call
+
+
+def test_an_outside_call_that_passes_its_arguments_through_is_taken_back_where_they_hold_no_project_object() -> None:
+    """``list(h, x)`` hands its arguments on as its result (edges, as a project call's are) and
+    to code outside: its new arguments, tensors, decide nothing there."""
+    sources = {"app/__init__.py": "", "app/m.py": HELPERS + CALLS.replace("torch.cat", "list")}
+    live = LiveSolve(linked(sources), {}, {}, False)
+    for call, fresh in taken_back_edits(live, sources, "list(h, x)", ("list(h, y)", "list(h, x)", "list(h, y)")):
+        assert live.solver is not None
+        assert node_values(live.solver) == node_values(fresh), call
+        assert named_edges(live.solver) == named_edges(fresh), call
 
 
 REFUSED = """\
