@@ -74,9 +74,11 @@ class Sandbox:
         self.handed = 0  # how many times it handed arguments to code outside (``outside_arguments``)
 
     @contextmanager
-    def running(self) -> Iterator[None]:
+    def running(self, tables: bool = True) -> Iterator[None]:
+        """The solver with this sandbox's ``add``, ``edge``, ``watch``...; after, its own nodes
+        dropped and (``tables``) the tables it grew noted (``sizes``)."""
         solver = self.solver
-        sizes = self._sizes()
+        sizes = self.sizes() if tables else {}
         called, steps, handed = solver.called, solver.steps, len(solver.outside_arguments)
         solver.called = set()
         solver.add, solver.edge, solver.watch, solver.record = self.add, self.edge, self.watch, self.record  # type: ignore[method-assign]
@@ -91,9 +93,10 @@ class Sandbox:
             self.made = [frozenset(values) for values in solver.values[self.existing:]]
             for name in NODES:
                 del getattr(solver, name)[self.existing:]
-            self.grown = [name for name, size in self._sizes().items() if size != sizes[name]]
+            self.grown = [name for name, size in self.sizes().items() if size != sizes[name]] if tables else []
 
-    def _sizes(self) -> dict[str, int]:
+    def sizes(self) -> dict[str, int]:
+        """How much the tables a reaction may not grow hold (the dicts of lists by their lists)."""
         solver = self.solver
         sizes = {name: len(getattr(solver, name)) for name in _WATCHED_TABLES if getattr(solver, name) is not None}
         sizes.update((name, mass(getattr(solver, name))) for name in (*LISTS_BY_KEY, "passes_found"))
@@ -165,6 +168,15 @@ def dependents(solver: Solver, targets: Iterable[int], read: set[int]) -> set[in
     """The nodes whose values or edges may depend on ``targets``' values (the targets too): along
     edges, and into what their watchers' reactions make (run in a sandbox); or why not proven
     (one of ``read`` depends on them, too many nodes, a reaction that grows the solver's tables)."""
+    sizes = Sandbox(solver).sizes()  # (compared once at the end: a table grown stays grown)
+    found = _reached(solver, targets, read)
+    grown = [name for name, size in Sandbox(solver).sizes().items() if size != sizes[name]]
+    if grown:
+        return f"a reaction to what the changed call binds grows the solver's tables ({', '.join(grown)})"
+    return found
+
+
+def _reached(solver: Solver, targets: Iterable[int], read: set[int]) -> set[int] | str:
     found = set(targets)
     stack = list(found)
     while stack:
@@ -174,11 +186,9 @@ def dependents(solver: Solver, targets: Iterable[int], read: set[int]) -> set[in
         reached = set(solver.successors[node])
         if solver.watchers[node]:
             box = Sandbox(solver)
-            with box.running():
+            with box.running(tables=False):
                 for react in list(solver.watchers[node]):
                     react(list(solver.values[node]))
-            if box.grown:
-                return f"a reaction to what the changed call binds grows the solver's tables ({', '.join(box.grown)})"
             reached.update(target for _, target in box.edges if target < box.existing)
             reached.update(target for target, _ in box.given)
         for successor in reached - found:
