@@ -29,7 +29,10 @@ later, ``wrap_order.py``): each is taken back so, and only where each qualifies.
 a call with ``*xs`` or ``**kw`` (forwarded element by element), an entry point's call (its
 argument is what is compiled), a changed argument that is not a variable or a call's result (a
 constant, attribute or union read only there would leave a node with values a full solve
-lacks; one the solve lacks would make a node), a change of anything but arguments. An argument the edit left as it is keeps its node, whatever its kind
+lacks; one the solve lacks would make a node), a change of anything but arguments. A call whose callee may be the project's, or reads its arguments, is no such call: its
+arguments are marked (``Replaced.project``) for ``project_calls.py``, which swaps them where the
+edit moves no value (refused here still: a rebound argument's own node for it).
+An argument the edit left as it is keeps its node, whatever its kind
 (``self.eps`` beside a changed ``x``): a full solve of the new text compiles it to the same
 node, or (a union) to one of its own that reads the same nodes.
 """
@@ -85,6 +88,7 @@ class Replaced:
     site: CallSite
     copy: MethodCopy | None
     args: CallArgs
+    project: bool = False  # its callee may be the project's: the arguments are swapped (``project_calls.py``)
 
 
 def copies_of_calls(solver: Solver, file: int) -> dict[int, list[MethodCopy]]:
@@ -130,11 +134,16 @@ def changed_arguments(solver: Solver, file: int, old: FileFacts, new: FileFacts)
         for key, copy in site_keys(file, ordinal, copies):
             if key not in solver.site_args:
                 return "a changed call is not bound in a copy of its function"
-            if not only_hands_out(solver, key):
-                return "a changed call's callee may be the project's or reads its arguments"
+            project = not only_hands_out(solver, key)
+            receiver_class = copy.receiver_class if copy is not None else None
+            if project and (
+                any(node in solver.rebound for node in solver.site_args[key].nodes())
+                or (after.rebinds and solver.rebinding_made(file, after, receiver_class))
+            ):
+                return "a changed call of project code hands a rebound argument"
             try:
                 with no_new_nodes(solver):
-                    changed[key] = Replaced(after, copy, _arguments_after(solver, file, key, copy, before, after))
+                    changed[key] = Replaced(after, copy, _arguments_after(solver, file, key, copy, before, after), project)
             except NodeMade:
                 return "a changed call's argument is a node the solve lacks"
     return changed
@@ -195,6 +204,7 @@ def replace_arguments(solver: Solver, file: int, changed: dict[SiteKey, Replaced
             if node in solver.rebound:  # its own node: nothing reads it but this call
                 source, react = solver.rebound.pop(node)
                 solver.watchers[source].remove(react)
+                solver.collapsed -= OUTSIDE_ANY in solver.values[node]  # (a full solve lacks it)
         site, args, copy = replaced.site, replaced.args, replaced.copy
         receiver_class = copy.receiver_class if copy is not None else None
         rebound = solver.before_rebinding(file, site, args, receiver_class) if site.rebinds else args

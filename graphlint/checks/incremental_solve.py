@@ -49,8 +49,9 @@ Removing or changing facts is handled where they are what the last extension add
 journal (``retraction.py``) takes it back exactly, and the edit is tried again as an addition to
 the solve before it; and where they are assignments to a function's variables that nothing but
 such variables and outside calls read: their values are derived again in place (``rederive.py``),
-and the changed arguments of calls that hand nothing of the project out of sight are replaced
-(``call_retraction.py``). Any other removal or change (a project callee's arguments) solves in full.
+the changed arguments of calls that hand nothing of the project out of sight are replaced
+(``call_retraction.py``), and those of calls to project code swapped where the edit moves no
+value (``project_calls.py``). Any other removal or change solves in full.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ from graphlint.checks.class_hierarchy import assigned_variables
 from graphlint.checks.receiver_copies import scoped_bodies
 from graphlint.checks.rederive import rederive
 from graphlint.checks.renumber import answer_in, in_numbering, inserted
-from graphlint.checks.retraction import Journal, retract
+from graphlint.checks.retraction import Journal, mass, retract
 from graphlint.checks.value_graph import (
     OUTSIDE_ANY,
     WORK_BUDGET,
@@ -294,8 +295,8 @@ class LiveSolve:
         why = tables_again(solver, file, fresh)
         if why is not None:
             return why
-        sizes = {name: _mass(getattr(solver, name)) for name in _NOT_GROWING}
-        implicit = _mass(solver.graph.implicit_calls)
+        sizes = {name: mass(getattr(solver, name)) for name in _NOT_GROWING}
+        implicit = mass(solver.graph.implicit_calls)
         patched_classes = len(solver.patched)
         existing = len(solver.values)
         watched: list[int] = []
@@ -315,8 +316,8 @@ class LiveSolve:
             del solver.add, solver.watch, solver.edge, solver.call, solver.record, solver.unseen_defaults, solver.undecided_decorations
         if _bounded(solver):
             return "the extended solve hit its bounds"
-        grown = [name for name in _NOT_GROWING if _mass(getattr(solver, name)) != sizes[name]]
-        if grown or _mass(solver.graph.implicit_calls) != implicit:
+        grown = [name for name in _NOT_GROWING if mass(getattr(solver, name)) != sizes[name]]
+        if grown or mass(solver.graph.implicit_calls) != implicit:
             return f"an added fact changes what the fixed point decides ({', '.join(grown) or 'implicit calls'})"
         # a class to tell apart is a patched one made at a second site (told_apart scans every call)
         made = {(obj[1], obj[2]) for _, obj in journal.calls if obj[0] == "C"}
@@ -371,13 +372,3 @@ def _work_bound(solver: Solver, start: int) -> int:
     """The most steps a full solve spends on the nodes from ``start`` on (module docstring)."""
     values, watchers = solver.values, solver.watchers
     return sum(delivered(values[n]) * (1 + len(watchers[n])) for n in range(start, len(values)))
-
-
-def _mass(table: Any) -> int:
-    """How much ``table`` holds: its entries and, where they are containers, theirs (each of
-    these tables holds containers in all its entries or in none)."""
-    if isinstance(table, (set, frozenset)) or not table:
-        return len(table)
-    items = table.values() if isinstance(table, dict) else table
-    nested = isinstance(next(iter(items)), (set, dict, list))
-    return len(table) + (sum(map(len, items)) if nested else 0)

@@ -9,7 +9,8 @@ island of the value graph that no other node reads.
 - Only assignments and calls' arguments changed (the file's definitions, decorations, entries...
   are the same; a call's arguments as ``call_retraction.py`` takes them back: calls outside the
   project that hand out what holds none of the project's functions, classes or instances, in
-  each copy of the call), and each changed assignment binds a variable of a function (``f.x``: no parameter, not in a
+  each copy of the call; calls to project code as ``project_calls.py`` swaps their arguments,
+  where no value moves), and each changed assignment binds a variable of a function (``f.x``: no parameter, not in a
   class body, not at module level), in no function with copies (``receiver_copies.py``). Such a
   node receives values only along the edges of its assignments in its file
   (``Solver.assign_sources`` notes their value nodes, in the file's order): no call binds it, no
@@ -40,7 +41,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from graphlint.checks.addition import copied, tables_again
@@ -50,6 +51,7 @@ from graphlint.checks.call_retraction import (
 )
 from graphlint.checks.class_hierarchy import assigned_variables
 from graphlint.checks.facts import FileFacts
+from graphlint.checks.project_calls import Swap, swapped
 from graphlint.checks.receiver_copies import scoped_bodies
 from graphlint.checks import value_graph
 from graphlint.checks.value_graph import OUTSIDE_ANY, LinkedModule, Obj, collapsible, delivered
@@ -105,13 +107,17 @@ def rederive(solver: Solver, file: int, new: LinkedModule) -> int | str:
     derived = _least(solver, inflow)
     if isinstance(derived, str):
         return derived
+    outside = {key: replaced for key, replaced in arguments.items() if not replaced.project}
     # what outside calls were handed and are after the edit (``call_retraction.py``)
-    handed_before = [*(n for key in arguments for n in solver.site_args[key].nodes()), *handed_out]
-    handed_after = [*(n for replaced in arguments.values() for n in replaced.args.nodes()), *handed_out]
+    handed_before = [*(n for key in outside for n in solver.site_args[key].nodes()), *handed_out]
+    handed_after = [*(n for replaced in outside.values() for n in replaced.args.nodes()), *handed_out]
     if not all(hands_out_nothing(solver.values[n]) for n in handed_before) or not all(
         hands_out_nothing(derived[n] if n in derived else solver.values[n]) for n in handed_after
     ):
         return "an outside call is handed a project function, class or instance by a call or variable the edit changes"
+    swap = _project_swaps(solver, file, {key: replaced for key, replaced in arguments.items() if replaced.project})
+    if isinstance(swap, str):
+        return f"not only assignments changed (calls: {swap})"
     work = 0
     for node, values in derived.items():
         work += delivered(values) - delivered(solver.values[node])
@@ -124,8 +130,16 @@ def rederive(solver: Solver, file: int, new: LinkedModule) -> int | str:
         for node in sources[name]:
             if node is not None and node != target:
                 solver.successors[node].add(target)
+        # the makers of the edges into the variable are its assignments (``ValueGraph.repeated_edges``)
+        made = Counter(node for node in sources[name] if node is not None and node != target)
+        for node in {n for n in solver.assign_sources[file].get(name, ()) if n is not None} | set(made):
+            if made[node] > 1:
+                solver.repeated_edges[node, target] = made[node] - 1
+            else:
+                solver.repeated_edges.pop((node, target), None)
         solver.assign_sources[file][name] = sources[name]
-    work += replace_arguments(solver, file, arguments)  # (after the values: a rebound argument reads them)
+    work += replace_arguments(solver, file, outside)  # (after the values: a rebound argument reads them)
+    swap()
     solver.files[file] = new
     solver.classes.assigned[file] = assigned_variables(new.facts)
     solver.declared[file] -= {name for name in names if not counts[name] and name not in defs}
@@ -133,6 +147,18 @@ def rederive(solver: Solver, file: int, new: LinkedModule) -> int | str:
     solver.scoped_by_file[file] = scoped
     why = tables_again(solver, file, names.__contains__, either_way=True)
     return work if why is None else why
+
+
+def _project_swaps(solver: Solver, file: int, calls: dict[SiteKey, Replaced]) -> Callable[[], None] | str:
+    """How to hand the changed calls of project code their new arguments (``project_calls.py``),
+    or why not."""
+    swaps: list[Swap] = []
+    for key, replaced in calls.items():
+        out = solver.results.get((file, key[1] if len(key) == 2 else (key[1], key[2])))
+        if out is None:
+            return "a changed call of project code has no result node"
+        swaps.append((key, solver.site_args[key], replaced.args, out))
+    return swapped(solver, swaps) if swaps else lambda: None
 
 
 def _only_assignments(old: LinkedModule, new: LinkedModule) -> str | None:

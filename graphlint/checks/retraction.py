@@ -27,18 +27,19 @@ from graphlint.checks.valueflow import Solver
 # The solver's tables by how the journal takes an extension back (every other attribute makes
 # ``Journal`` refuse, so that a table added later is never left extended):
 # dicts whose new entries come last and whose old entries an extension never changes
-_APPENDED = (
+APPENDED = (
     "attributes", "loads", "receivers", "site_args", "callee_nodes", "site_edges", "guard_classes",
     "variables", "constants", "results", "decorated", "iterated", "routed", "copies", "copy_counts",
     "passes_found", "rest_nodes", "rebound", "instance_methods",
 )
-_LISTS_BY_KEY = ("pass_sites", "forwarded_guards", "rest_watchers")  # dicts of lists appended to
-_SETS = ("called", "outside_any_sites", "routed_bound", "typed", "late", "constructed", "bound_functions",
+LISTS_BY_KEY = ("pass_sites", "forwarded_guards", "rest_watchers")  # dicts of lists appended to
+SETS = ("called", "outside_any_sites", "routed_bound", "typed", "late", "constructed", "bound_functions",
          "defaulted", "refused", "saturated", "patched")  # what was added names a new node or a new site
-_LISTS = ("outside_arguments", "decorations_made", "forward_queue", "pending")
-_RESTORED = ("steps", "collapsed", "stopped", "forwarding", "answer")
-_NODES = ("values", "successors", "watchers")
-_FIXED = ("files", "classes", "declared", "scoped_by_file", "assign_sources", "by_module", "packages", "dispatch",
+LISTS = ("outside_arguments", "decorations_made", "forward_queue", "pending")
+RESTORED = ("steps", "collapsed", "stopped", "forwarding", "answer")
+NODES = ("values", "successors", "watchers")
+COUNTS = ("repeated_edges",)  # counts that grow in place: taken back by what the journal noted
+FIXED = ("files", "classes", "declared", "scoped_by_file", "assign_sources", "by_module", "packages", "dispatch",
           "not_dispatched", "preview", "graph", "tagged")  # taken back one by one in ``retract``
 
 
@@ -55,11 +56,11 @@ class Journal:
         self.graph, self.work, self.own, self.numbered = graph, work, own, numbered
         self.existing = len(solver.values)
         tables = self.computed(solver)
-        known = {*_APPENDED, *_LISTS_BY_KEY, *_SETS, *_LISTS, *_RESTORED, *_NODES, *_FIXED}
+        known = {*APPENDED, *LISTS_BY_KEY, *SETS, *LISTS, *RESTORED, *NODES, *FIXED, *COUNTS}
         self.unknown = sorted(name for name in vars(solver) if name not in known and name not in self.all_tables(solver))
-        self.sizes = {name: len(getattr(solver, name)) for name in (*_APPENDED, *_SETS, *_LISTS) if getattr(solver, name) is not None}
-        self.by_key = {name: {key: len(items) for key, items in getattr(solver, name).items()} for name in _LISTS_BY_KEY}
-        self.scalars = {name: getattr(solver, name) for name in _RESTORED}
+        self.sizes = {name: len(getattr(solver, name)) for name in (*APPENDED, *SETS, *LISTS) if getattr(solver, name) is not None}
+        self.by_key = {name: {key: len(items) for key, items in getattr(solver, name).items()} for name in LISTS_BY_KEY}
+        self.scalars = {name: getattr(solver, name) for name in RESTORED}
         self.facts = solver.files[file]
         self.assigned = solver.classes.assigned[file]
         self.declared = set(solver.declared[file])
@@ -72,6 +73,7 @@ class Journal:
         }
         self.watched: dict[int, int] = {}  # existing node → its watchers before the extension
         self.edges: list[tuple[int, int]] = []  # edges added from existing nodes
+        self.repeated: list[tuple[int, int]] = []  # edges made again (``ValueGraph.repeated_edges``)
         self.calls: list[tuple[Any, Any]] = []  # what ``Solver.call`` added to ``called``
         self.sound = True  # False: the extension did what this cannot take back
 
@@ -89,7 +91,11 @@ class Journal:
             self.watched[node] = len(solver.watchers[node])
 
     def edge(self, solver: Solver, source: int | None, target: int) -> None:
-        if source is not None and source < self.existing and source != target and target not in solver.successors[source]:
+        if source is None or source == target:
+            return
+        if target in solver.successors[source]:
+            self.repeated.append((source, target))
+        elif source < self.existing:
             self.edges.append((source, target))
 
     def call(self, solver: Solver, site: Any, obj: Any) -> None:
@@ -139,13 +145,17 @@ def retract(solver: Solver, journal: Journal) -> str | None:
         return "the last extension changed what the journal cannot take back"
     existing = journal.existing
     made = range(existing, len(solver.values))
-    for name in _NODES:
+    for name in NODES:
         del getattr(solver, name)[existing:]
     for node, count in journal.watched.items():
         del solver.watchers[node][count:]
     for source, target in journal.edges:
         solver.successors[source].discard(target)
-    for name in _APPENDED:
+    for pair in journal.repeated:
+        count = solver.repeated_edges.pop(pair) - 1
+        if count:
+            solver.repeated_edges[pair] = count
+    for name in APPENDED:
         table = getattr(solver, name)
         for key in list(islice(reversed(table), len(table) - journal.sizes[name])):  # the last ones
             del table[key]
@@ -155,7 +165,7 @@ def retract(solver: Solver, journal: Journal) -> str | None:
             del table[key]
         for key, count in lengths.items():
             del table[key][count:]
-    for name in _SETS:
+    for name in SETS:
         table = getattr(solver, name)
         if table is None or len(table) == journal.sizes[name]:
             continue
@@ -164,7 +174,7 @@ def retract(solver: Solver, journal: Journal) -> str | None:
         table.difference_update(journal.calls if name == "called" else made)
         if len(table) != journal.sizes[name]:
             table.difference_update([item for item in table if journal.new(item)])
-    for name in _LISTS:
+    for name in LISTS:
         del getattr(solver, name)[journal.sizes[name]:]
     for name, value in journal.scalars.items():
         setattr(solver, name, value)
@@ -188,3 +198,13 @@ def retract(solver: Solver, journal: Journal) -> str | None:
     if grown:
         return f"the extension added to {', '.join(grown)} what names no new node or site"
     return None
+
+
+def mass(table: Any) -> int:
+    """How much ``table`` holds: its entries and, where they are containers, theirs (each of
+    these tables holds containers in all its entries or in none)."""
+    if isinstance(table, (set, frozenset)) or not table:
+        return len(table)
+    items = table.values() if isinstance(table, dict) else table
+    nested = isinstance(next(iter(items)), (set, dict, list))
+    return len(table) + (sum(map(len, items)) if nested else 0)

@@ -169,6 +169,10 @@ class ValueGraph:
         self.successors: list[set[int]] = []
         self.watchers: list[list[Callable[[Iterable[Obj]], None]]] = []
         self.pending: list[tuple[int, set[Obj]]] = []
+        # (source, target) → how many times ``edge`` made it after the first: its makers (calls'
+        # and watchers' reactions, assignments) less one, so that ``project_calls.py`` removes
+        # an edge only with its last maker (only edges made more than once are here)
+        self.repeated_edges: dict[tuple[int, int], int] = {}
         self.variables: dict[tuple[int, str], int] = {}
         self.constants: dict[Obj, int] = {}
         self.results: dict[tuple[int, int], int] = {}
@@ -239,7 +243,11 @@ class ValueGraph:
         return not self.stopped
 
     def edge(self, source: int | None, target: int) -> None:
-        if source is None or source == target or target in self.successors[source]:
+        if source is None or source == target:
+            return
+        if target in self.successors[source]:
+            pair = (source, target)
+            self.repeated_edges[pair] = self.repeated_edges.get(pair, 0) + 1
             return
         self.successors[source].add(target)
         if self.values[source]:

@@ -570,7 +570,9 @@ def solver_state(solver: Solver) -> Any:
     for name, value in sorted(vars(solver).items()):
         if name == "scoped_by_file":
             continue
-        if isinstance(value, dict):
+        if isinstance(value, dict) and all(isinstance(count, int) for count in value.values()):
+            state[name] = sorted(map(repr, value.items()))  # counts (``repeated_edges``): by value too
+        elif isinstance(value, dict):
             state[name] = [repr(key) for key in value]
         elif isinstance(value, (set, list)) and name not in ("values", "successors", "watchers", "files", "declared"):
             state[name] = sorted(map(repr, value))
