@@ -232,7 +232,7 @@ def extract_options_of(known: Knowledge) -> ExtractOptions:
         known.not_selected_keys, known.eager_backends, known.capture_false_calls,
         known.capture_true_calls, known.capture_false_attributes, known.capture_none_attributes, known.capture_modes,
         tuple(known.capture_mode_calls.items()), tuple(known.capture_call_results.items()), known.empty_of_empty_calls,
-        tuple(known.capture_false_tests.items()),
+        tuple(known.capture_false_tests.items()), known.platform_raising_calls,
     )
 
 

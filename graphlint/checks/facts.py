@@ -53,6 +53,7 @@ class ExtractOptions:
     capture_call_results: tuple[tuple[str, tuple[str, ...]], ...] = ()  # call glob → the values it returns
     empty_of_empty_calls: tuple[str, ...] = ()  # calls (dotted globs) empty where their first argument is
     capture_false_tests: tuple[tuple[str, tuple[str, ...]], ...] = ()  # function glob → comparisons false in capture
+    platform_raising_calls: tuple[str, ...] = ()  # calls (dotted globs) that raise on the platform checked
 
 
 @dataclass
