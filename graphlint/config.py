@@ -131,8 +131,8 @@ class Knowledge:
     ``sorted(...)``) stays empty through them.
     ``platform-raising-calls``: calls, by qualified name (dotted globs; the head resolved through
     the file's imports, absolute ones only), that raise whatever their arguments on the platform
-    checked (in a ``platforms.<name>`` table: sglang's ``load_jit``, which builds CUDA sources
-    with tvm-ffi, on the NPU): a block that surely makes one, outside a ``try`` of its function,
+    checked (in a ``platforms.<name>`` table: sglang's JIT MoE alignment kernel, which builds CUDA
+    sources, on the NPU): a block that surely makes one, outside a ``try`` of its function,
     raises there, as for a name bound only on other platforms (``raising_blocks.py``), so what
     follows it is not captured, nor what a caller runs after a function whose every way out
     makes one.

@@ -13,10 +13,10 @@ statements, met before any that could leave the block (``return``, ``break``, ``
   ``x(...)``, ``x > 0`` against a number), where the statement surely evaluates it (not the right
   side of ``and`` / ``or``, a branch of ``a if t else b``, a lambda or a comprehension);
 - a call of one of ``platform-raising-calls`` (qualified names of calls that raise on the
-  platform checked, whatever their arguments: sglang's ``load_jit`` on the NPU), surely evaluated
-  as above, in every mode; its name is qualified through the file's imports and through those of
-  the block's own statements before it (``if use_jit: from kernels import align; align(x)``: the
-  walk has not met that import yet when it scans the block);
+  platform checked, whatever their arguments: sglang's JIT MoE alignment kernel on the NPU),
+  surely evaluated as above, in every mode; its name is qualified through the file's imports and
+  through those of the block's own statements before it (``if use_jit: from kernels import
+  align; align(x)``: the walk has not met that import yet when it scans the block);
 - an ``if`` whose branches all raise in the modes that take them.
 
 Not in the body of a ``try`` of the same function, which may catch it. A caller's ``try`` may as
@@ -187,27 +187,25 @@ class RaisingBlocks:
         return qualified is not None and matches(qualified, self.options.platform_raising_calls)
 
     def _scan_imports(self, smalls: Sequence[cst.BaseSmallStatement]) -> None:
-        """Note what the absolute imports of a scanned line bind (a relative one names a module
-        the walk resolves only once the project is linked)."""
+        """Note what the imports of a scanned line bind. A relative one is kept as written
+        (``.kernels.align``): the walk resolves it only once the project is linked, so no
+        qualified name matches it."""
         for small in smalls:
-            if isinstance(small, cst.Import):
-                for alias in small.names:
-                    full = dotted_name(alias.name)
-                    if full is not None and alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                        self.scanned_imports[alias.asname.name.value] = full
-                    elif full is not None:
-                        self.scanned_imports[full.split(".", 1)[0]] = full.split(".", 1)[0]
-            elif isinstance(small, cst.ImportFrom) and not small.relative and small.module is not None:
-                module = dotted_name(small.module)
-                if module is None or isinstance(small.names, cst.ImportStar):
+            if not isinstance(small, (cst.Import, cst.ImportFrom)) or isinstance(small.names, cst.ImportStar):
+                continue
+            base = ""
+            if isinstance(small, cst.ImportFrom):
+                module = dotted_name(small.module) if small.module is not None else None
+                base = "." * len(small.relative) + (module or "")
+            for alias in small.names:
+                name = dotted_name(alias.name)
+                if name is None:
                     continue
-                for alias in small.names:
-                    name = dotted_name(alias.name)
-                    if name is None:
-                        continue
-                    asname = alias.asname.name if alias.asname is not None else None
-                    local = asname.value if isinstance(asname, cst.Name) else name
-                    self.scanned_imports[local] = f"{module}.{name}"
+                asname = alias.asname.name if alias.asname is not None else None
+                if isinstance(small, cst.Import) and asname is None:  # ``import a.b`` binds ``a``
+                    name = name.split(".", 1)[0]
+                local = asname.value if isinstance(asname, cst.Name) else name
+                self.scanned_imports[local] = f"{base}.{name}" if base and not base.endswith(".") else base + name
 
     def _unbound_global(self, operand: cst.BaseExpression) -> bool:
         """Whether ``operand`` reads a name of the module that no binding of it there runs on the

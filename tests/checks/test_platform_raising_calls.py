@@ -131,6 +131,16 @@ def test_a_branch_that_makes_a_raising_call_raises_before_what_follows(tmp_path:
     assert found == {("moe.py", "GL202", line) for line in _marked(MODEL, "captured")}, found
 
 
+def test_a_module_level_import_qualifies_the_call_too(tmp_path: Path) -> None:
+    align = textwrap.dedent(ALIGN).replace(
+        "        from sglang.jit_kernel.align import align_block_size as jit_align_block_size\n\n", ""
+    ).replace("import os\n", "import os\n\nimport sglang.jit_kernel.align as jit\n")
+    align = align.replace("        jit_align_block_size(", "        jit.align_block_size(")
+    assert "jit.align_block_size(" in align and "as jit_align_block_size" not in align
+    found = _check(tmp_path, {**FILES, "python/sglang/srt/layers/moe/align.py": align})
+    assert found == {("moe.py", "GL202", line) for line in _marked(MODEL, "captured")}, found
+
+
 def test_without_the_knowledge_the_jit_branch_may_return(tmp_path: Path) -> None:
     _everything_captured(_check(tmp_path, FILES, '[tool.graphlint]\npresets = ["sglang"]\n'))
 
