@@ -141,6 +141,13 @@ class Knowledge:
     their first argument is an empty list (sglang's ``flatten_nested_list``): a list built from
     what is empty in every capture (a list display or comprehension, ``list(...)``,
     ``sorted(...)``) stays empty through them.
+    ``platform-raising-calls``: calls, by qualified name (dotted globs; the head resolved through
+    the file's imports, absolute ones only), that raise whatever their arguments on the platform
+    checked (in a ``platforms.<name>`` table: sglang's JIT MoE alignment kernel, which builds CUDA
+    sources, on the NPU): a block that surely makes one, outside a ``try`` of its function,
+    raises there, as for a name bound only on other platforms (``raising_blocks.py``), so what
+    follows it is not captured, nor what a caller runs after a function whose every way out
+    makes one.
     ``device-built-classes``: classes (dotted, globs) the framework's loader builds under ``with
     torch.device(target)`` (sglang's and vLLM's ``load_model``): what runs only while it builds
     one of them (their ``__init__`` and what it calls, unless something else calls it too) makes
@@ -178,6 +185,7 @@ class Knowledge:
     capture_mode_true_attributes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     empty_of_empty_calls: tuple[str, ...] = ()
     device_built_classes: tuple[str, ...] = ()
+    platform_raising_calls: tuple[str, ...] = ()
 
     def merged(self, other: "Knowledge") -> "Knowledge":
         values: dict[str, Any] = {}
@@ -214,6 +222,7 @@ KNOWLEDGE_LIST_KEYS = (
     "capture-modes",
     "empty-of-empty-calls",
     "device-built-classes",
+    "platform-raising-calls",
 )
 KNOWLEDGE_TABLE_KEYS = (
     "compile-exports",

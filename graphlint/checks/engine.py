@@ -234,6 +234,7 @@ def extract_options_of(known: Knowledge) -> ExtractOptions:
         tuple(known.capture_mode_calls.items()), tuple(known.capture_call_results.items()), known.empty_of_empty_calls,
         tuple(known.capture_false_tests.items()), known.capture_device_attributes,
         tuple(known.capture_mode_none_attributes.items()), tuple(known.capture_mode_true_attributes.items()),
+        known.platform_raising_calls,
     )
 
 

@@ -56,6 +56,7 @@ class ExtractOptions:
     capture_device_attributes: tuple[str, ...] = ()  # attributes (dotted globs) on the device while a capture runs
     capture_mode_none_attributes: tuple[tuple[str, tuple[str, ...]], ...] = ()  # attribute glob → modes it is None in
     capture_mode_true_attributes: tuple[tuple[str, tuple[str, ...]], ...] = ()  # … true in
+    platform_raising_calls: tuple[str, ...] = ()  # calls (dotted globs) that raise on the platform checked
 
 
 @dataclass

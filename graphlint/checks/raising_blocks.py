@@ -12,6 +12,11 @@ statements, met before any that could leave the block (``return``, ``break``, ``
 - an operation that None does not support, on a value None in those modes (``x[i]``, ``x.attr``,
   ``x(...)``, ``x > 0`` against a number), where the statement surely evaluates it (not the right
   side of ``and`` / ``or``, a branch of ``a if t else b``, a lambda or a comprehension);
+- a call of one of ``platform-raising-calls`` (qualified names of calls that raise on the
+  platform checked, whatever their arguments: sglang's JIT MoE alignment kernel on the NPU),
+  surely evaluated as above, in every mode; its name is qualified through the file's imports and
+  through those of the block's own statements before it (``if use_jit: from kernels import
+  align; align(x)``: the walk has not met that import yet when it scans the block);
 - an ``if`` whose branches all raise in the modes that take them.
 
 Not in the body of a ``try`` of the same function, which may catch it. A caller's ``try`` may as
@@ -28,10 +33,10 @@ from typing import Any
 
 import libcst as cst
 
-from graphlint.checks.capture_values import Binding, CaptureLocals, Modes
+from graphlint.checks.capture_values import Binding, CaptureLocals, Modes, matches
 from graphlint.checks.none_iteration import ITERATING_BUILTINS, raising_modes
 from graphlint.checks.facts import ExtractOptions
-from graphlint.checks.syntax import children
+from graphlint.checks.syntax import children, dotted_name
 from graphlint.checks.unbound_names import ModuleNames, function_names
 
 _ORDERING = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
@@ -50,9 +55,13 @@ class RaisingBlocks:
     # it holds a way to leave its block, and the operands it surely uses as None cannot be used.
     leaving_nodes: dict[int, bool]
     none_operands: dict[int, tuple[cst.BaseExpression, ...]]
+    # The names the imports of the block being scanned bind before the statement scanned
+    # (``platform-raising-calls``): name → what it names.
+    scanned_imports: dict[str, str]
     _true_modes: Callable[[cst.BaseExpression, Modes], Modes | None]  # compile_branches.py
     _none_modes: Callable[[cst.BaseExpression, Modes], Modes | None]
     _builtin: Callable[[cst.BaseExpression], str | None]
+    qualify: Callable[[cst.BaseExpression], str | None]  # site_values.py
     # unbound_names.py: the module's names, the module-level blocks entered in no capture mode,
     # and per function (id()) the names it binds
     module_names: ModuleNames
@@ -85,6 +94,7 @@ class RaisingBlocks:
         raising: set[str] = set()
         for mode in self.capture_modes:
             undo = self._scan_locals.tentative() if self._scan_locals is not None else None
+            self.scanned_imports = {}
             raising |= self._raising_modes(block, frozenset({mode}))
             if undo is not None:
                 undo()
@@ -117,6 +127,13 @@ class RaisingBlocks:
                     bindings.record(target.value, binding)
 
     def _raising_modes(self, suite: cst.BaseSuite, modes: Modes) -> Modes:
+        outer_imports = dict(self.scanned_imports)  # what a nested block imports stays in it
+        try:
+            return self._suite_raising(suite, modes)
+        finally:
+            self.scanned_imports = outer_imports
+
+    def _suite_raising(self, suite: cst.BaseSuite, modes: Modes) -> Modes:
         if isinstance(suite, cst.SimpleStatementSuite):  # ``if x: y = z[0]``
             return self._line_raising(suite.body, modes)
         raising: Modes = frozenset()
@@ -125,6 +142,7 @@ class RaisingBlocks:
                 break
             if isinstance(statement, cst.SimpleStatementLine):
                 raising |= self._line_raising(statement.body, modes - raising)
+                self._scan_imports(statement.body)
                 if self._leaves(statement):
                     break
                 self._record_bindings(statement.body, modes - raising)
@@ -176,6 +194,8 @@ class RaisingBlocks:
         if any(self._unbound_global(operand) for operand in operands):
             return modes  # a NameError on the platform checked, in every mode
         options = self.options
+        if options.platform_raising_calls and any(self._raising_call(node) for node in _surely_evaluated(expr)):
+            return modes
         if not (options.capture_none_attributes or options.capture_mode_none_attributes):
             return frozenset()  # nothing is None in a capture (names only through those)
         raising: Modes = frozenset()
@@ -205,6 +225,39 @@ class RaisingBlocks:
             return raising
         right = rest - left_true if isinstance(expr.operator, cst.Or) else left_true
         return raising | self._expression_raising(expr.right, right)
+
+    def _raising_call(self, node: cst.CSTNode) -> bool:
+        """Whether ``node`` calls one of ``platform-raising-calls``."""
+        if not isinstance(node, cst.Call):
+            return False
+        name = dotted_name(node.func)
+        if name is None:
+            return False
+        head, dot, rest = name.partition(".")
+        imported = self.scanned_imports.get(head)
+        qualified = imported + dot + rest if imported is not None else self.qualify(node.func)
+        return qualified is not None and matches(qualified, self.options.platform_raising_calls)
+
+    def _scan_imports(self, smalls: Sequence[cst.BaseSmallStatement]) -> None:
+        """Note what the imports of a scanned line bind. A relative one is kept as written
+        (``.kernels.align``): the walk resolves it only once the project is linked, so no
+        qualified name matches it."""
+        for small in smalls:
+            if not isinstance(small, (cst.Import, cst.ImportFrom)) or isinstance(small.names, cst.ImportStar):
+                continue
+            base = ""
+            if isinstance(small, cst.ImportFrom):
+                module = dotted_name(small.module) if small.module is not None else None
+                base = "." * len(small.relative) + (module or "")
+            for alias in small.names:
+                name = dotted_name(alias.name)
+                if name is None:
+                    continue
+                asname = alias.asname.name if alias.asname is not None else None
+                if isinstance(small, cst.Import) and asname is None:  # ``import a.b`` binds ``a``
+                    name = name.split(".", 1)[0]
+                local = asname.value if isinstance(asname, cst.Name) else name
+                self.scanned_imports[local] = f"{base}.{name}" if base and not base.endswith(".") else base + name
 
     def _unbound_global(self, operand: cst.BaseExpression) -> bool:
         """Whether ``operand`` reads a name of the module that no binding of it there runs on the
@@ -259,10 +312,9 @@ def _evaluated(small: cst.BaseSmallStatement) -> cst.BaseExpression | None:
     return value if isinstance(value, cst.BaseExpression) else None
 
 
-def _none_operands(expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
-    """The sub-expressions ``expr`` surely evaluates and then uses as None cannot be used: the
-    subscripted, the object of an attribute (not a dunder one, which None has), the called, the
-    side of an ordering comparison with a number."""
+def _surely_evaluated(expr: cst.BaseExpression) -> Iterator[cst.CSTNode]:
+    """The nodes of ``expr`` it surely evaluates (the left side of ``and`` / ``or``, the test
+    of ``a if t else b``; not a lambda or a comprehension)."""
     pending: list[cst.CSTNode] = [expr]
     while pending:
         node = pending.pop()
@@ -278,6 +330,15 @@ def _none_operands(expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
         if isinstance(node, cst.IfExp):
             pending.append(node.test)
             continue
+        yield node
+        pending.extend(children(node))
+
+
+def _none_operands(expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    """The sub-expressions ``expr`` surely evaluates and then uses as None cannot be used: the
+    subscripted, the object of an attribute (not a dunder one, which None has), the called, the
+    side of an ordering comparison with a number."""
+    for node in _surely_evaluated(expr):
         if isinstance(node, cst.Subscript):
             yield node.value
         elif isinstance(node, cst.Attribute) and not node.attr.value.startswith("__"):
@@ -293,4 +354,3 @@ def _none_operands(expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
                     yield node.left
                 elif isinstance(node.left, (cst.Integer, cst.Float)):
                     yield comparison.comparator
-        pending.extend(children(node))
