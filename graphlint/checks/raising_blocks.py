@@ -314,12 +314,12 @@ def _evaluated(small: cst.BaseSmallStatement) -> cst.BaseExpression | None:
 
 def _surely_evaluated(expr: cst.BaseExpression) -> Iterator[cst.CSTNode]:
     """The nodes of ``expr`` it surely evaluates (the left side of ``and`` / ``or``, the test
-    of ``a if t else b``; not a lambda or a comprehension)."""
+    of ``a if t else b``; not a lambda; of a comprehension, itself and its first iterable)."""
     pending: list[cst.CSTNode] = [expr]
     while pending:
         node = pending.pop()
-        if isinstance(node, _COMPREHENSIONS):  # its first iterable is evaluated, and iterated, at once
-            yield node.for_in.iter
+        if isinstance(node, _COMPREHENSIONS):  # only its first iterable is evaluated at once
+            yield node
             pending.append(node.for_in.iter)
             continue
         if isinstance(node, _MAYBE_UNEVALUATED):
@@ -339,7 +339,9 @@ def _none_operands(expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
     subscripted, the object of an attribute (not a dunder one, which None has), the called, the
     side of an ordering comparison with a number."""
     for node in _surely_evaluated(expr):
-        if isinstance(node, cst.Subscript):
+        if isinstance(node, _COMPREHENSIONS):  # its first iterable is iterated at once
+            yield node.for_in.iter
+        elif isinstance(node, cst.Subscript):
             yield node.value
         elif isinstance(node, cst.Attribute) and not node.attr.value.startswith("__"):
             yield node.value
