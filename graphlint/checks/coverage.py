@@ -52,6 +52,9 @@ class Coverage:
     # platform checked: the blocks that read it raise there and are not analysed (``unbound_names.py``)
     platform_unbound: int = 0
     notice: str | None = None  # the value flow was cut short by its bounds (``CallGraph.notice``)
+    # the project's files that parse but whose calls the value flow could not number (its ``ast``
+    # and libcst readings disagree): their calls are followed nowhere, so say so
+    unnumbered: list[str] = field(default_factory=list)
 
 
 def entry_reports(project: Project, regions: Regions) -> list[EntryReport]:
@@ -139,6 +142,10 @@ def summarize(project: Project, regions: Regions) -> Coverage:
         and any(hit.kind == "capture" for hit in hits)
     )
     coverage.capture_unresolved = len(unresolved)
+    coverage.unnumbered = [
+        linked.display for linked in project.files
+        if not linked.library and linked.facts.error is None and linked.facts.flow.error is not None
+    ]
     # With no entry point there is no region to be incomplete, and asking would solve the whole
     # value flow for nothing (the standard library: 3 M steps, most of a cold run).
     coverage.notice = project.graph.notice() if reports else None
@@ -170,6 +177,12 @@ def coverage_line(coverage: Coverage) -> str:
         line += (
             f"; {coverage.platform_unbound} captured function(s) read a name their module binds only under"
             " platform tests false on the platform checked: the blocks reading it raise there, not analysed"
+        )
+    if coverage.unnumbered:
+        line += (
+            f"; {len(coverage.unnumbered)} file(s) whose calls could not be numbered"
+            f" ({', '.join(coverage.unnumbered[:3])}{', ...' if len(coverage.unnumbered) > 3 else ''}):"
+            " their calls are not followed, please report it"
         )
     for preset, count in sorted(coverage.held.items()):
         line += f"; {count} capture block(s) of {preset} not analysed: its preset is opt-in (presets = [\"{preset}\"])"

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from graphlint.checks.call_conditions import known_value
 from graphlint.checks.facts import Decoration, DefFacts, Expr, FlowFacts
 from graphlint.checks.flow_expressions import dotted
-from graphlint.checks.flow_scopes import FlowScope, ScopeScan, parameters
+from graphlint.checks.flow_scopes import FlowScope, ScopeScan, annotation_nodes, parameters
 from graphlint.checks.known_values import ChangedNames
 from graphlint.checks.scopes import ScopeStack
 
@@ -51,6 +51,7 @@ class FlowDefinitions(ScopeStack[FlowScope]):
         self.facts.defs.setdefault(qualname, DefFacts("function", params, method, line=node.lineno))
         self._defaults(qualname, node.args)
         self._annotations(qualname, node.args)
+        self._annotation_calls(node)
         self._note_returns(qualname, node, [expr for _, expr in decorators])
         value: Expr = ["d", qualname]
         for decorator, expr in reversed(decorators):
@@ -114,6 +115,19 @@ class FlowDefinitions(ScopeStack[FlowScope]):
                         # what callers hand the parameter still decides an isinstance guard
                         self.annotated[f"{qualname}.{param.arg}"] += 1
                         self._assign(["v", f"{qualname}.{param.arg}"], ["n", value])
+
+    def _annotation_calls(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """The calls an annotation makes (``stream: torch.get_device_module().Stream``), where the
+        ``def`` is: a site each, as for any call there (under ``from __future__ import
+        annotations`` they do not run; a call edge more is the safe side)."""
+        for annotation in annotation_nodes(node):
+            pending: list[ast.AST] = [annotation]
+            while pending:
+                part = pending.pop()
+                if isinstance(part, ast.Call):
+                    self._expr(part)  # its nested calls with it
+                else:
+                    pending.extend(ast.iter_child_nodes(part))
 
     def _dotted_load(self, dotted: str) -> Expr | None:
         head, *rest = dotted.split(".")
@@ -196,8 +210,10 @@ def _fully_named(annotation: ast.expr) -> bool:
 
 
 def _annotated_names(annotation: ast.expr) -> list[ast.expr | str]:
-    """The classes an annotation names: ``Model``, ``"Model"``, ``Optional[Model]``, ``A | B``."""
-    if isinstance(annotation, (ast.Name, ast.Attribute)):
+    """The classes an annotation names: ``Model``, ``"Model"``, ``Optional[Model]``, ``A | B``;
+    not an attribute of a call's result (``torch.get_device_module().Stream``): annotations are
+    not evaluated, and the walk knows no site for that call."""
+    if isinstance(annotation, ast.Name) or (isinstance(annotation, ast.Attribute) and dotted(annotation) is not None):
         return [annotation]
     if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
         return [annotation.value.strip()] if annotation.value.strip().replace(".", "").isidentifier() else []

@@ -88,6 +88,8 @@ class ScopeScan:
                     continue
                 arguments = node.args  # type: ignore[attr-defined]
                 stack.extend((d, scope) for d in (*arguments.defaults, *arguments.kw_defaults) if d is not None)
+                # the annotations' calls, as libcst counts them (calls are matched by ordinal)
+                stack.extend((a, scope) for a in annotation_nodes(node))
                 body = node.body if isinstance(node.body, list) else [node.body]  # type: ignore[attr-defined]
                 stack.extend((statement, id(node)) for statement in body)
                 continue
@@ -114,3 +116,12 @@ class ScopeScan:
             kind, qualname, locals=set(self.bound.get(key, ())),
             globals=self.globals.get(key, set()), nonlocals=self.nonlocals.get(key, set()), **extra,
         )
+
+
+def annotation_nodes(node: ast.AST) -> list[ast.expr]:
+    """The annotations of a function's parameters and of its return (none for a lambda)."""
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return []
+    args = node.args
+    params = [*args.posonlyargs, *args.args, *args.kwonlyargs, *(a for a in (args.vararg, args.kwarg) if a is not None)]
+    return [a for a in (*(p.annotation for p in params), node.returns) if a is not None]

@@ -27,6 +27,8 @@ def to_json(result: CheckResult) -> dict[str, Any]:
     }
     if result.coverage is not None and result.coverage.notice is not None:
         document["summary"]["notice"] = result.coverage.notice  # the value flow was cut short
+    if result.coverage is not None and result.coverage.unnumbered:
+        document["summary"]["unnumbered_files"] = result.coverage.unnumbered  # calls not followed
     return document
 
 
