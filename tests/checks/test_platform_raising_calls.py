@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.checks.conftest import lint_project
+from tests.checks.test_unbound_names import MODEL, RUNNER
 
 PYPROJECT = """
     [tool.graphlint]
@@ -60,41 +61,8 @@ ALIGN = """
         return sorted_ids
 """
 
-# Each site is marked: whether a capture on the NPU runs it.
-RUNNER = """
-    import torch
-
-    from sglang.srt.layers.moe.align import align_block_size
-
-
-    @torch.compile  # not captured: called after the alignment
-    def clamp_mul(x, limit):
-        return x.clamp(max=limit) * x
-
-
-    def run_experts(hidden_states, topk_ids, limit):
-        sorted_ids = align_block_size(topk_ids, 16)
-        out = clamp_mul(hidden_states, limit)
-        return out[sorted_ids]
-"""
-
-MODEL = """
-    import torch
-    from torch import nn
-
-    from sglang.srt.layers.moe.runner import run_experts
-
-
-    class MoeForCausalLM(nn.Module):
-        def forward(self, input_ids, positions, forward_batch):
-            hidden = input_ids[input_ids > 0]  # captured: before the experts
-            out = run_experts(hidden, positions, 7.0)
-            return out[out > 1]  # not captured: after the experts
-
-
-    EntryClass = MoeForCausalLM
-"""
-
+# The runner and the model of test_unbound_names.py: each site is marked, whether a capture on the
+# NPU runs it.
 FILES = {
     "python/sglang/__init__.py": "",
     "python/sglang/jit_kernel/__init__.py": "",
