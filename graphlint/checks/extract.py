@@ -121,7 +121,7 @@ class _Extractor(
         self.scopes = [WalkScope("module", MODULE_SCOPE)]
         self.facts.functions[MODULE_SCOPE] = FunctionFacts(MODULE_SCOPE)
         self.eager = self.in_try = False
-        self.leaving_nodes, self.none_operands, self.scanned_imports = {}, {}, {}  # raising_blocks.py
+        self.leaving_nodes, self.none_operands, self.sure_calls, self.scanned_imports = {}, {}, {}, {}  # raising_blocks.py
         self.all_capture_modes = self.capture_modes = capture_modes(options)  # none: ``uncaptured``
         # returned_none.py, empty_values.py
         self.captured_unless, self.unread_returns, self.uncaptured_blocks = frozenset(), set(), set()

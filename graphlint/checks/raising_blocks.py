@@ -55,6 +55,7 @@ class RaisingBlocks:
     # it holds a way to leave its block, and the operands it surely uses as None cannot be used.
     leaving_nodes: dict[int, bool]
     none_operands: dict[int, tuple[cst.BaseExpression, ...]]
+    sure_calls: dict[int, tuple[cst.Call, ...]]  # per expression (id()), the calls it surely makes
     # The names the imports of the block being scanned bind before the statement scanned
     # (``platform-raising-calls``): name → what it names.
     scanned_imports: dict[str, str]
@@ -194,8 +195,12 @@ class RaisingBlocks:
         if any(self._unbound_global(operand) for operand in operands):
             return modes  # a NameError on the platform checked, in every mode
         options = self.options
-        if options.platform_raising_calls and any(self._raising_call(node) for node in _surely_evaluated(expr)):
-            return modes
+        if options.platform_raising_calls:
+            calls = self.sure_calls.get(id(expr))
+            if calls is None:  # the same expression is scanned once per mode and per enclosing block
+                calls = self.sure_calls[id(expr)] = tuple(n for n in _surely_evaluated(expr) if isinstance(n, cst.Call))
+            if any(self._raising_call(call) for call in calls):
+                return modes
         if not (options.capture_none_attributes or options.capture_mode_none_attributes):
             return frozenset()  # nothing is None in a capture (names only through those)
         raising: Modes = frozenset()
@@ -226,10 +231,8 @@ class RaisingBlocks:
         right = rest - left_true if isinstance(expr.operator, cst.Or) else left_true
         return raising | self._expression_raising(expr.right, right)
 
-    def _raising_call(self, node: cst.CSTNode) -> bool:
+    def _raising_call(self, node: cst.Call) -> bool:
         """Whether ``node`` calls one of ``platform-raising-calls``."""
-        if not isinstance(node, cst.Call):
-            return False
         name = dotted_name(node.func)
         if name is None:
             return False
