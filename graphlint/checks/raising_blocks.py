@@ -36,6 +36,7 @@ import libcst as cst
 from graphlint.checks.capture_values import Binding, CaptureLocals, Modes, matches
 from graphlint.checks.none_iteration import ITERATING_BUILTINS, raising_modes
 from graphlint.checks.facts import ExtractOptions
+from graphlint.checks.import_names import imported_names
 from graphlint.checks.syntax import children, dotted_name
 from graphlint.checks.unbound_names import ModuleNames, function_names
 
@@ -246,21 +247,8 @@ class RaisingBlocks:
         (``.kernels.align``): the walk resolves it only once the project is linked, so no
         qualified name matches it."""
         for small in smalls:
-            if not isinstance(small, (cst.Import, cst.ImportFrom)) or isinstance(small.names, cst.ImportStar):
-                continue
-            base = ""
-            if isinstance(small, cst.ImportFrom):
-                module = dotted_name(small.module) if small.module is not None else None
-                base = "." * len(small.relative) + (module or "")
-            for alias in small.names:
-                name = dotted_name(alias.name)
-                if name is None:
-                    continue
-                asname = alias.asname.name if alias.asname is not None else None
-                if isinstance(small, cst.Import) and asname is None:  # ``import a.b`` binds ``a``
-                    name = name.split(".", 1)[0]
-                local = asname.value if isinstance(asname, cst.Name) else name
-                self.scanned_imports[local] = f"{base}.{name}" if base and not base.endswith(".") else base + name
+            if isinstance(small, (cst.Import, cst.ImportFrom)):
+                self.scanned_imports.update(imported_names(small))
 
     def _unbound_global(self, operand: cst.BaseExpression) -> bool:
         """Whether ``operand`` reads a name of the module that no binding of it there runs on the
