@@ -1,7 +1,7 @@
 """sglang's code that cannot run on the NPU although no platform test guards it (plat13): the
 DeepSeek-V4 attention backend (its metadata imports ``sgl_kernel``), the DeepGEMM MoE runner's
-GEMMs (``deep_gemm`` is bound only where DeepGEMM is enabled), and the CUDA MLA path that the
-Ascend attention handler never picks. Small projects in sglang's module layout (the preset names
+GEMMs (``deep_gemm`` is bound only where DeepGEMM is enabled), the CUDA MLA path that the
+Ascend attention handler never picks, and KTransformers' MoE wrapper (it reads a CUDA stream). Small projects in sglang's module layout (the preset names
 sglang's own modules), no code copied; each checked on the NPU and on CUDA, where all of it runs."""
 
 from __future__ import annotations
@@ -249,3 +249,102 @@ def test_on_the_npu_deepseeks_mla_attention_runs_only_the_npus_methods(tmp_path:
     assert MLA_NPU in npu
     assert ABSORB not in npu
     assert {ABSORB, MLA_NPU} <= _sites(tmp_path / "cuda", MLA, "cuda")
+
+
+# (plat16) KTransformers' expert-parallel wrapper around the MoE layer's method: TP rank 0 hands the
+# CPU experts its tokens on the current stream, read as a CUDA stream, and every rank masks them
+# out with a compiled helper before the wrapped method runs.
+KT_WRAPPER = {
+    "sglang/__init__.py": "",
+    "sglang/srt/__init__.py": "",
+    "sglang/srt/distributed.py": """
+        import torch.distributed as dist
+
+
+        def get_tensor_model_parallel_rank():
+            return dist.get_rank()
+    """,
+    "sglang/srt/layers/__init__.py": "",
+    "sglang/srt/layers/moe/__init__.py": "",
+    "sglang/srt/layers/moe/kt_ep_wrapper.py": """
+        import torch
+
+        from sglang.srt.distributed import get_tensor_model_parallel_rank
+
+
+        @torch.compile(dynamic=True)
+        def mask_cpu_expert_ids(topk_ids, num_gpu_experts):
+            topk_ids[topk_ids >= num_gpu_experts] = -1
+            return topk_ids
+
+
+        class KTEPWrapperMethod:
+            def __init__(self, gpu_method, cpu_experts, num_gpu_experts):
+                self.gpu_method = gpu_method
+                self.cpu_experts = cpu_experts
+                self.num_gpu_experts = num_gpu_experts
+                self.tp_rank = get_tensor_model_parallel_rank()
+
+            def submit(self, x, topk_ids):
+                stream = torch.cuda.current_stream(x.device).cuda_stream
+                self.cpu_experts.submit_forward(x, topk_ids, stream)
+
+            def apply(self, layer, x, topk_ids):
+                if self.tp_rank == 0:
+                    self.submit(x, topk_ids)
+                masked = mask_cpu_expert_ids(topk_ids, self.num_gpu_experts)
+                return self.gpu_method.apply(layer, x, masked)
+    """,
+    "sglang/srt/layers/moe/fused_moe.py": """
+        from torch import nn
+
+        from sglang.srt.layers.moe.kt_ep_wrapper import KTEPWrapperMethod
+
+
+        class UnquantizedFusedMoEMethod:
+            def apply(self, layer, x, topk_ids):
+                return x * topk_ids.max().item()
+
+
+        class FusedMoE(nn.Module):
+            def __init__(self, cpu_experts):
+                super().__init__()
+                if cpu_experts is not None:
+                    self.quant_method = KTEPWrapperMethod(UnquantizedFusedMoEMethod(), cpu_experts, 8)
+                else:
+                    self.quant_method = UnquantizedFusedMoEMethod()
+
+            def forward(self, x, topk_ids):
+                return self.quant_method.apply(self, x, topk_ids)
+    """,
+    "sglang/srt/models/__init__.py": "",
+    "sglang/srt/models/moe_model.py": """
+        from torch import nn
+
+        from sglang.srt.layers.moe.fused_moe import FusedMoE
+
+
+        class MoEForCausalLM(nn.Module):
+            def __init__(self, cpu_experts):
+                super().__init__()
+                self.experts = FusedMoE(cpu_experts)
+
+            def forward(self, input_ids, positions, forward_batch):
+                return self.experts(input_ids, positions)
+
+
+        EntryClass = MoEForCausalLM
+    """,
+}
+KT_MASK = ("kt_ep_wrapper.py", "GL101", 6)
+UNQUANTIZED = ("fused_moe.py", "GL202", 8)
+
+
+def test_ktransformers_wrapper_runs_no_forward_on_the_npu(tmp_path: Path) -> None:
+    """The preset's NPU ``other-platform-modules`` name ``KTEPWrapperMethod.apply``: rank 0 reads
+    ``.cuda_stream`` of a torch_npu stream there, so no NPU capture holds its compiled mask. The
+    method it wraps, which the layer also runs unwrapped, is still checked; on CUDA both are."""
+    npu = _sites(tmp_path / "npu", KT_WRAPPER, "npu")
+    assert UNQUANTIZED in npu
+    assert KT_MASK not in npu
+    assert {KT_MASK, UNQUANTIZED} <= _sites(tmp_path / "cuda", KT_WRAPPER, "cuda")
