@@ -2,7 +2,8 @@
 in a capture, and moving it to the device copies nothing. A small project in the shape of
 sglang's DSA indexer on the NPU (``layers/attention/dsa/dsa_indexer.py``, written here): the
 attention backend's capture metadata init fills ``actual_seq_lengths_q`` and ``seq_lens`` and
-leaves the host ``seq_lens_cpu_int`` None (``capture-none-attributes``)."""
+leaves the host ``seq_lens_cpu_int`` None (``capture-none-attributes``); and the sglang preset's
+own entry, the capture batch's ``forward_batch.seq_lens``."""
 
 from __future__ import annotations
 
