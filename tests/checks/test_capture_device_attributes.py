@@ -119,7 +119,11 @@ BATCH_MODEL = """
             )
             lens_kv = forward_batch.seq_lens
             if is_prefill:
-                lens_kv = forward_batch.seq_lens
+                if forward_batch.attn_cp_metadata is not None:  # never in a capture
+                    forward_batch.lens_kv = forward_batch.attn_cp_metadata.lens_kv  # rebinds no name
+                    lens_kv = forward_batch.lens_kv
+                else:
+                    lens_kv = forward_batch.seq_lens
                 mixed = forward_batch.seq_lens
             else:
                 mixed = forward_batch.seq_lens_cpu
