@@ -55,7 +55,7 @@ from graphlint.checks import apis, mode_attributes
 from graphlint.checks.facts import ExtractOptions
 from graphlint.checks.member_values import equal_in
 from graphlint.checks.presets import glob_pattern
-from graphlint.checks.syntax import attribute_name, children, preorder
+from graphlint.checks.syntax import attribute_name, children, preorder, target_names
 
 Modes = frozenset[str]
 ANY_CAPTURE: Modes = frozenset({""})  # the one mode of a framework that names none
@@ -325,7 +325,8 @@ class CaptureLocals:
 
 def _binding_counts(function: cst.FunctionDef | cst.Module) -> tuple[dict[str, int], dict[str, int]]:
     """How often each name is bound in ``function``'s own body (or a module's top level): plain
-    ``name = ...`` once each, any other binding (``del name`` too) ``_UNRECORDED``; and the
+    ``name = ...`` once each, any other binding (``del name`` too) ``_UNRECORDED``, a store into an
+    object (``obj.name = ...``, ``d[name] = ...``) none; and the
     part of that ``del`` statements make (functions, classes and lambdas
     nested in it have scopes of their own, but a ``nonlocal`` in a nested function rebinds the
     name here, and a ``:=`` in a comprehension binds it here; a module's name that a ``global``
@@ -334,9 +335,8 @@ def _binding_counts(function: cst.FunctionDef | cst.Module) -> tuple[dict[str, i
     deleted: dict[str, int] = {}
 
     def add(target: cst.CSTNode, amount: int, into: dict[str, int] = counts) -> None:
-        for node in preorder(target):
-            if isinstance(node, cst.Name):
-                into[node.value] = into.get(node.value, 0) + amount
+        for name in target_names(target):  # ``obj.x = ...`` binds neither ``obj`` nor ``x``
+            into[name] = into.get(name, 0) + amount
 
     if isinstance(function, cst.Module):
         for node in preorder(function):

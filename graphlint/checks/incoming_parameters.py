@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from graphlint.checks.syntax import children, preorder
+from graphlint.checks.syntax import children, preorder, target_names
 
 _OWN_SCOPES = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
@@ -53,7 +53,7 @@ def incoming_reads(function: cst.FunctionDef) -> frozenset[int]:
         item, loops = stack.pop()
         index += 1
         if isinstance(item, _Bind):
-            for name in _bound_names(item.target):
+            for name in target_names(item.target):
                 bindings.setdefault(name, []).append((index, loops))
             continue
         if isinstance(item, cst.Name):
@@ -98,17 +98,3 @@ def _evaluation(node: cst.CSTNode, loops: Loops) -> list[tuple[cst.CSTNode | _Bi
     if isinstance(node, cst.Arg):
         return [(node.value, loops)]  # ``f(name=x)``: the keyword is no read
     return [(child, loops) for child in children(node)]
-
-
-def _bound_names(target: cst.CSTNode) -> list[str]:
-    """The names a target binds: ``x``, ``a, *b``; none for ``obj.x`` or ``d[k]``. For an
-    import, ``del`` or ``case`` every name in it counts (more bindings only lose reads)."""
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [name for element in target.elements for name in _bound_names(element.value)]
-    if isinstance(target, cst.StarredElement):
-        return _bound_names(target.value)
-    if isinstance(target, (cst.Import, cst.ImportFrom, cst.Del, cst.MatchCase)):
-        return [n.value for n in preorder(target) if isinstance(n, cst.Name)]
-    return []

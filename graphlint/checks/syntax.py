@@ -149,3 +149,18 @@ def attribute_name(expr: cst.Attribute, qualify: Callable[[cst.BaseExpression], 
         root = root.value
     callee = qualify(root.func) if isinstance(root, cst.Call) else None
     return None if callee is None else ".".join([f"{callee}()", *reversed(parts)])
+
+
+def target_names(target: cst.CSTNode) -> list[str]:
+    """The names a target binds: ``x``, ``a, *b``; none for ``obj.x`` or ``d[k]`` (a store into
+    an object rebinds no name, not even one spelled like its attribute). For an import, ``del``
+    statement or ``case`` every name in it counts (more bindings only lose what is known)."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in target_names(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return target_names(target.value)
+    if isinstance(target, (cst.Import, cst.ImportFrom, cst.Del, cst.MatchCase)):
+        return [n.value for n in preorder(target) if isinstance(n, cst.Name)]
+    return []

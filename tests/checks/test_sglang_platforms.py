@@ -410,13 +410,23 @@ CAPTURING_LOCALS = {
             return hidden_states
 
 
-        def capture(graph, hidden_states, mask):
+        def stored(state, seen, hidden_states, mask):
+            capturing = torch.cuda.is_current_stream_capturing()
+            state.capturing = capturing
+            seen[capturing] = True
+            if not capturing:
+                return hidden_states[mask].sum().item()
+            return hidden_states
+
+
+        def capture(graph, state, seen, hidden_states, mask):
             with torch.cuda.graph(graph):
                 return (
                     route(hidden_states, mask),
                     relabel(hidden_states, mask),
                     rebound(hidden_states, mask),
                     walrus(hidden_states, mask),
+                    stored(state, seen, hidden_states, mask),
                 )
     """,
 }
@@ -427,7 +437,8 @@ def test_a_local_a_capture_always_binds_to_false_guards_no_captured_code(tmp_pat
     flags are False there and the ``elif any_visual:`` branch (a mask read and a sync) is never
     captured, with no preset. A flag another binding may change before the test (in a loop)
     decides nothing: that sync is still found; so does one a nested function rebinds through
-    ``nonlocal``, and one a ``:=`` in a comprehension binds."""
+    ``nonlocal``, and one a ``:=`` in a comprehension binds. A store into an object
+    (``state.capturing = capturing``, ``seen[capturing] = True``) rebinds no name."""
     sites = _sites(tmp_path / "app", CAPTURING_LOCALS, "[tool.graphlint]\npresets = []\n")
     assert {s[2] for s in sites if s[0] == "moe.py" and s[1] == "GL202"} == {25, 39, 45, 47}  # 45: the .tolist()
 
