@@ -51,10 +51,10 @@ from graphlint.checks.call_retraction import (
 )
 from graphlint.checks.class_hierarchy import assigned_variables
 from graphlint.checks.facts import FileFacts
-from graphlint.checks.project_calls import Swap, swapped
+from graphlint.checks.project_calls import Swap, joined_values, swapped
 from graphlint.checks.receiver_copies import scoped_bodies
 from graphlint.checks import value_graph
-from graphlint.checks.value_graph import OUTSIDE_ANY, LinkedModule, Obj, collapsible, delivered
+from graphlint.checks.value_graph import OUTSIDE_ANY, LinkedModule, Obj, delivered
 from graphlint.checks.valueflow import Solver
 
 # The kinds of value whose node a solve names and makes without edges or watchers of its own
@@ -267,17 +267,10 @@ def _least(solver: Solver, inflow: dict[int, list[int | None]]) -> dict[int, set
     while changed:
         changed = False
         for node, sources in inflow.items():
-            joined = _joined(values[node], (values[s] if s in values else solver.values[s] for s in sources if s is not None))
+            joined = joined_values(values[node], (values[s] if s in values else solver.values[s] for s in sources if s is not None))
             if len(joined) > value_graph.VALUE_CAP:  # (read when run: the tests lower it)
                 return "a variable the edit changes would pass the value cap"
             if joined != values[node]:
                 values[node], changed = joined, True
     return values
 
-
-def _joined(held: set[Obj], incoming: Iterable[set[Obj]]) -> set[Obj]:
-    """``held`` and ``incoming`` as one set, the outside names past OUTSIDE_CAP collapsed."""
-    joined = set(held).union(*incoming)
-    if OUTSIDE_ANY in joined or sum(1 for o in joined if collapsible(o)) > value_graph.OUTSIDE_CAP:
-        joined = {o for o in joined if not collapsible(o)} | {OUTSIDE_ANY}
-    return joined
