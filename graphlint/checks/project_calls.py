@@ -323,7 +323,8 @@ def supports(solver: Solver, bound: set[tuple[Any, str]], delta: Counter[tuple[i
     ``bound`` (a function key and its copy, as ``CallSemantics.record`` notes them) with an
     edge into a target that the edit leaves (its makers counted: ``ValueGraph.repeated_edges``)
     and that the call's reaction, replayed in a sandbox, makes; with what that reaction reads
-    (its callee's node, the nodes it watches, those it reads into its own nodes): where none of
+    (its callee's node, its arguments, the nodes it watches, those it reads into its own
+    nodes): where none of
     it depends on a target, the edge is made in the edited project too, and carries what its
     source holds (module docstring). Some support, not all: at most ``SUPPORT_SITES`` calls."""
     targets = {target for _, target in delta}
@@ -348,7 +349,7 @@ def supports(solver: Solver, bound: set[tuple[Any, str]], delta: Counter[tuple[i
         box = replayed(solver, site, args, out)
         if box.grown:
             continue
-        read = {solver.callee_nodes[site], *box.watched, *(s for s, t in box.edges if s < box.existing <= t)}
+        read = {solver.callee_nodes[site], *args.nodes(), *box.watched, *(s for s, t in box.edges if s < box.existing <= t)}
         for source, target in edges:
             if box.edges[source, target]:
                 found.made.setdefault(target, {}).setdefault(source, set()).update(read)
