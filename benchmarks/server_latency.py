@@ -130,7 +130,9 @@ def rss_mib(pid: int) -> float | None:
     return None
 
 
-async def measure(root: Path, cache: Path, files: list[Path], edits: int, debounce: float, jobs: int, kind: str) -> None:
+async def measure(
+    root: Path, cache: Path, files: list[Path], edits: int, debounce: float, jobs: int, kind: str, timeout: float = 120
+) -> None:
     async with Editor(root, "--cache-dir", str(cache), "--debounce", str(debounce), "-j", str(jobs)) as editor:
         opened: list[float] = []
         for path in files:
@@ -150,7 +152,7 @@ async def measure(root: Path, cache: Path, files: list[Path], edits: int, deboun
             for edit in range(1, edits + 1):
                 started, cpu_before = time.perf_counter(), cpu_seconds(pid)
                 version = editor.change(path, changed(text, edit, edits) if kind == "change" else edited(text, edit, kind))
-                await editor.diagnostics(path, version=version, timeout=120)
+                await editor.diagnostics(path, version=version, timeout=timeout)
                 latencies.append(time.perf_counter() - started)
                 spent.append(cpu_seconds(pid) - cpu_before)
                 solved = [line for line in editor.logs if line.startswith("value flow")]
@@ -180,6 +182,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="what each edit adds: a constant (no assignment fact changes), a call in the middle, "
                              "calls appended at the end or inserted in the middle; or changes: one more existing "
                              "assignment's value or call argument per edit (default constant)")
+    parser.add_argument("--timeout", type=float, default=120,
+                        help="seconds an edit's diagnostics may take (default 120; a full solve at a high load takes longer)")
     parser.add_argument("--warm-runs", type=int, default=0, help="warm `graphlint check` runs after the fill (default 0)")
     parser.add_argument("-j", "--jobs", type=int, default=2, help="processes for the cold fill of the cache (default 2)")
     parser.add_argument("--cache-dir", type=Path, help="reuse this facts cache (filled if needed) instead of a fresh one")
@@ -205,7 +209,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sizes = sorted(count_lines([f]) for f in chosen)
         print(f"edited files: {len(chosen)}, {sizes[0]}–{sizes[-1]} lines (median {statistics.median(sizes):.0f})")
         for debounce in args.debounce or [0.05, 0.0]:
-            asyncio.run(measure(tree, cache, chosen, args.edits, debounce, args.jobs, args.edit))
+            asyncio.run(measure(tree, cache, chosen, args.edits, debounce, args.jobs, args.edit, args.timeout))
     return 0
 
 

@@ -63,18 +63,41 @@ class NodeMade(Exception):
 
 
 @contextmanager
-def no_new_nodes(solver: Solver) -> Iterator[None]:
-    """``solver.compile`` gives only nodes the solve has (``NodeMade`` where it would make one,
-    before any table changes: each ``compile`` makes a node before it keeps it)."""
+def no_new_nodes(solver: Solver, file: int) -> Iterator[None]:
+    """``solver.compile`` in ``file`` gives only nodes the solve has (``NodeMade`` where it would
+    make one, before any table changes: each ``compile`` makes a node before it keeps it), but
+    for a variable of one of the file's functions (``own_variable``) the solve has no node for:
+    that one is made, as a full solve of the edited text makes it when it reads it. It holds
+    nothing there unless the edit assigns it (then ``rederive.py`` derives it as a changed
+    variable): only the function's assignments give such a variable values, and
+    ``Solver.assign`` makes its node for each whose value compiles to a node, so none of the
+    kept solve's did."""
+    defs = solver.files[file].facts.flow.defs
 
     def made() -> int:
         raise NodeMade
 
-    solver.node = made  # type: ignore[method-assign]
+    def variable(at: int, key: str) -> int:
+        if at == file and (at, key) not in solver.variables and own_variable(defs, key):
+            del solver.node
+            try:
+                return Solver.variable(solver, at, key)
+            finally:
+                solver.node = made  # type: ignore[method-assign]
+        return Solver.variable(solver, at, key)
+
+    solver.node, solver.variable = made, variable  # type: ignore[method-assign]
     try:
         yield
     finally:
-        del solver.node
+        del solver.node, solver.variable
+
+
+def own_variable(defs: dict[str, Any], name: str) -> bool:
+    """Whether ``name`` is a variable of a function: not a parameter, not in a class body."""
+    scope, _, variable = name.rpartition(".")
+    definition = defs.get(scope)
+    return definition is not None and definition.kind != "class" and all(variable != p for p, _ in definition.params)
 
 
 SiteKey = tuple[Any, ...]  # (file, ordinal), or (file, ordinal, context) in a method's copy
@@ -142,7 +165,7 @@ def changed_arguments(solver: Solver, file: int, old: FileFacts, new: FileFacts)
             ):
                 return "a changed call of project code hands a rebound argument"
             try:
-                with no_new_nodes(solver):
+                with no_new_nodes(solver, file):
                     changed[key] = Replaced(after, copy, _arguments_after(solver, file, key, copy, before, after), project)
             except NodeMade:
                 return "a changed call's argument is a node the solve lacks"

@@ -19,17 +19,22 @@ exactly:
   (``list(x)``: it passes them through) qualifies only where they hold, before and after, none
   of the project's functions, classes or instances (``call_retraction.hands_out_nothing``:
   what outside calls read of them then decides nothing).
-- Per target ``t`` of the edges that differ: the values of the sources it loses are among those
-  of the sources it gains (in the lattice's order: ``OUTSIDE_ANY`` covers outside names), and
-  those are among ``t``'s; none of these nodes gained values after the first fixed point
-  (``ValueGraph.late``). And none of the sources, the callee's node or the nodes the reaction
-  reads depends on a target (``dependents``: the nodes the targets' values flow to, along edges
-  and through what their watchers' reactions make, run in the sandbox too).
+- Per target ``t`` of the edges that differ: the values the sources it gains hold are among
+  ``t``'s, and those of each source it loses are among what its *supports* hold together (in
+  the lattice's order: ``OUTSIDE_ANY`` covers outside names, and a join past ``OUTSIDE_CAP``
+  names collapses): the sources it gains and, where those are not enough, the arguments of the
+  other calls that bind the same function (``supports``: the re-derivation step of a
+  delete-and-rederive, a lost value kept where an edge the edit leaves still carries it); none
+  of these nodes gained values after the first fixed point (``ValueGraph.late``). And none of
+  the sources, supports, the callee's node or the nodes the reaction reads depends on a target
+  (``dependents``: the nodes the targets' values flow to, along edges and through what their
+  watchers' reactions make, run in the sandbox too).
 - Then the solve's values are a fixed point of the edited project's graph (each target is given
-  no value it lacks and keeps those it loses), and the least: the nodes that do not depend on
-  the targets are derived as before, so the edit's new edges carry at least the values the old
-  ones did. Round by round of the decisions at the fixed point (none of these nodes is late)
-  the same holds, so the decisions are the same. No value changes, nor the answer: only the
+  no value it lacks), and the least: the nodes that do not depend on the targets (the supports
+  among them) are derived as before, without the edges the edit takes (those end at targets),
+  so each target still receives every value a lost edge carried. Round by round of the
+  decisions at the fixed point (none of these nodes is late) the same holds, so the decisions
+  are the same. No value changes, nor the answer: only the
   edges, which are swapped with their makers counted (``ValueGraph.repeated_edges``: an edge
   another reaction made stays), and what the call's site keeps (its ``CallArgs``, in place, as
   ``call_retraction.py`` replaces them; its pass-through entries).
@@ -44,11 +49,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 from graphlint.checks.call_retraction import hands_out_nothing
 from graphlint.checks.retraction import APPENDED, LISTS_BY_KEY, NODES, SETS, mass
-from graphlint.checks.value_graph import OUTSIDE_ANY, CallArgs, Obj, collapsible
+from graphlint.checks import value_graph
+from graphlint.checks.value_graph import OUTSIDE_ANY, CallArgs, FunctionKey, Obj, collapsible
 from graphlint.checks.valueflow import Solver
 
 # How many nodes the dependents of a target may number before the edit is refused (a layer's
@@ -210,8 +217,10 @@ def swapped(solver: Solver, calls: list[Swap]) -> Callable[[], None] | str:
     delta: Counter[tuple[int, int]] = Counter()
     read: set[int] = set()
     passes: list[tuple[tuple[Any, ...], list[tuple[tuple[int, str], Any]]]] = []
+    boxes: list[Sandbox] = []
     for key, old, new, out in calls:
         before, after = replayed(solver, key, old, out), replayed(solver, key, new, out)
+        boxes += before, after
         grown = before.grown + after.grown
         if grown:
             return f"the changed call's reaction grows the solver's tables ({', '.join(sorted(set(grown)))})"
@@ -226,10 +235,18 @@ def swapped(solver: Solver, calls: list[Swap]) -> Callable[[], None] | str:
         read.update(source for source, target in after.edges if source < after.existing <= target)
         passes.append((key, after.passes))
     delta = Counter({pair: n for pair, n in delta.items() if n})
-    why = _moves_no_value(solver, delta)
+    why = _moves_no_value(solver, delta, {})
+    held: Supports | None = None
+    if why == _TAKES and delta:  # the sources gained are not enough: other calls may be
+        bound = {(target, copy) for box in boxes for _, target, _, copy in box.records if isinstance(target, FunctionKey)}
+        held = supports(solver, bound, delta)
+        why = _moves_no_value(solver, delta, held.sources())
     if why is None and delta:
         found = dependents(solver, {target for _, target in delta}, read | {source for source, _ in delta})
-        why = found if isinstance(found, str) else None
+        if isinstance(found, str):
+            why = found
+        elif held is not None:  # the supports whose values and edges do not depend on a target
+            why = _moves_no_value(solver, delta, held.sources(found))
     if why is not None:
         return why
 
@@ -254,9 +271,13 @@ def swapped(solver: Solver, calls: list[Swap]) -> Callable[[], None] | str:
     return swap
 
 
-def _moves_no_value(solver: Solver, delta: Counter[tuple[int, int]]) -> str | None:
+_TAKES = "the changed call takes values from a parameter"
+
+
+def _moves_no_value(solver: Solver, delta: Counter[tuple[int, int]], support: dict[int, set[int]]) -> str | None:
     """Why the edges ``delta`` takes (< 0) and gives (> 0) may change a value at their targets
-    (None: each target loses what it gains, holds what it gains, and none of them is late)."""
+    (None: each target holds what it gains and loses nothing that its sources gained and its
+    ``support`` do not carry, and none of these nodes is late)."""
     lost: dict[int, set[int]] = {}
     gained: dict[int, set[int]] = {}
     for (source, target), n in delta.items():
@@ -264,15 +285,84 @@ def _moves_no_value(solver: Solver, delta: Counter[tuple[int, int]]) -> str | No
     late = solver.late or set()
     for target in {*lost, *gained}:
         sources_lost, sources_gained = lost.get(target, set()), gained.get(target, set())
-        if {target, *sources_lost, *sources_gained} & late:
+        others = support.get(target, set()) - sources_lost
+        if {target, *sources_lost, *sources_gained, *others} & late:
             return "a value the changed call binds was derived after the first fixed point"
         kept = lambda objs: set(solver.typed_values(objs) if target in solver.typed else objs)  # noqa: E731
         given = kept(set().union(*(solver.values[s] for s in sources_gained)))
         if not below(given, solver.values[target]):
             return "the changed call gives a parameter values it lacks"
-        if not all(below(kept(solver.values[s]), given) for s in sources_lost):
-            return "the changed call takes values from a parameter"
+        carried = joined_values(given, (kept(solver.values[s]) for s in others)) if others else given
+        if not all(below(kept(solver.values[s]), carried) for s in sources_lost):
+            return _TAKES
     return None
+
+
+# How many other calls of the callee ``supports`` replays at most (each a sandboxed reaction)
+SUPPORT_SITES = 64
+
+
+@dataclass
+class Supports:
+    """Per target, sources of edges into it that the edit leaves, made by other calls, each
+    with the nodes those calls' reactions read to make the edge."""
+
+    made: dict[int, dict[int, set[int]]] = field(default_factory=dict)
+
+    def sources(self, dependent: set[int] | None = None) -> dict[int, set[int]]:
+        """Per target, the sources; with ``dependent`` (the nodes that may depend on the
+        targets), only those that are not and whose edge reads none of them."""
+        return {
+            target: {s for s, read in row.items() if dependent is None or not ({s} | read) & dependent}
+            for target, row in self.made.items()
+        }
+
+
+def supports(solver: Solver, bound: set[tuple[Any, str]], delta: Counter[tuple[int, int]]) -> Supports:
+    """The supports of ``delta``'s targets: the arguments of calls that bind a function of
+    ``bound`` (a function key and its copy, as ``CallSemantics.record`` notes them) with an
+    edge into a target that the edit leaves (its makers counted: ``ValueGraph.repeated_edges``)
+    and that the call's reaction, replayed in a sandbox, makes; with what that reaction reads
+    (its callee's node, its arguments, the nodes it watches, those it reads into its own
+    nodes): where none of
+    it depends on a target, the edge is made in the edited project too, and carries what its
+    source holds (module docstring). Some support, not all: at most ``SUPPORT_SITES`` calls."""
+    targets = {target for _, target in delta}
+    found = Supports()
+    replays = 0
+    for key, row in solver.site_edges.items():
+        if not isinstance(key[0], int) or not any(entry in row for entry in bound):
+            continue
+        site = key[:2] if key[2] == "" else key
+        args, out = solver.site_args.get(site), solver.results.get((key[0], key[1] if key[2] == "" else (key[1], key[2])))
+        if args is None or out is None or site not in solver.callee_nodes:
+            continue
+        edges = {
+            (source, target) for source in args.nodes() for target in targets & solver.successors[source]
+            if 1 + solver.repeated_edges.get((source, target), 0) + delta.get((source, target), 0) > 0
+        }
+        if not edges:
+            continue
+        if replays == SUPPORT_SITES:
+            break
+        replays += 1
+        box = replayed(solver, site, args, out)
+        if box.grown:
+            continue
+        read = {solver.callee_nodes[site], *args.nodes(), *box.watched, *(s for s, t in box.edges if s < box.existing <= t)}
+        for source, target in edges:
+            if box.edges[source, target]:
+                found.made.setdefault(target, {}).setdefault(source, set()).update(read)
+    return found
+
+
+def joined_values(held: set[Obj], incoming: Iterable[set[Obj]]) -> set[Obj]:
+    """``held`` and ``incoming`` as one set, as ``ValueGraph.add`` joins them: the outside names
+    past OUTSIDE_CAP collapsed."""
+    joined = set(held).union(*incoming)
+    if OUTSIDE_ANY in joined or sum(1 for o in joined if collapsible(o)) > value_graph.OUTSIDE_CAP:
+        joined = {o for o in joined if not collapsible(o)} | {OUTSIDE_ANY}
+    return joined
 
 
 def below(lower: Iterable[Obj], upper: set[Obj]) -> bool:

@@ -47,14 +47,14 @@ from typing import Any
 from graphlint.checks.addition import copied, tables_again
 from graphlint.checks.call_retraction import (
     NodeMade, Replaced, SiteKey, changed_arguments, entry_ordinals, hands_out_nothing, no_new_nodes, only_hands_out,
-    copies_of_calls, replace_arguments, site_keys,
+    copies_of_calls, own_variable, replace_arguments, site_keys,
 )
 from graphlint.checks.class_hierarchy import assigned_variables
 from graphlint.checks.facts import FileFacts
-from graphlint.checks.project_calls import Swap, swapped
+from graphlint.checks.project_calls import Swap, joined_values, swapped
 from graphlint.checks.receiver_copies import scoped_bodies
 from graphlint.checks import value_graph
-from graphlint.checks.value_graph import OUTSIDE_ANY, LinkedModule, Obj, collapsible, delivered
+from graphlint.checks.value_graph import OUTSIDE_ANY, LinkedModule, Obj, delivered
 from graphlint.checks.valueflow import Solver
 
 # The kinds of value whose node a solve names and makes without edges or watchers of its own
@@ -79,7 +79,7 @@ def rederive(solver: Solver, file: int, new: LinkedModule) -> int | str:
         return "an assignment to an attribute changed"
     defs = new.facts.flow.defs
     names = {target[1] for target, _ in pairs}
-    if not all(_local(defs, name) for name in names):
+    if not all(own_variable(defs, name) for name in names):
         return "a changed assignment binds a parameter, a class attribute or a module name"
     if any(value[0] not in _PLAIN for _, value in pairs):
         return "a changed assignment's value makes nodes (an attribute, a union...)"
@@ -93,7 +93,7 @@ def rederive(solver: Solver, file: int, new: LinkedModule) -> int | str:
         return sources
     counts = Counter(target[1] for target, _ in new.facts.flow.assigns if target[0] == "v")
     local = {
-        node: name for name in counts if _local(defs, name) and (node := solver.variables.get((file, name))) is not None
+        node: name for name in counts if own_variable(defs, name) and (node := solver.variables.get((file, name))) is not None
     }
     changed = {solver.variable(file, name) for name in names}  # (one assigned for the first time: no reader)
     local.update((solver.variables[file, name], name) for name in names)
@@ -182,13 +182,6 @@ def _keys(facts: FileFacts) -> list[str]:
     return [json.dumps(pair) for pair in json.loads(json.dumps(facts.flow.assigns))]
 
 
-def _local(defs: dict[str, Any], name: str) -> bool:
-    """Whether ``name`` is a variable of a function: not a parameter, not in a class body."""
-    scope, _, variable = name.rpartition(".")
-    definition = defs.get(scope)
-    return definition is not None and definition.kind != "class" and all(variable != p for p, _ in definition.params)
-
-
 def _read_by_bases(*versions: FileFacts) -> set[str]:
     """The variables the file's classes' bases read, through the values assigned to them
     (``ClassHierarchy.static``: they decide lookups before the graph runs)."""
@@ -224,7 +217,7 @@ def _sources(
         old[name] = list(zip(keys, nodes))
     sources: dict[str, list[int | None]] = {name: [] for name in names}
     try:
-        with no_new_nodes(solver):
+        with no_new_nodes(solver, file):
             for key, (target, value) in after:
                 if target[0] != "v" or target[1] not in names:
                     continue
@@ -274,17 +267,10 @@ def _least(solver: Solver, inflow: dict[int, list[int | None]]) -> dict[int, set
     while changed:
         changed = False
         for node, sources in inflow.items():
-            joined = _joined(values[node], (values[s] if s in values else solver.values[s] for s in sources if s is not None))
+            joined = joined_values(values[node], (values[s] if s in values else solver.values[s] for s in sources if s is not None))
             if len(joined) > value_graph.VALUE_CAP:  # (read when run: the tests lower it)
                 return "a variable the edit changes would pass the value cap"
             if joined != values[node]:
                 values[node], changed = joined, True
     return values
 
-
-def _joined(held: set[Obj], incoming: Iterable[set[Obj]]) -> set[Obj]:
-    """``held`` and ``incoming`` as one set, the outside names past OUTSIDE_CAP collapsed."""
-    joined = set(held).union(*incoming)
-    if OUTSIDE_ANY in joined or sum(1 for o in joined if collapsible(o)) > value_graph.OUTSIDE_CAP:
-        joined = {o for o in joined if not collapsible(o)} | {OUTSIDE_ANY}
-    return joined

@@ -34,6 +34,8 @@ from .helpers import count, pick, scale
 
 def mix(x, y):
     h = torch.relu(y)
+    # read nowhere and its value compiles to nothing: the solve makes no node for it
+    q = torch.relu(x) / 2
     z = torch.cat(h, x)
     w = z
     if y:
@@ -71,7 +73,7 @@ MIXED = [Mixer()(torch.ones(1)), SubMixer()(torch.ones(2))]
 BASE = {**REDERIVE, "app/ops.py": OPS, "app/__init__.py": REDERIVE["app/__init__.py"] + "from .ops import *\n"}
 # Per function of ops.py (by the first line of its body), the names an argument or value may be
 SCOPES = {
-    "mix": ["x", "y", "h", "z", "w", "v", "m", "u", "n", "scale", "count", "pick", "torch", "mix", "Mixer"],
+    "mix": ["x", "y", "h", "q", "z", "w", "v", "m", "u", "n", "scale", "count", "pick", "torch", "mix", "Mixer"],
     "forward": ["self", "x", "a", "b", "c", "d", "scale", "Mixer", "torch"],
     "project": ["self", "p", "q", "r", "scale", "torch"],
 }
@@ -215,8 +217,9 @@ def f(x, y):
         (CALLS, "torch.cat(h, x)", "torch.cat(h, x.real)", "a changed call's argument is not a variable or a call's result"),
         (CALLS, "torch.cat(h, x)", "torch.cat(h, x or y)", "a changed call's argument is not a variable or a call's result"),
         (CALLS, "first(h)", "first(x)", "the changed call takes values from a parameter"),
-        (CALLS.replace("    h = torch.relu(y)\n", "    h = torch.relu(y)\n    if x:\n        h = torch.tanh(y)\n"),
-         "h", "k", "a changed call's argument is a node the solve lacks"),
+        # (a parameter nothing reads or binds: a call's binding or the defaults may give it values)
+        (CALLS.replace("def f(x, y):", "def f(x, y, spare):"), "torch.cat(h, x)", "torch.cat(h, spare)",
+         "a changed call's argument is a node the solve lacks"),
         (CALLS, "torch.cat(h, x)", "torch.cat(h, A)", "an outside call is handed a project function, class or instance"),
         (CALLS, "torch.cat(h, x)", "torch.cat(h, first)", "an outside call is handed a project function, class or instance"),
     ],
@@ -246,6 +249,27 @@ def taken_back_edits(live: LiveSolve, sources: dict[str, str], old: str, calls: 
         assert named_watchers(live.solver) == named_watchers(fresh), call
         yield call, fresh
         fresh.release()
+
+
+def test_a_variable_of_the_function_the_solve_never_made_is_made_empty_as_a_full_solve_makes_it() -> None:
+    """``k`` is assigned a value that compiles to nothing and read nowhere: the kept solve has no
+    node for it. A call handed ``k`` and a local given ``k``, and both back: its node made,
+    empty, with the edges a full solve gives it."""
+    body = (
+        "def f(x, y):\n    h = torch.relu(y)\n    k = torch.relu(y) / 2\n    w = h\n    if x:\n        w = x\n"
+        "    z = torch.cat(h, x)\n    return torch.stack(z, first(h), w)\n"
+    )
+    sources = {"app/__init__.py": "", "app/m.py": HELPERS + body}
+    live = LiveSolve(linked(sources), {}, {}, False)
+    assert live.solver is not None and (1, "f.k") not in live.solver.variables
+    for old, new in (("torch.cat(h, x)", "torch.cat(k, x)"), ("w = h", "w = k")):
+        changes = (new, old, new)
+        for call, fresh in taken_back_edits(live, sources, old, changes):
+            assert live.solver is not None
+            assert node_values(live.solver) == node_values(fresh), call
+            assert named_edges(live.solver) == named_edges(fresh), call
+            assert edge_makers(live.solver) == edge_makers(fresh), call
+        sources = {**sources, "app/m.py": sources["app/m.py"].replace(old, changes[-1])}
 
 
 def test_a_changed_call_in_a_method_with_copies_is_taken_back_in_each_copy() -> None:

@@ -310,3 +310,59 @@ def test_a_call_whose_bound_values_reach_past_the_cap_is_refused(monkeypatch: py
     live = LiveSolve(linked(sources), {}, {}, False)
     answer = live.extend(linked({**sources, "app/m.py": sources["app/m.py"].replace("v = first(a)", "v = first(b)")}), {}, {}, False)
     assert isinstance(answer, str) and "reaches too many nodes to prove" in answer, answer
+
+
+SUPPORTED = """\
+def keep(p):
+    q = torch.relu(p)
+    if p:
+        q = p
+    return q
+
+
+def g(a, b):
+    u = keep(a)
+    return u
+
+
+def h(x):
+    return keep(x)
+
+
+def cycle(a, b):
+    u = keep(a)
+    v = keep(u)
+    return v
+
+
+OUT = g(first, torch.ones(1))
+OTHER = h(first)
+MORE = keep(torch.zeros(1))
+LOOP = cycle(second, torch.ones(2))
+"""
+
+
+def test_a_value_the_changed_call_takes_stays_where_another_call_still_binds_it() -> None:
+    """``keep(a)`` handed ``b`` instead: ``keep.p`` loses ``first`` from this call, but
+    ``h``'s ``keep(x)`` still hands it ``first`` (re-derived: ``project_calls.supports``), so
+    no value moves and the arguments are swapped, as a full solve answers; and back."""
+    sources = {"app/__init__.py": "", "app/m.py": HELPERS + SUPPORTED}
+    live = LiveSolve(linked(sources), {}, {}, False)
+    for call, fresh in taken_back_edits(live, sources, "    u = keep(a)\n    return u", ("    u = keep(b)\n    return u", "    u = keep(a)\n    return u")):
+        assert live.solver is not None
+        assert node_values(live.solver) == node_values(fresh), call
+        assert named_edges(live.solver) == named_edges(fresh), call
+        assert edge_makers(live.solver) == edge_makers(fresh), call
+
+
+def test_a_support_that_depends_on_what_the_changed_call_binds_is_refused() -> None:
+    """In ``cycle``, ``keep(u)`` hands ``keep.p`` ``second`` back only through ``u``, what
+    ``keep(a)`` returns: handed ``b``, a full solve gives ``keep.p`` no ``second`` (the cycle
+    ``keep.p → u → keep.p`` has no other support), so that support is no proof and the loss
+    stays unsupported."""
+    sources = {"app/__init__.py": "", "app/m.py": HELPERS + SUPPORTED}
+    live = LiveSolve(linked(sources), {}, {}, False)
+    edited = sources["app/m.py"].replace("    u = keep(a)\n    v = keep(u)", "    u = keep(b)\n    v = keep(u)")
+    assert edited != sources["app/m.py"]
+    answer = live.extend(linked({**sources, "app/m.py": edited}), {}, {}, False)
+    assert isinstance(answer, str) and "the changed call takes values from a parameter" in answer, answer
