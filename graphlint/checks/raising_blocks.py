@@ -129,7 +129,9 @@ class RaisingBlocks:
             if undo is not None:
                 undo()
 
-    def _per_mode(self, fact: Callable[[cst.BaseExpression, Modes], Modes | None], expr: cst.BaseExpression, modes: Modes) -> Modes | None:
+    def _per_mode(
+        self, fact: Callable[[cst.BaseExpression, Modes], Modes | None], expr: cst.BaseExpression, modes: Modes
+    ) -> Modes | None:
         """``fact`` of ``expr`` in ``modes``, the same in each of them in a scan of several at
         once (else ``_ModesDiffer``). A fact known in several modes together is known, the same,
         in each (the answers of ``capture_values.py`` are the modes where something holds, None
