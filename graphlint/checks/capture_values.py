@@ -55,7 +55,7 @@ from graphlint.checks import apis, mode_attributes
 from graphlint.checks.facts import ExtractOptions
 from graphlint.checks.member_values import equal_in
 from graphlint.checks.presets import glob_pattern
-from graphlint.checks.syntax import attribute_name, children, preorder, target_names
+from graphlint.checks.syntax import NodeTypes, attribute_name, children, preorder, target_names
 
 Modes = frozenset[str]
 ANY_CAPTURE: Modes = frozenset({""})  # the one mode of a framework that names none
@@ -66,6 +66,22 @@ _ANY_ARGUMENTS = "(...)"
 def capture_modes(options: ExtractOptions) -> Modes:
     """Every mode a capture may run in."""
     return frozenset(options.capture_modes) or ANY_CAPTURE
+
+
+def modes_may_differ(options: ExtractOptions, text: str) -> bool:
+    """Whether a fact of a file (``text``) may differ between capture modes. Only the per-mode
+    tables (``capture-mode-calls``, ``capture-mode-none-attributes`` / ``-true-attributes``) tell
+    modes apart, matched against qualified names whose last part the file writes (an import
+    renames a head only); bindings and narrowed modes carry a difference on, never start one. So
+    a file that writes the last part of no entry answers every fact alike in every mode."""
+    if len(capture_modes(options)) < 2:
+        return False
+    tables = (options.capture_mode_calls, options.capture_mode_none_attributes, options.capture_mode_true_attributes)
+    for glob in (glob for table in tables for glob, _ in table):
+        last = glob.removesuffix(_ANY_ARGUMENTS).rpartition(".")[2]
+        if "*" in last or "?" in last or last in text:
+            return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -250,6 +266,15 @@ def _is_none(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "None"
 
 
+# What ``_binding_counts`` looks at of a function's nodes, by type (``syntax.NodeTypes``); it
+# walks into every other node.
+_BINDING_OR_SCOPE = NodeTypes(
+    cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For, cst.NamedExpr,
+    cst.AsName, cst.Global, cst.Nonlocal, cst.Del,
+)
+_GLOBAL = NodeTypes(cst.Global)
+_NONLOCAL = NodeTypes(cst.Nonlocal)
+
 # A binding the walk does not record (a parameter, ``x += 1``, a loop target, ``global x``):
 # counted so that the name is never known.
 _UNRECORDED = 1 << 20
@@ -340,7 +365,7 @@ def _binding_counts(function: cst.FunctionDef | cst.Module) -> tuple[dict[str, i
 
     if isinstance(function, cst.Module):
         for node in preorder(function):
-            if isinstance(node, cst.Global):
+            if _GLOBAL[type(node)]:
                 for item in node.names:
                     add(item.name, _UNRECORDED)
         stack: list[cst.CSTNode] = list(function.body)
@@ -354,10 +379,13 @@ def _binding_counts(function: cst.FunctionDef | cst.Module) -> tuple[dict[str, i
         stack = [function.body]
     while stack:
         node = stack.pop()
+        if not _BINDING_OR_SCOPE[type(node)]:
+            stack.extend(children(node))
+            continue
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
             add(node.name, _UNRECORDED)
             for inner in preorder(node):  # a nested function may rebind a name through ``nonlocal``
-                if isinstance(inner, cst.Nonlocal):
+                if _NONLOCAL[type(inner)]:
                     for item in inner.names:
                         add(item.name, _UNRECORDED)
             continue

@@ -31,7 +31,7 @@ from graphlint.checks.facts import MODULE_SCOPE, NO_CALL, ExtractOptions, FileFa
 from graphlint.checks.assignments import flow_facts
 from graphlint.checks.ast_children import child_nodes
 from graphlint.checks.candidate_reports import CandidateReports, Report
-from graphlint.checks.capture_values import CaptureLocals, capture_modes
+from graphlint.checks.capture_values import CaptureLocals, capture_modes, modes_may_differ
 from graphlint.checks.compile_branches import CompileBranches, WalkItem
 from graphlint.checks.empty_values import EmptyValues
 from graphlint.checks.entry_points import EntryPoints, decorated_callee
@@ -122,6 +122,7 @@ class _Extractor(
         self.facts.functions[MODULE_SCOPE] = FunctionFacts(MODULE_SCOPE)
         self.eager = self.in_try = False
         self.leaving_nodes, self.none_operands, self.sure_calls, self.scanned_imports = {}, {}, {}, {}  # raising_blocks.py
+        self.alike_modes, self.modes_differ = None, modes_may_differ(options, text)
         self.all_capture_modes = self.capture_modes = capture_modes(options)  # none: ``uncaptured``
         # returned_none.py, empty_values.py
         self.captured_unless, self.unread_returns, self.uncaptured_blocks = frozenset(), set(), set()

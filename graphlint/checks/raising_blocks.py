@@ -37,15 +37,23 @@ from graphlint.checks.capture_values import Binding, CaptureLocals, Modes, match
 from graphlint.checks.none_iteration import ITERATING_BUILTINS, raising_modes
 from graphlint.checks.facts import ExtractOptions
 from graphlint.checks.import_names import imported_names
-from graphlint.checks.syntax import children, dotted_name
+from graphlint.checks.syntax import NodeTypes, children, dotted_name
 from graphlint.checks.unbound_names import ModuleNames, function_names
 
 _ORDERING = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
-_LEAVING = (cst.Return, cst.Break, cst.Continue, cst.Yield)
-_OWN_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+# The scans test every node of a subtree: by type, remembered (``syntax.NodeTypes``).
+_LEAVING = NodeTypes(cst.Return, cst.Break, cst.Continue, cst.Yield)
+_LEAVING_OR_OWN_SCOPE = NodeTypes(*_LEAVING.types, cst.FunctionDef, cst.ClassDef, cst.Lambda)
 # Sub-expressions a statement may not evaluate (or evaluates over an iterable of its own).
-_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
-_MAYBE_UNEVALUATED = (cst.Lambda, *_COMPREHENSIONS)
+_COMPREHENSIONS = NodeTypes(cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+_LAMBDA = NodeTypes(cst.Lambda)
+_BOOLEAN = NodeTypes(cst.BooleanOperation)
+_IF_EXP = NodeTypes(cst.IfExp)
+_OPERAND_HOLDERS = NodeTypes(*_COMPREHENSIONS.types, cst.Subscript, cst.Attribute, cst.Call, cst.Comparison)
+
+
+class _ModesDiffer(Exception):
+    """Two modes of a scan answered a fact differently: their paths through the block part."""
 
 
 class RaisingBlocks:
@@ -60,6 +68,8 @@ class RaisingBlocks:
     # The names the imports of the block being scanned bind before the statement scanned
     # (``platform-raising-calls``): name → what it names.
     scanned_imports: dict[str, str]
+    alike_modes: Modes | None  # the modes a scan asks together (``_scan``)
+    modes_differ: bool  # whether a fact of the file may differ between modes (``capture_values.modes_may_differ``)
     _true_modes: Callable[[cst.BaseExpression, Modes], Modes | None]  # compile_branches.py
     _none_modes: Callable[[cst.BaseExpression, Modes], Modes | None]
     _builtin: Callable[[cst.BaseExpression], str | None]
@@ -90,17 +100,61 @@ class RaisingBlocks:
         """The capture modes (of those that reach ``block``) in which it surely raises: asked one
         mode at a time, as a fact may be known in some modes only (``mode_attributes.py``), and
         with the names the block binds before a use read through those bindings (undone after:
-        the walk records them as it passes them)."""
+        the walk records them as it passes them). Most blocks hold no test the modes answer
+        differently: they are scanned once for all of them (``_scan``)."""
         if self.in_try or not self.capture_modes:
             return frozenset()
-        raising: set[str] = set()
-        for mode in self.capture_modes:
-            undo = self._scan_locals.tentative() if self._scan_locals is not None else None
-            self.scanned_imports = {}
-            raising |= self._raising_modes(block, frozenset({mode}))
+        modes = self.capture_modes
+        if len(modes) > 1:
+            alike = self._scan(block, modes)
+            if alike is not None:
+                return alike
+        return frozenset().union(*(self._scan(block, frozenset({mode})) or frozenset() for mode in modes))
+
+    def _scan(self, block: cst.BaseSuite, modes: Modes) -> Modes | None:
+        """The modes of ``modes`` in which ``block`` surely raises. Scanned in several modes at
+        once, each fact it asks is asked mode by mode (``_per_mode``), and the scan goes on only
+        while every mode answers alike: it then takes the path each one-mode scan would take, and
+        records the same bindings (in all the modes), so its answer is theirs put together. None
+        where two modes answered differently (the scan is left and undone)."""
+        undo = self._scan_locals.tentative() if self._scan_locals is not None else None
+        self.scanned_imports = {}
+        self.alike_modes = modes if len(modes) > 1 else None
+        try:
+            return self._raising_modes(block, modes)
+        except _ModesDiffer:
+            return None
+        finally:
+            self.alike_modes = None
             if undo is not None:
                 undo()
-        return frozenset(raising)
+
+    def _per_mode(
+        self, fact: Callable[[cst.BaseExpression, Modes], Modes | None], expr: cst.BaseExpression, modes: Modes
+    ) -> Modes | None:
+        """``fact`` of ``expr`` in ``modes``, the same in each of them in a scan of several at
+        once (else ``_ModesDiffer``). A fact known in several modes together is known, the same,
+        in each (the answers of ``capture_values.py`` are the modes where something holds, None
+        where one of them does not know: what the walk trusts too); one unknown together is
+        asked mode by mode, as it may be known in some (``mode_attributes.py``)."""
+        if self.alike_modes is None or not modes or not self.modes_differ:
+            return fact(expr, modes)
+        together = fact(expr, modes)
+        if together is not None:
+            if together and together != modes:
+                raise _ModesDiffer
+            return together
+        answers = {None if one is None else bool(one) for one in (fact(expr, frozenset({mode})) for mode in modes)}
+        if len(answers) > 1:
+            raise _ModesDiffer
+        answer = answers.pop()
+        return None if answer is None else modes if answer else frozenset()
+
+    def _scan_true(self, expr: cst.BaseExpression, modes: Modes) -> Modes | None:
+        return self._per_mode(self._true_modes, expr, modes)
+
+    def _scan_none(self, expr: cst.BaseExpression, modes: Modes) -> Modes | None:
+        return self._per_mode(self._none_modes, expr, modes)
 
     @property
     def _scan_locals(self) -> CaptureLocals | None:
@@ -125,7 +179,7 @@ class RaisingBlocks:
             assert value is not None
             for target in targets:
                 if isinstance(target, cst.Name):
-                    binding = Binding(modes, self._true_modes(value, modes), self._none_modes(value, modes))
+                    binding = Binding(modes, self._scan_true(value, modes), self._scan_none(value, modes))
                     bindings.record(target.value, binding)
 
     def _raising_modes(self, suite: cst.BaseSuite, modes: Modes) -> Modes:
@@ -173,7 +227,7 @@ class RaisingBlocks:
     def _if_raising(self, node: cst.If, modes: Modes) -> Modes:
         raising = self._expression_raising(node.test, modes)
         rest = modes - raising
-        taken = self._true_modes(node.test, rest)
+        taken = self._scan_true(node.test, rest)
         body_modes, else_modes = (rest, rest) if taken is None else (taken, rest - taken)
         in_body = self._raising_modes(node.body, body_modes)
         orelse = node.orelse
@@ -207,9 +261,9 @@ class RaisingBlocks:
         raising: Modes = frozenset()
         for operand in operands:
             if isinstance(operand, cst.Call):  # ``all(x)``: iterates ``x``
-                raising |= raising_modes(operand, self._builtin, lambda e: self._none_modes(e, modes))
+                raising |= raising_modes(operand, self._builtin, lambda e: self._scan_none(e, modes))
             else:
-                raising |= self._none_modes(operand, modes) or frozenset()
+                raising |= self._scan_none(operand, modes) or frozenset()
         return raising
 
     def _iteration_raising(self, iterable: cst.BaseExpression, modes: Modes) -> Modes:
@@ -219,14 +273,14 @@ class RaisingBlocks:
         rest = modes - raising
         if not rest:
             return raising
-        return raising | raising_modes(iterable, self._builtin, lambda e: self._none_modes(e, rest))
+        return raising | raising_modes(iterable, self._builtin, lambda e: self._scan_none(e, rest))
 
     def _boolean_raising(self, expr: cst.BooleanOperation, modes: Modes) -> Modes:
         """``decode() or all(batch.encoder_cached)``: the left side is evaluated, the right one
         in the modes the left does not decide (false for ``or``, true for ``and``), where known."""
         raising = self._expression_raising(expr.left, modes)
         rest = modes - raising
-        left_true = self._true_modes(expr.left, rest)
+        left_true = self._scan_true(expr.left, rest)
         if left_true is None:
             return raising
         right = rest - left_true if isinstance(expr.operator, cst.Or) else left_true
@@ -279,14 +333,17 @@ class RaisingBlocks:
         """Whether ``node`` holds a ``return``, ``break``, ``continue`` or ``yield`` (outside
         the functions, classes and lambdas defined in it): each node's answer is kept, the
         children's found first (no recursion: a file may nest deeper than Python recurses)."""
+        known = self.leaving_nodes.get(id(node))
+        if known is not None:
+            return known
         pending: list[tuple[cst.CSTNode, bool]] = [(node, False)]
         while pending:
             current, expanded = pending.pop()
             key = id(current)
             if key in self.leaving_nodes:
                 continue
-            if isinstance(current, (*_LEAVING, *_OWN_SCOPES)):
-                self.leaving_nodes[key] = isinstance(current, _LEAVING)
+            if _LEAVING_OR_OWN_SCOPE[type(current)]:
+                self.leaving_nodes[key] = _LEAVING[type(current)]
             elif expanded:
                 self.leaving_nodes[key] = any(self.leaving_nodes[id(child)] for child in children(current))
             else:
@@ -309,17 +366,18 @@ def _surely_evaluated(expr: cst.BaseExpression) -> Iterator[cst.CSTNode]:
     pending: list[cst.CSTNode] = [expr]
     while pending:
         node = pending.pop()
-        if isinstance(node, _COMPREHENSIONS):  # only its first iterable is evaluated at once
+        node_type = type(node)
+        if _COMPREHENSIONS[node_type]:  # only its first iterable is evaluated at once
             yield node
-            pending.append(node.for_in.iter)
+            pending.append(node.for_in.iter)  # type: ignore[attr-defined]
             continue
-        if isinstance(node, _MAYBE_UNEVALUATED):
+        if _LAMBDA[node_type]:
             continue
-        if isinstance(node, cst.BooleanOperation):
-            pending.append(node.left)
+        if _BOOLEAN[node_type]:
+            pending.append(node.left)  # type: ignore[attr-defined]
             continue
-        if isinstance(node, cst.IfExp):
-            pending.append(node.test)
+        if _IF_EXP[node_type]:
+            pending.append(node.test)  # type: ignore[attr-defined]
             continue
         yield node
         pending.extend(children(node))
@@ -330,7 +388,10 @@ def _none_operands(expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
     subscripted, the object of an attribute (not a dunder one, which None has), the called, the
     side of an ordering comparison with a number."""
     for node in _surely_evaluated(expr):
-        if isinstance(node, _COMPREHENSIONS):  # its first iterable is iterated at once
+        node_type = type(node)
+        if not _OPERAND_HOLDERS[node_type]:
+            continue
+        if _COMPREHENSIONS[node_type]:  # its first iterable is iterated at once
             yield node.for_in.iter
         elif isinstance(node, cst.Subscript):
             yield node.value

@@ -31,9 +31,17 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from graphlint.checks.syntax import children, dotted_name, preorder
+from graphlint.checks.syntax import NodeTypes, children, dotted_name, preorder
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
+# Node types, tested by type over whole modules (``syntax.NodeTypes``).
+_BINDING = NodeTypes(
+    cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.NamedExpr, cst.Del, cst.AsName, cst.FunctionDef,
+    cst.ClassDef, cst.TypeAlias, cst.Global, cst.Nonlocal, cst.MatchAs, cst.MatchStar, cst.MatchMapping, cst.ImportAlias,
+)
+_OWN_SCOPES = NodeTypes(cst.FunctionDef, cst.ClassDef, cst.Lambda)
+_GLOBAL, _NAME, _ATTRIBUTE = NodeTypes(cst.Global), NodeTypes(cst.Name), NodeTypes(cst.Attribute)
+_IMPORT_STAR, _INDENTED_BLOCK = NodeTypes(cst.ImportStar), NodeTypes(cst.IndentedBlock)
 # Reads that may bind a module's names some other way than a statement of it.
 _DYNAMIC_NAMES = frozenset({"globals", "vars", "exec"})
 
@@ -64,20 +72,22 @@ class ModuleNames:
             return self._blocks
         self._blocks = {}
         for node in preorder(self.module):
-            if isinstance(node, cst.Global) or (
-                isinstance(node, cst.Name) and node.value in _DYNAMIC_NAMES
-            ) or (isinstance(node, cst.Attribute) and dotted_name(node) == "sys.modules"):
+            node_type = type(node)
+            if _GLOBAL[node_type] or (_NAME[node_type] and node.value in _DYNAMIC_NAMES) or (  # type: ignore[attr-defined]
+                _ATTRIBUTE[node_type] and dotted_name(node) == "sys.modules"  # type: ignore[arg-type]
+            ):
                 self._open = True
         pending: list[tuple[cst.CSTNode, tuple[int, ...]]] = [(self.module, ())]
         while pending:
             node, chain = pending.pop()
-            if isinstance(node, cst.ImportStar):
+            node_type = type(node)
+            if _IMPORT_STAR[node_type]:
                 self._stars.append(chain)
             for name in bound_names(node):
                 self._blocks.setdefault(name, []).append(chain)
-            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            if _OWN_SCOPES[node_type]:
                 continue  # their bodies bind names of their own scopes
-            inner = (*chain, id(node)) if isinstance(node, cst.IndentedBlock) else chain
+            inner = (*chain, id(node)) if _INDENTED_BLOCK[node_type] else chain
             pending.extend((child, inner) for child in children(node))
         return self._blocks
 
@@ -94,7 +104,7 @@ def function_names(function: cst.FunctionDef) -> frozenset[str]:
     while pending:
         node = pending.pop()
         names.update(bound_names(node))
-        if not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if not _OWN_SCOPES[type(node)]:
             pending.extend(children(node))
     return frozenset(names)
 
@@ -102,6 +112,8 @@ def function_names(function: cst.FunctionDef) -> frozenset[str]:
 def bound_names(node: cst.CSTNode) -> Iterator[str]:
     """The names ``node`` itself binds (a target's every name, so ``a.b = x`` counts ``a``: more
     bindings only keep a name bound)."""
+    if not _BINDING[type(node)]:
+        return
     targets: list[cst.CSTNode] = []
     if isinstance(node, cst.Assign):
         targets = [target.target for target in node.targets]
@@ -123,7 +135,7 @@ def bound_names(node: cst.CSTNode) -> Iterator[str]:
             yield dotted.split(".")[0]
     for target in targets:
         for inner in preorder(target):
-            if isinstance(inner, cst.Name):
+            if _NAME[type(inner)]:
                 yield inner.value
 
 

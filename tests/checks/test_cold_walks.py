@@ -24,7 +24,7 @@ from graphlint.checks.unvalidated_parse import parse_unvalidated
 from graphlint.checks.facts import ExtractOptions, FileFacts
 from graphlint.checks.flow_scopes import ScopeScan
 from graphlint.checks.known_values import ChangedNames, _note_changed
-from graphlint.checks.syntax import children, preorder
+from graphlint.checks.syntax import NodeTypes, children, preorder
 
 TORCH = Path(importlib.util.find_spec("torch").origin).parent  # read, never imported
 REAL_FILES = [TORCH / "_dynamo" / "eval_frame.py", TORCH / "_tensor.py", TORCH / "nn" / "modules" / "module.py"]
@@ -102,6 +102,18 @@ def test_facts_text_is_the_json_of_every_field() -> None:
     assert data == json.loads(json.dumps(dataclasses.asdict(facts)))
     assert FileFacts.from_text(facts.to_text()) == FileFacts.from_json(data)
     assert data["flow"]["calls"] and data["candidates"]  # a real file: something to compare
+
+
+def test_node_types_answer_as_isinstance() -> None:
+    """``NodeTypes`` (a type's answer remembered) is isinstance() of every node of a real file,
+    for single classes, tuples, and abstract bases that libcst's classes derive from."""
+    tests = [(cst.Name,), (cst.Return, cst.Yield), (cst.BaseExpression,), (cst.BaseCompoundStatement, cst.Lambda)]
+    remembered = [NodeTypes(*types) for types in tests]
+    nodes = list(preorder(parse_unvalidated(MATCH_AND_FRIENDS)))
+    for node in nodes:
+        for types, test in zip(tests, remembered):
+            assert test[type(node)] is isinstance(node, types), (type(node).__name__, types)
+    assert all(any(test[type(node)] for node in nodes) for test in remembered)  # each holds of some node
 
 
 def test_a_pool_leaves_the_garbage_collector_as_it_found_it(tmp_path: Path) -> None:
