@@ -153,7 +153,12 @@ class Knowledge:
     one of them (their ``__init__`` and what it calls, unless something else calls it too) makes
     its tensors without ``device=`` on the target, so ``.to(x.device)`` of a plain tensor
     attribute made there (``self.ids = torch.tensor(ids)``) copies nothing; one made with
-    ``device="cpu"`` stays on the host."""
+    ``device="cpu"`` stays on the host.
+    ``device-returns``: functions (dotted globs) → the parameter on whose device every tensor
+    they return is made, where their returns come from code graphlint cannot read (kernels,
+    dispatchers: sglang's MoE layers' ``forward`` and ``hidden_states``); it stands in for the
+    walk's own summary (``returned_devices.py``) where that is unknown, so ``y = self.experts(h,
+    topk)`` … ``r.to(y.device)`` of an ``r`` made on ``h``'s device copies nothing."""
 
     compile_entrypoints: tuple[str, ...] = ()
     capture_entrypoints: tuple[str, ...] = ()
@@ -185,6 +190,7 @@ class Knowledge:
     capture_mode_true_attributes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     empty_of_empty_calls: tuple[str, ...] = ()
     device_built_classes: tuple[str, ...] = ()
+    device_returns: dict[str, tuple[str, ...]] = field(default_factory=dict)
     platform_raising_calls: tuple[str, ...] = ()
 
     def merged(self, other: "Knowledge") -> "Knowledge":
@@ -235,6 +241,7 @@ KNOWLEDGE_TABLE_KEYS = (
     "capture-false-tests",
     "capture-mode-none-attributes",
     "capture-mode-true-attributes",
+    "device-returns",
 )
 KNOWLEDGE_KEYS = (*KNOWLEDGE_LIST_KEYS, *KNOWLEDGE_TABLE_KEYS)
 

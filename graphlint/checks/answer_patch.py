@@ -21,7 +21,7 @@ from typing import Any
 
 from graphlint.checks.compile_wrappers import escaped_wrappers, wrapper_rows
 from graphlint.checks.site_edges import absorb_outside, calls_by_site
-from graphlint.checks.value_graph import HOST_TENSOR, CallGraph, Target
+from graphlint.checks.value_graph import HOST_TENSOR, CallGraph, Target, instance_calls
 from graphlint.checks.valueflow import Solver
 
 
@@ -83,6 +83,7 @@ def patched(solver: Solver, before: CallGraph, recorder: Recorder) -> CallGraph 
         copies={**before.copies, **copies} if copies else before.copies,
         resolved=before.resolved | resolved,
         host_receivers=before.host_receivers | host,
+        instance_calls=before.instance_calls | instance_calls(new_callees, values, saturated),
         collapsed=solver.collapsed,
         unseen=before.unseen | solver.handed_out_unseen(recorder.outside_arguments),
     )

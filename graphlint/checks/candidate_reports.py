@@ -34,7 +34,7 @@ class Report:
     inherited_state: list[str] | None = None
     built_state: list[str] | None = None
     receiver_parameter: str | None = None
-    receiver_call: list[Any] | None = None
+    device_calls: list[list[list[Any]]] | None = None
 
 
 class CandidateReports:
@@ -68,7 +68,7 @@ class CandidateReports:
         untraced: bool = False,
         void_in_capture: bool = False,
         receiver_parameter: str | None = None,
-        receiver_call: list[Any] | None = None,
+        device_calls: list[list[list[Any]]] | None = None,
     ) -> None:
         if type(node) not in ANCHOR_KINDS:
             raise TypeError(f"{rule.code} reports a {type(node).__name__}; report one of {list(ANCHOR_KINDS)}")
@@ -92,15 +92,18 @@ class CandidateReports:
                 inherited_state=inherited_state,
                 built_state=built_state,
                 receiver_parameter=receiver_parameter,
-                receiver_call=receiver_call,
+                device_calls=device_calls,
             )
         )
 
-    def _call_ordinal(self, receiver_call: list[Any] | None) -> list[Any] | None:
-        """``receiver_call`` with its call's ordinal for the node a rule had (every call now has one)."""
-        if receiver_call is None or not isinstance(receiver_call[0], cst.Call):
-            return receiver_call
-        return [self.ordinals[id(receiver_call[0])][1], receiver_call[1]]
+    def _call_ordinals(self, device_calls: list[list[list[Any]]] | None) -> list[list[list[Any]]] | None:
+        """``device_calls`` with each call's ordinal for the node a rule had (every call now has one)."""
+        if device_calls is None:
+            return None
+        return [
+            [[self.ordinals[id(call)][1] if isinstance(call, cst.Call) else call, keys] for call, keys in way]
+            for way in device_calls
+        ]
 
     def candidates(self, anchors: list[tuple[str, int, cst.CSTNode]], spans: dict[tuple[str, int], Any]) -> list[Candidate]:
         """The reports as candidates, ``anchors`` being each report's (kind, ordinal, node)."""
@@ -131,7 +134,7 @@ class CandidateReports:
                     inherited_state=report.inherited_state,
                     built_state=report.built_state,
                     receiver_parameter=report.receiver_parameter,
-                    receiver_call=self._call_ordinal(report.receiver_call),
+                    device_calls=self._call_ordinals(report.device_calls),
                 )
             )
         return found

@@ -52,10 +52,11 @@ from functools import cache
 import libcst as cst
 
 from graphlint.checks import apis, mode_attributes
+from graphlint.checks.binding_counts import UNRECORDED, BindingCounts, binding_counts
 from graphlint.checks.facts import ExtractOptions
 from graphlint.checks.member_values import equal_in
 from graphlint.checks.presets import glob_pattern
-from graphlint.checks.syntax import NodeTypes, attribute_name, children, preorder, target_names
+from graphlint.checks.syntax import attribute_name
 
 Modes = frozenset[str]
 ANY_CAPTURE: Modes = frozenset({""})  # the one mode of a framework that names none
@@ -266,28 +267,13 @@ def _is_none(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "None"
 
 
-# What ``_binding_counts`` looks at of a function's nodes, by type (``syntax.NodeTypes``); it
-# walks into every other node.
-_BINDING_OR_SCOPE = NodeTypes(
-    cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For, cst.NamedExpr,
-    cst.AsName, cst.Global, cst.Nonlocal, cst.Del,
-)
-_GLOBAL = NodeTypes(cst.Global)
-_NONLOCAL = NodeTypes(cst.Nonlocal)
-
-# A binding the walk does not record (a parameter, ``x += 1``, a loop target, ``global x``):
-# counted so that the name is never known.
-_UNRECORDED = 1 << 20
-
-
 class CaptureLocals:
     """The bindings of one function's (or a module's top level's) names that a capture can run,
     recorded as the walk meets them (``record``), and what a name is known to be (``value``)."""
 
     def __init__(self, function: cst.FunctionDef | cst.Module) -> None:
         self.function = function
-        self._counts: dict[str, int] | None = None  # every binding in the function, counted once asked
-        self._deleted: dict[str, int] = {}  # … of them ``del name``
+        self._counts: BindingCounts | None = None  # every binding in the function, counted once asked
         self.seen: dict[str, int] = {}
         self.values: dict[str, list[Binding]] = {}  # per name, each binding a capture can run
 
@@ -339,75 +325,23 @@ class CaptureLocals:
     def bound_once(self, name: str, plain: bool) -> bool:
         """Whether one binding of the name, plain (``name = ...``) or not (``a, name = ...``), is
         its only one in the function; ``del name`` aside (reading it after raises)."""
-        counts = self._counts_of()
-        return counts.get(name, 0) - self._deleted.get(name, 0) == (1 if plain else _UNRECORDED)
+        found = self._binding_counts()
+        return found.counts.get(name, 0) - found.deleted.get(name, 0) == (1 if plain else UNRECORDED)
+
+    def one_device(self, name: str, before: cst.CSTNode | None = None) -> bool:
+        """Whether the name holds tensors on one device wherever it is read (where ``before``,
+        a node no loop holds, reads it: up to there): one binding (plain or not, as
+        ``bound_once``) and others that keep the tensor's device only (``h = h.view(-1, d)``,
+        ``h *= s``: ``binding_counts.py``)."""
+        return self._binding_counts().origins_before(name, before) in (1, UNRECORDED)
 
     def _counts_of(self) -> dict[str, int]:
+        return self._binding_counts().counts
+
+    def _binding_counts(self) -> BindingCounts:
         if self._counts is None:  # counted only once a name may be known
-            self._counts, self._deleted = _binding_counts(self.function)
+            self._counts = binding_counts(self.function)
         return self._counts
-
-
-def _binding_counts(function: cst.FunctionDef | cst.Module) -> tuple[dict[str, int], dict[str, int]]:
-    """How often each name is bound in ``function``'s own body (or a module's top level): plain
-    ``name = ...`` once each, any other binding (``del name`` too) ``_UNRECORDED``, a store into an
-    object (``obj.name = ...``, ``d[name] = ...``) none; and the
-    part of that ``del`` statements make (functions, classes and lambdas
-    nested in it have scopes of their own, but a ``nonlocal`` in a nested function rebinds the
-    name here, and a ``:=`` in a comprehension binds it here; a module's name that a ``global``
-    statement anywhere in it may rebind is never known)."""
-    counts: dict[str, int] = {}
-    deleted: dict[str, int] = {}
-
-    def add(target: cst.CSTNode, amount: int, into: dict[str, int] = counts) -> None:
-        for name in target_names(target):  # ``obj.x = ...`` binds neither ``obj`` nor ``x``
-            into[name] = into.get(name, 0) + amount
-
-    if isinstance(function, cst.Module):
-        for node in preorder(function):
-            if _GLOBAL[type(node)]:
-                for item in node.names:
-                    add(item.name, _UNRECORDED)
-        stack: list[cst.CSTNode] = list(function.body)
-    else:
-        params = function.params
-        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
-            add(param.name, _UNRECORDED)
-        for star in (params.star_arg, params.star_kwarg):
-            if isinstance(star, cst.Param):
-                add(star.name, _UNRECORDED)
-        stack = [function.body]
-    while stack:
-        node = stack.pop()
-        if not _BINDING_OR_SCOPE[type(node)]:
-            stack.extend(children(node))
-            continue
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-            add(node.name, _UNRECORDED)
-            for inner in preorder(node):  # a nested function may rebind a name through ``nonlocal``
-                if _NONLOCAL[type(inner)]:
-                    for item in inner.names:
-                        add(item.name, _UNRECORDED)
-            continue
-        if isinstance(node, cst.Lambda):  # comprehensions are walked: a ``:=`` in one binds here
-            continue
-        if isinstance(node, cst.Assign):
-            for target in node.targets:
-                add(target.target, 1 if isinstance(target.target, cst.Name) else _UNRECORDED)
-        elif isinstance(node, cst.AnnAssign) and node.value is not None:
-            add(node.target, 1 if isinstance(node.target, cst.Name) else _UNRECORDED)
-        elif isinstance(node, (cst.AugAssign, cst.For, cst.NamedExpr)):
-            add(node.target, _UNRECORDED)
-        elif isinstance(node, cst.AsName):
-            add(node.name, _UNRECORDED)
-        elif isinstance(node, (cst.Global, cst.Nonlocal)):
-            for item in node.names:
-                add(item.name, _UNRECORDED)
-        elif isinstance(node, cst.Del):
-            add(node.target, _UNRECORDED)
-            add(node.target, _UNRECORDED, deleted)
-        stack.extend(children(node))
-    return counts, deleted
 
 
 @cache

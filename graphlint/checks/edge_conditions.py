@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from graphlint.checks import apis
 from graphlint.checks.facts import CallSite, DefFacts, Expr
 from graphlint.checks.link import Project
 from graphlint.checks.value_graph import FunctionKey
@@ -91,23 +92,38 @@ def argument_keys(project: Project, edge: Edge, callee: FunctionKey, name: str, 
     """The argument (``CallSite.known``'s key: a position as a string, or a keyword) that the
     call at ``edge`` hands ``callee``'s parameter ``name``, one per way the receiver may shift
     (``Base.method(self, ...)``); None where the call does not name the callee, or hands the
-    parameter otherwise (a default, ``*xs``, ``**kw``)."""
+    parameter otherwise (a default, ``*xs``, ``**kw``). A call of an instance (``self.experts(h,
+    topk)``) hands its arguments to the ``forward`` or ``__call__`` it runs, after the receiver."""
     site = project.files[edge[0]].facts.flow.calls[edge[1]]
     definition = project.files[callee.file].facts.flow.defs.get(callee.qualname)
     if site is None or definition is None or definition.kind != "function":
         return None
     kind = project.graph.callees.get(edge, {}).get(callee)
-    if not _direct(site, callee, kind, copy) or (site.star and not site.star_last):
+    called = _calls_instance(project, edge, callee, definition, kind)
+    if not (called or _direct(site, callee, kind, copy)) or (site.star and not site.star_last):
         return None
     if any(keyword == name for keyword, _ in site.keywords):
         return [name]
     positional = [p for p, k in definition.params if k in ("o", "p")]
     if name not in positional:
         return None
-    indices = [positional.index(name) - shift for shift in _receiver_shifts(site, definition, kind)]
+    shifts = [1] if called else _receiver_shifts(site, definition, kind)
+    indices = [positional.index(name) - shift for shift in shifts]
     if not all(0 <= index < len(site.args) for index in indices):
         return None
     return [str(index) for index in indices]
+
+
+def _calls_instance(project: Project, edge: Edge, callee: FunctionKey, definition: DefFacts, kind: str | None) -> bool:
+    """Whether the call at ``edge`` runs ``callee`` as the ``forward`` / ``__call__`` of an
+    instance its callee holds (``CallGraph.instance_calls``): an instance method, with the
+    call's own arguments after the receiver."""
+    return (
+        kind == "call"
+        and edge in project.graph.instance_calls
+        and definition.method == "instance"
+        and callee.qualname.rpartition(".")[2] in apis.INSTANCE_CALL_METHODS
+    )
 
 
 def _direct(site: CallSite, callee: FunctionKey, kind: str | None, copy: str = "") -> bool:

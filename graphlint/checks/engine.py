@@ -170,7 +170,7 @@ def link(
     files += [LinkedFile(path, display(path), *names.name(path), facts[path], library=True) for path in libraries]
     project = Project(
         files, dispatch=known.dispatch, not_dispatched=known.not_dispatched, graphs=graphs or SolvedGraphs(), preview=preview,
-        device_built_classes=known.device_built_classes,
+        device_built_classes=known.device_built_classes, device_returns=known.device_returns,
     )
     add_root_entries(project, known)
     return project, mark_regions(

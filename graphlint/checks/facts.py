@@ -287,9 +287,10 @@ class Candidate:
     # A parameter of ``scope`` that the ``t.to(d)`` moves where nothing rebound it: void when
     # every call of ``scope`` hands it module state (``module_state_parameters.py``)
     receiver_parameter: str | None = None
-    # [call ordinal, argument keys]: the ``t.to(d)`` moves the whole result of that call to the
-    # device of those arguments; void where what the call runs returns on it (``device_returns.py``)
-    receiver_call: list[Any] | None = None
+    # Ways to show that the ``t.to(d)`` moves a tensor already on ``d``, each a list of [call
+    # ordinal, argument keys]: void where, for one way, what every one of its calls runs returns on
+    # the device of those arguments (``device_returns.py``)
+    device_calls: list[list[list[Any]]] | None = None
 
 
 NO_CALL = -1  # ``Candidate.after`` / ``FileFacts.call_after`` of a point no call is known to precede

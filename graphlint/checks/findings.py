@@ -87,8 +87,10 @@ def candidate_finding(project: Project, regions: Regions, file: int, candidate: 
         project, FunctionKey(file, candidate.scope), candidate.receiver_parameter
     ):
         return None  # every call hands the moved parameter module state: on the model's device
-    if candidate.receiver_call is not None and returns_on_arguments(project, file, *candidate.receiver_call):
-        return None  # what the call returns is made on the device of the arguments it is moved to
+    if candidate.device_calls is not None and any(
+        all(returns_on_arguments(project, file, *call) for call in way) for way in candidate.device_calls
+    ):
+        return None  # what the calls return is made on the device of the arguments the move is to
     span = (candidate.line, candidate.column, candidate.end_line, candidate.end_column)
     return _rule_finding(
         rule, project.files[file], span, candidate.message, region, candidate.anchor, candidate.fix, candidate.predicts

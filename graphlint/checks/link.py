@@ -50,6 +50,8 @@ class Project:
     unrun_exports: list[tuple[int, str]] = field(default_factory=list)
     # Classes (dotted, globs) the framework's loader builds under its target device (``device-built-classes``)
     device_built_classes: tuple[str, ...] = ()
+    # Functions (dotted, globs) → the parameter they return on the device of (``device-returns``)
+    device_returns: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @cached_property
     def _linked_modules(self) -> list[LinkedModule]:

@@ -83,14 +83,14 @@ def answer_in(graph: CallGraph, numberings: dict[int, list[int]], copied: dict[i
     number differs are moved: the tables are copied, not walked."""
     tables: list[Any] = [
         dict(graph.callees), dict(graph.copies), set(graph.resolved), set(graph.host_receivers),
-        dict(graph.wrapper_calls), set(graph.wrapper_only),
+        dict(graph.wrapper_calls), set(graph.wrapper_only), set(graph.instance_calls),
     ]
     backs: dict[int, dict[int, int]] = {}
     for file, numbering in numberings.items():
         back = backs[file] = {solved: own for own, solved in enumerate(numbering) if own != solved}
         keys = [(file, solved) for solved in back]
         moved: list[list[tuple[Any, Any]]] = [[] for _ in tables]
-        for table, rows, candidates in zip(tables, moved, (keys, copied.get(file, ()), keys, keys, keys, keys)):
+        for table, rows, candidates in zip(tables, moved, (keys, copied.get(file, ()), keys, keys, keys, keys, keys)):
             for key in candidates:
                 if key[1] in back and key in table:
                     rows.append((key, table[key] if isinstance(table, dict) else None))
@@ -103,7 +103,7 @@ def answer_in(graph: CallGraph, numberings: dict[int, list[int]], copied: dict[i
                     table.add(own)
                 else:
                     table[own] = row
-    callees, copies, resolved, host, wrapper_calls, wrapper_only = tables
+    callees, copies, resolved, host, wrapper_calls, wrapper_only, instances = tables
 
     def compile_call(call: tuple[int, int]) -> tuple[int, int]:  # a compile call, as its file numbers it
         return (call[0], backs.get(call[0], {}).get(call[1], call[1]))
@@ -112,7 +112,7 @@ def answer_in(graph: CallGraph, numberings: dict[int, list[int]], copied: dict[i
         wrapper_calls = {site: {compile_call(c) for c in compiles} for site, compiles in wrapper_calls.items()}
     return dataclasses.replace(
         graph, callees=callees, copies=copies, resolved=resolved, host_receivers=host, wrapper_calls=wrapper_calls,
-        wrapper_only=wrapper_only, escaped_wrappers={compile_call(c) for c in graph.escaped_wrappers},
+        wrapper_only=wrapper_only, instance_calls=instances, escaped_wrappers={compile_call(c) for c in graph.escaped_wrappers},
     )
 
 

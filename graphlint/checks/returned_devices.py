@@ -14,11 +14,19 @@ caller hands ``hidden_states``. So ``r = zero_experts_compute_triton(hidden_stat
   bare ``return`` or ``return None`` is no tensor: ``.to`` of it raises, copying nothing;
 - per ``t.to(d)`` of a call's whole result (the call itself, or a name whose only binding is
   that call: ``returned_none.py``), the arguments of the call on ``d``, by their key as
-  ``CallSite`` counts them (``Candidate.receiver_call``; ``module_state_arguments.py`` notes
-  each argument's device).
+  ``CallSite`` counts them (``Candidate.device_calls``; ``module_state_arguments.py`` notes
+  each argument's device);
+- per ``t.to(y.device)`` where ``y`` is a call's whole result (LongCat-Flash's ``final =
+  self.experts(hidden_states, topk)``, then ``final *= s`` in place, then ``r.to(final.device)``
+  of ``r = zero_experts(..., hidden_states=hidden_states)``): ``y`` is on the device of the
+  arguments the call hands on, so the move copies nothing where ``t`` is known on the device of
+  one of them or is a call's result made on it. The name the shared device is read off must hold
+  tensors on one device in the function (``CaptureLocals.one_device``: ``hidden_states =
+  hidden_states.view(-1, d)`` keeps it).
 
-The link (``device_returns.py``) voids the move where every function the call runs, all of them
-in sight, returns on the device of a parameter the call hands one of those arguments.
+The link (``device_returns.py``) voids the move where, for one way, every function each call
+runs, all of them in sight, returns on the device of a parameter the call hands one of those
+arguments.
 """
 
 from __future__ import annotations
@@ -92,15 +100,48 @@ class ReturnedDevices:
                 return self._parameter_device(func.value, definition)
         return self.known_device(expr)
 
-    def returned_call(self, expr: cst.BaseExpression, device: str) -> list[Any] | None:
-        """[the call (its node: walked after the move that reads it) or its ordinal, keys of its
-        arguments on ``device``] where ``expr`` is a call's whole result (the call, or a name
-        whose only binding is one) and some argument is there. The name ``device`` reads
-        (``h`` of ``h.device``) must be bound once in the function, or be a parameter it never
-        rebinds: what the walk knows of names is their last binding's, not the one at the move."""
+    def device_calls(self, expr: cst.BaseExpression, device: str) -> list[list[list[Any]]] | None:
+        """Ways to show that ``expr`` is on ``device``, each a list of [call, argument keys] (see
+        the module's docstring): ``expr`` a call's whole result made there, or ``device`` read
+        off one (``y.device``) and ``expr`` on the device of the same arguments."""
+        ways: list[list[list[Any]]] = []
+        made = self._returned_call(expr, device)
+        if made is not None:
+            ways.append([made])
+        target = self._result_devices(expr, device)
+        for shared in sorted(set(target[1].values())) if target is not None else ():
+            keys = sorted(key for key, text in target[1].items() if text == shared)  # type: ignore[index]
+            if self._one_device(expr, shared) and self.known_device(expr) == shared:
+                ways.append([[target[0], keys]])  # type: ignore[index]
+            elif (made := self._returned_call(expr, shared)) is not None:
+                ways.append([made, [target[0], keys]])  # type: ignore[index]
+        return ways or None
+
+    def _result_devices(self, move: cst.BaseExpression, device: str) -> tuple[int, dict[str, str]] | None:
+        """(the call's ordinal, its arguments' devices by key) where ``device`` is ``y.device``
+        and ``y`` holds the whole result of that call at ``move``: the binding before it, the
+        others keeping its device (``y *= s``)."""
+        name = device.removesuffix(_DEVICE)
+        returned = self.function_scope.returned.get(name) if device.endswith(_DEVICE) else None
+        if returned is None or returned[1] != WHOLE_RETURN or not returned[2] or not self._one_device(move, device):
+            return None
+        devices = self.argument_devices.get(returned[0])
+        return (returned[0], devices) if devices else None
+
+    def _one_device(self, move: cst.BaseExpression, device: str) -> bool:
+        """Whether the name ``device`` reads (``h`` of ``h.device``) holds tensors on one device
+        up to ``move`` (wherever it is read, in a loop): what the walk knows of names is their
+        last binding's, not the one at the move."""
         root = device.split(".", 1)[0]
         bindings = self.function_scope.capture_locals
-        if bindings is None or not root.isidentifier() or not (bindings.bound_once(root, True) or bindings.bound_once(root, False)):
+        before = move if self.function_scope.loops == 0 else None  # a loop may take a later binding back
+        return bindings is not None and root.isidentifier() and bindings.one_device(root, before)
+
+    def _returned_call(self, expr: cst.BaseExpression, device: str) -> list[Any] | None:
+        """[the call (its node: walked after the move that reads it) or its ordinal, keys of its
+        arguments on ``device``] where ``expr`` is a call's whole result (the call, or a name
+        whose only binding is one) and some argument is there."""
+        if not self._one_device(expr, device):
             return None  # the device's name may hold another tensor at the move than at the call
         if isinstance(expr, cst.Call):
             keys = [key for key, value in keyed_arguments(expr) if self.argument_device(value) == device]

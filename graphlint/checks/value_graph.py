@@ -9,7 +9,7 @@ What the solved graph answers is a ``CallGraph``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Union
 
@@ -126,6 +126,10 @@ class CallGraph:
     stopped: int | None = None  # the steps after which the work budget stopped the solve
     # (file, call ordinal) of ``x.m()`` calls whose receiver ``x`` holds host tensors only
     host_receivers: set[tuple[int, int]] = field(default_factory=set)
+    # (file, call ordinal) of calls whose callee holds instances of project classes only (in
+    # every copy): calling one runs its ``forward`` / ``__call__`` with the call's own arguments
+    # (``instance_calls``; not a ``functools.partial``, whose bound arguments come first)
+    instance_calls: set[tuple[int, int]] = field(default_factory=set)
     saturated: int = 0  # nodes that reached VALUE_CAP values and took no more
     collapsed: int = 0  # nodes whose outside names were collapsed into OUTSIDE_ANY
     # (file, qualname, copy; "*": every copy) of the functions something out of sight may call,
@@ -154,6 +158,24 @@ class CallGraph:
 def delivered(values: set[Obj]) -> int:
     """The most values a node took: those it holds and, if it collapsed, the names it dropped."""
     return len(values) + (OUTSIDE_CAP if OUTSIDE_ANY in values else 0)
+
+
+def instance_calls(
+    callee_nodes: Mapping[tuple[Any, ...], int], values: list[set[Obj]], saturated: set[int]
+) -> set[tuple[int, int]]:
+    """The call sites (``(file, ordinal)``, over a method's copies) whose callee holds instances
+    of project classes and nothing else, in every copy: ``self.experts(h, topk)`` of an MoE
+    layer, not a partial of one (``CallGraph.instance_calls``)."""
+    sites: set[tuple[int, int]] = set()
+    mixed: set[tuple[int, int]] = set()
+    for key, node in callee_nodes.items():
+        site = (key[0], key[1])
+        held = values[node]
+        if held and node not in saturated and all(obj[0] == "I" for obj in held):
+            sites.add(site)
+        else:
+            mixed.add(site)
+    return sites - mixed
 
 
 def instance_of(obj: Obj) -> Obj:

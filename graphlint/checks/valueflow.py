@@ -38,6 +38,7 @@ from graphlint.checks.value_graph import (
     LinkedModule,
     Obj,
     OUTSIDE_ANY,
+    instance_calls,
     instance_of,
 )
 
@@ -205,6 +206,7 @@ class Solver(CallSemantics):
             if all(self.values[n] <= {HOST_TENSOR} and n not in self.saturated for n in nodes)
             and any(self.values[n] for n in nodes)
         }
+        graph.instance_calls = instance_calls(self.callee_nodes, self.values, self.saturated)
         graph.stopped = self.steps if self.stopped else None
         graph.saturated = len(self.saturated)
         graph.collapsed = self.collapsed

@@ -120,10 +120,13 @@ class SiteContext(Protocol):
         (``capture-device-attributes``: an attribute the framework's capture metadata init stores,
         or a name every binding of which a capture runs here holds one)."""
 
-    def returned_call(self, expr: cst.BaseExpression, device: str) -> list[Any] | None:
-        """[call ordinal, argument keys] where ``expr`` is a call's whole result (the call, or a
-        name whose only binding is one) and those arguments are on ``device`` (``report(...,
-        receiver_call=...)``: the link asks whether what the call runs returns on them)."""
+    def device_calls(self, expr: cst.BaseExpression, device: str) -> list[list[list[Any]]] | None:
+        """Ways the linked project may show that ``expr`` is on ``device`` (``report(...,
+        device_calls=...)``), each a list of [call ordinal, argument keys] whose calls must all
+        return on the device of those arguments: ``expr`` a call's whole result (the call, or a
+        name whose only binding is one) with arguments on ``device``; or ``device`` read off a
+        call's whole result (``y.device``, ``y = self.experts(h, ...)``, ``y *= s`` in place) and
+        ``expr`` known on, or a call's result made on, the device of the same arguments."""
 
     def on_module_device(self, expr: cst.BaseExpression) -> bool:
         """Whether ``expr`` lives where the model's weights do: a parameter (``self.w =
@@ -178,7 +181,7 @@ class SiteContext(Protocol):
         untraced: bool = False,
         void_in_capture: bool = False,
         receiver_parameter: str | None = None,
-        receiver_call: list[Any] | None = None,
+        device_calls: list[list[list[Any]]] | None = None,
     ) -> None:
         """Record a candidate at ``node`` (a Call, Subscript, BinaryOperation, Decorator,
         FormattedStringExpression, WithItem or AssignTarget: see ``positions.ANCHOR_KINDS``). ``fix``: the rule's fix
@@ -196,9 +199,10 @@ class SiteContext(Protocol):
         ``void_in_capture``: the site does no harm in any capture (what it copies is empty in every
         capture mode), only in a plain compiled region;
         ``receiver_parameter``: the parameter ``t`` of a ``t.to(d)``, void when every call of the
-        function hands it module state (``module_state_parameters.py``); ``receiver_call``: [call
-        ordinal, argument keys] of a ``t.to(d)`` of a call's result, void when every function the
-        call runs returns on the device of what those arguments hand it (``device_returns.py``)."""
+        function hands it module state (``module_state_parameters.py``); ``device_calls``: ways to
+        show a ``t.to(d)`` moves a tensor already on ``d`` (``device_calls``), void when for one
+        of them every function each of its calls runs returns on the device of what those
+        arguments hand it (``device_returns.py``)."""
 
 
 class Rule:

@@ -41,7 +41,11 @@ class HostDeviceCopyInCapture(CaptureRule):
     moving what a project function returns to the device of the argument it made it on
     (`r = zero_experts(..., hidden_states=h)` … `r.to(h.device)`, where every return of
     `zero_experts` is `torch.zeros_like(hidden_states)`, `hidden_states.new_*(...)`, ... of a
-    parameter it never rebinds; only where every function the call runs is in sight), nor, in a
+    parameter it never rebinds; only where every function the call runs is in sight), or to the
+    device of what another call made from that argument (`y = self.experts(h, topk)`, `y *= s`
+    in place, … `r.to(y.device)`, where every `forward` the call runs returns on the device of
+    the parameter it hands `h`, or `device-returns` says so of one whose returns come from
+    kernels: sglang's MoE layers; `h` may be rebound to a view of itself), nor, in a
     capture, moving capture metadata the framework stores on the device (`capture-device-attributes`:
     sglang's Ascend `get_attn_backend().forward_metadata.seq_lens`). Nor is moving a tensor of no
     elements (`torch.as_tensor([], device=d)`, `torch.zeros(0, n).to(d)`, or `torch.as_tensor(x,
@@ -108,7 +112,7 @@ class HostDeviceCopyInCapture(CaptureRule):
                     self, node, fix=fixable, inherited_state=ctx.inherited_attribute(receiver),
                     built_state=ctx.built_attribute(receiver), receiver_parameter=ctx.incoming_parameter(receiver),
                     void_in_capture=empty == "capture" or on_device,
-                    receiver_call=ctx.returned_call(receiver, ctx.known_device(node) or ""),
+                    device_calls=ctx.device_calls(receiver, ctx.known_device(node) or ""),
                 )
         elif method == "copy_":
             if node.args and (moved_host_factory(node, ctx) or _is_host_tensor(node.args[0].value, ctx)):
