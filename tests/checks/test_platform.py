@@ -213,8 +213,10 @@ HELD_FILES = {
 
 
 @pytest.mark.parametrize(("platform", "found"), [(None, set()), ("cuda", {("pynccl_allocator.py", "GL105", 2)})])
-def test_a_held_preset_still_says_where_code_never_runs(tmp_path: Path, platform: str | None, found: set) -> None:
-    """No configuration: the sglang preset is held (opt-in), so its captures are not walked, but
+def test_a_held_preset_still_says_where_code_never_runs(
+    tmp_path: Path, platform: str | None, found: set, held_sglang: None
+) -> None:
+    """No configuration, the sglang preset held (as if it shipped opt-in): its captures are not walked, but
     what it knows of where code never runs still narrows the compiled regions: on the NPU its
     ``[platforms.npu]`` says pynccl's symmetric-memory check never runs (no pynccl communicator),
     so a compiled helper reaching it is no finding there; on CUDA it is."""

@@ -439,10 +439,13 @@ def test_a_capture_context_bound_to_a_local_in_one_branch_is_a_capture_block(tmp
     ]
 
 
-def test_the_sglang_preset_is_opt_in_until_its_findings_are_precise(tmp_path: Path) -> None:
+def test_the_sglang_preset_is_on_by_itself(tmp_path: Path) -> None:
+    """No configuration: a project that is (or imports) sglang gets its preset, as if configured."""
     files = {"python/sglang/__init__.py": "", "python/sglang/srt/models/llama.py": SGLANG_MODEL}
     status, report = _project(tmp_path, files)
-    assert (status, report["summary"]["presets"], report["findings"]) == (0, [], [])
+    assert (report["summary"]["presets"], report["summary"]["held_presets"]) == (["sglang"], [])
+    assert [(f["code"], f["line"], f["region"]["kind"]) for f in report["findings"]] == [("GL202", 11, "capture")]
+    assert status == 1
 
 
 def test_presets_can_be_chosen_and_a_wrong_name_is_a_usage_error(tmp_path: Path) -> None:
@@ -1068,11 +1071,11 @@ SGLANG_RUNNER = {
 }
 
 
-def test_an_opt_in_frameworks_own_captures_are_named_not_analysed(tmp_path: Path) -> None:
-    """sglang's preset is opt-in: its own graph runner's capture is not walked (its backend table
-    would give it every platform's attention: a false error), and a GL001 notice and the coverage
-    line say so; the project's own capture is still analysed. With the preset on, sglang's
-    capture is walked like any other."""
+def test_an_opt_in_frameworks_own_captures_are_named_not_analysed(tmp_path: Path, held_sglang: None) -> None:
+    """A preset that ships opt-in (sglang's, made so here): its framework's own graph runner's
+    capture is not walked (without the preset its backend table would give it every platform's
+    attention: a false error), and a GL001 notice and the coverage line say so; the project's own
+    capture is still analysed. With the preset on, sglang's capture is walked like any other."""
     (tmp_path / "off").mkdir()
     (tmp_path / "on").mkdir()
     _, report = _project(tmp_path / "off", SGLANG_RUNNER)

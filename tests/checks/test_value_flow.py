@@ -331,8 +331,8 @@ SGLANG_SHAPED = {  # PEP 420: srt/ and its subdirectories have no __init__.py
 }
 
 
-# ``presets = []``: sglang's own capture blocks are walked without its opt-in preset (which would
-# hold them otherwise: regions.py); what is tested here is how the modules are named.
+# ``presets = []``: sglang's own capture blocks are walked without its preset (a held preset would
+# hold them: regions.py); what is tested here is how the modules are named.
 @pytest.mark.parametrize(
     "pyproject",
     ['[tool.graphlint]\npresets = []\n', '[tool.graphlint]\npresets = []\nsrc = ["python"]\n'],

@@ -23,8 +23,8 @@ class RegionUnresolved(ProjectRule):
     name is spelled only in `def`s and in calls resolved to other functions (a graph runner's
     override that its base class no longer calls).
     It also names the capture blocks of a framework's own code that are not analysed
-    because the framework's preset is opt-in and off (sglang's graph runners: without the
-    preset's knowledge of what a capture never runs, most findings there are false). Info only:
+    because the framework's preset ships opt-in and is off (as sglang's did: without the
+    preset's knowledge of what a capture never runs, most findings in its graph runners were false). Info only:
     it never fails a run.
 
     ## Why is this bad?
