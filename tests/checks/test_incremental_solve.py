@@ -15,6 +15,7 @@ import gc
 import json
 import random
 import weakref
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -188,6 +189,22 @@ def linked(sources: dict[str, str]) -> list[LinkedModule]:
         package = module.endswith(".__init__")
         files.append(LinkedModule(module.removesuffix(".__init__"), package, extract_facts(sources[path].encode())))
     return files
+
+
+def walked(
+    base: dict[str, str], edit: Callable[[dict[str, str], random.Random], dict[str, str]], seed: int, steps: int = 30
+) -> Iterator[tuple[int, dict[str, str], list[LinkedModule], CallGraph, SolvedGraphs]]:
+    """A random walk of ``steps`` edits from ``base`` through one kept solve
+    (``SolvedGraphs(incremental=True)``): per edit, its number, the sources, their linked files,
+    the kept solve's answer and the graphs that keep it."""
+    rng = random.Random(seed)
+    sources = dict(base)
+    graphs = SolvedGraphs(incremental=True)
+    graphs.graph(linked(sources), {}, {})
+    for n in range(steps):
+        sources = edit(sources, rng)
+        files = linked(sources)
+        yield n, sources, files, graphs.graph(files, {}, {}), graphs
 
 
 def canonical(graph: CallGraph) -> Any:

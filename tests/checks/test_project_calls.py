@@ -17,12 +17,11 @@ from typing import Any
 import pytest
 
 from graphlint.checks import project_calls
-from graphlint.checks.graph_cache import SolvedGraphs
 from graphlint.checks.incremental_solve import LiveSolve
 from graphlint.checks.valueflow import Solver, solve, solve_kept
 
 from .test_call_retraction import CALL, CALLS, edge_makers, named_nodes, named_watchers, scope_of, site_arguments, taken_back_edits
-from .test_incremental_solve import canonical, linked, node_values
+from .test_incremental_solve import canonical, linked, node_values, walked
 from .test_rederive import HELPERS, file_tables, named_edges
 
 LAYERS = """\
@@ -151,14 +150,7 @@ def test_changed_arguments_of_project_calls_are_taken_back_as_a_full_solve_answe
         return swap
 
     monkeypatch.setattr("graphlint.checks.rederive.swapped", counted)
-    rng = random.Random(seed)
-    sources = dict(BASE)
-    graphs = SolvedGraphs(incremental=True)
-    graphs.graph(linked(sources), {}, {})
-    for n in range(30):
-        sources = edit(sources, rng)
-        files = linked(sources)
-        got = graphs.graph(files, {}, {})
+    for n, sources, files, got, graphs in walked(BASE, edit, seed):
         assert canonical(got) == canonical(solve(files)), (seed, n, sources["app/layers.py"])
         assert graphs._live is not None
         compared(graphs._live, files, (seed, n, sources["app/layers.py"]))

@@ -14,12 +14,11 @@ from typing import Any
 
 import pytest
 
-from graphlint.checks.graph_cache import SolvedGraphs
 from graphlint.checks.incremental_solve import LiveSolve
 from graphlint.checks.valueflow import Solver, solve, solve_kept
 
 from .test_incremental_solve import BASE as INCREMENTAL
-from .test_incremental_solve import canonical, linked, node_values
+from .test_incremental_solve import canonical, linked, node_values, walked
 
 BASE = {
     "app/__init__.py": "from .helpers import *\nfrom .layers import *\n",
@@ -132,14 +131,7 @@ def test_changed_assignments_are_re_derived_as_a_full_solve_answers(seed: int, o
         return answer
 
     monkeypatch.setattr(LiveSolve, "extend", counted)
-    rng = random.Random(seed)
-    sources = dict(BASE)
-    graphs = SolvedGraphs(incremental=True)
-    graphs.graph(linked(sources), {}, {})
-    for n in range(30):
-        sources = edit(sources, rng)
-        files = linked(sources)
-        got = graphs.graph(files, {}, {})
+    for n, sources, files, got, graphs in walked(BASE, edit, seed):
         assert canonical(got) == canonical(solve(files)), (seed, n, sources)
         live = graphs._live
         assert live is not None and live.solver is not None
