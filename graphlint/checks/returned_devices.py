@@ -109,12 +109,13 @@ class ReturnedDevices:
         if made is not None:
             ways.append([made])
         target = self._result_devices(expr, device)
-        for shared in sorted(set(target[1].values())) if target is not None else ():
-            keys = sorted(key for key, text in target[1].items() if text == shared)  # type: ignore[index]
+        ordinal, devices = target if target is not None else (0, {})
+        for shared in sorted(set(devices.values())):
+            keys = sorted(key for key, text in devices.items() if text == shared)
             if self._one_device(expr, shared) and self.known_device(expr) == shared:
-                ways.append([[target[0], keys]])  # type: ignore[index]
+                ways.append([[ordinal, keys]])
             elif (made := self._returned_call(expr, shared)) is not None:
-                ways.append([made, [target[0], keys]])  # type: ignore[index]
+                ways.append([made, [ordinal, keys]])
         return ways or None
 
     def _result_devices(self, move: cst.BaseExpression, device: str) -> tuple[int, dict[str, str]] | None:
