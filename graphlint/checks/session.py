@@ -32,7 +32,8 @@ from graphlint.checks.selection import Selection
 from graphlint.checks.engine import CheckResult, cache_dir, extract_options_of, judge, module_names
 from graphlint.checks.facts import FileFacts
 from graphlint.checks.graph_cache import SolvedGraphs
-from graphlint.checks.modules import ModuleNames
+from graphlint.checks.link import LinkedFiles
+from graphlint.checks.modules import ImportedHeads, ModuleNames
 from graphlint.checks.presets import framework_presets, knowledge
 from graphlint.config import Config, Knowledge, load_config
 
@@ -91,6 +92,8 @@ class CheckSession:
         self._displays: dict[Path, str] = {}
         self._catalog: Catalog | None = None
         self._names: ModuleNames | None = None  # module names found so far (the files' places don't change)
+        self._heads = ImportedHeads()  # what each file's imports add to the naming, by its facts
+        self._linked = LinkedFiles()  # each file linked, by its facts and the naming
         self._graphs: SolvedGraphs | None = None  # solved call graphs: an edit that changes no flow solves nothing
         self._presets: list[str] = []
         self._held: dict[str, str] = {}  # frameworks whose own capture blocks are not analysed
@@ -151,10 +154,10 @@ class CheckSession:
         self._graphs.write = not unsaved.keys() & facts.keys()
         named = [t for t in named if t in facts]  # neither on disk nor unsaved: nothing to check
         selection = Selection(config, self._select, self._ignore, self._catalog.codes())
-        names = self._names = module_names(self.root, config, facts, kept=self._names)
+        names = self._names = module_names(self.root, config, facts, kept=self._names, heads=self._heads)
         findings, internal = judge(
             named, facts, self.root, self._known, selection, self._catalog, names, display=self._display, graphs=self._graphs,
-            preview=config.preview, held=self._held,
+            preview=config.preview, held=self._held, linked_files=self._linked,
         )
         held = sorted(set(self._held.values()))
         elapsed = time.perf_counter() - started
