@@ -89,6 +89,7 @@ class CheckSession:
         self._files: list[Path] | None = None
         self._on_disk: dict[Path, tuple[_Stamp, FileFacts]] = {}
         self._unsaved: OrderedDict[str, FileFacts] = OrderedDict()
+        self._open: dict[Path, tuple[str, FileFacts]] = {}  # each unsaved file's last text: unchanged, it is not hashed again
         self._displays: dict[Path, str] = {}
         self._catalog: Catalog | None = None
         self._names: ModuleNames | None = None  # module names found so far (the files' places don't change)
@@ -137,6 +138,7 @@ class CheckSession:
             if known != self._known:  # other entry points: other facts
                 self._on_disk.clear()
                 self._unsaved.clear()
+                self._open.clear()
                 self._catalog = None
                 self._graphs = None
             self._presets, self._known = presets, known
@@ -173,7 +175,11 @@ class CheckSession:
             self._stated_at = now
         for path in files:
             if path in unsaved:
-                facts[path] = self._unsaved_facts(unsaved[path], known)
+                text = unsaved[path]
+                kept_text = self._open.get(path)
+                if kept_text is None or kept_text[0] != text:
+                    kept_text = self._open[path] = (text, self._unsaved_facts(text, known))
+                facts[path] = kept_text[1]
                 continue
             kept = self._on_disk.get(path)
             if kept is not None and not look:
@@ -187,6 +193,8 @@ class CheckSession:
             else:
                 changed.append(path)
                 stamps[path] = stamp
+        for path in [p for p in self._open if p not in unsaved]:  # closed or saved
+            del self._open[path]
         if changed:
             loaded = collect_facts(changed, extract_options_of(known), self._cache(known), self._jobs)
             for path in changed:
@@ -233,6 +241,7 @@ class CheckSession:
         self.refresh()
         self._on_disk.clear()
         self._unsaved.clear()
+        self._open.clear()
         self._catalog = None
         self._graphs = None
 

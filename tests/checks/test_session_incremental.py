@@ -54,6 +54,11 @@ def test_a_session_checked_after_edits_finds_what_a_fresh_session_finds(tmp_path
     assert check() == {("sgl/helpers.py", "GL202")}
     run = root / "sgl" / "run.py"
     assert check({run: RUN.replace("fast = torch.compile(count_valid)", "fast = count_valid")}) == set()  # an edit
+    assert check({run: RUN}) == {("sgl/helpers.py", "GL202")}  # and undone
+    jitted = RUN.replace("torch.compile", "mylib.jit")
+    assert check({run: jitted}) == set()
+    (root / "pyproject.toml").write_text('[tool.graphlint]\ncompile-entrypoints = ["mylib.jit"]\n', encoding="utf-8")
+    assert check({run: jitted}) == {("sgl/helpers.py", "GL202")}  # the same text, read for other entry points
     (root / "sgl" / "helpers.py").rename(root / "sgl" / "util.py")
     run.write_text(RUN.replace("from helpers", "from util"), encoding="utf-8")
     session.refresh()
