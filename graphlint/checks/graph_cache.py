@@ -49,6 +49,7 @@ def solve_key(
 
 
 def file_key_part(linked: LinkedModule) -> bytes:
+    """One file's share of ``solve_key``: what the solve reads of it."""
     flow = linked.facts.flow
     targets = [entry.targets for entry in linked.facts.entries]
     # host_calls too: ``device="cpu"`` and ``device="npu"`` give the same flow facts

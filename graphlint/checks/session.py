@@ -6,7 +6,9 @@ server``): the stable interface between an editor and the checker.
 The facts of each file are kept in memory: a file on disk is read again only when its size or
 modification time changed (then from the facts cache when its content is known), an unsaved
 text is walked only when it is new. The call graph is solved again only when the files' flow
-facts changed (``graph_cache.py``); the regions and the judging run every time.
+facts changed (``graph_cache.py``); the regions and the judging run every time. What the
+project's naming takes from each file's imports, its linked file and its part of the solve key
+are kept by its facts (never changed once made): an edit takes them again for the edited file.
 
 The facts cache is read and filled for files on disk, never for unsaved text: an editor changes
 a buffer at every key stroke, and none of those texts needs to outlive the session.

@@ -1,6 +1,7 @@
 """What a session keeps per file between checks (each file's imports' heads, its linked file,
-its part of the solve key, by the file's facts) gives what a fresh session finds: after files
-are added, removed, renamed and edited, and after an import changes how modules are named."""
+its part of the solve key, by the file's facts; an open file's last text) gives what a fresh
+session finds: after files are added, removed, renamed and edited, after an import changes how
+modules are named, and after the configuration changes what an unchanged text holds."""
 
 from __future__ import annotations
 
@@ -9,12 +10,12 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from graphlint.checks.collect import collect_facts
+from graphlint.checks.engine import extract_options_of
 from graphlint.checks.facts import FileFacts
 from graphlint.checks.graph_cache import SolvedGraphs
 from graphlint.checks.modules import ImportedHeads, imported_heads
 from graphlint.checks.session import CheckSession
-from graphlint.checks.collect import collect_facts
-from graphlint.checks.engine import extract_options_of
 from graphlint.checks.value_graph import LinkedModule
 from graphlint.checks.valueflow import solve
 from graphlint.config import Knowledge
@@ -89,7 +90,8 @@ def test_a_kept_solve_key_part_is_taken_again_only_for_the_same_facts_and_module
     """The same facts under other module names solve another graph (``from helpers import``
     resolves only while ``helpers.py`` is named ``helpers``), and so do other facts under the
     same name (``run.py`` edited: one more call)."""
-    write_tree(tmp_path, {"helpers.py": HELPERS.encode(), "run.py": RUN.encode(), "edited/run.py": f"{RUN}count_valid(None)\n".encode()})
+    edited_text = f"{RUN}count_valid(None)\n"
+    write_tree(tmp_path, {"helpers.py": HELPERS.encode(), "run.py": RUN.encode(), "edited/run.py": edited_text.encode()})
     paths = [tmp_path / "helpers.py", tmp_path / "run.py", tmp_path / "edited" / "run.py"]
     helpers, run, edited_run = (collect_facts(paths, extract_options_of(Knowledge()), None, 1)[path] for path in paths)
     named = [LinkedModule("helpers", False, helpers), LinkedModule("run", False, run)]
