@@ -86,6 +86,12 @@ class Project:
         return self.graphs.graph(self._linked_modules, self.dispatch, self.not_dispatched, self.preview)
 
     @cached_property
+    def entry_files(self) -> list[int]:
+        """The files with entry points (few of a large project's): what the regions walk from.
+        Asked after ``roots.add_root_entries`` adds its entries."""
+        return [index for index, linked in enumerate(self.files) if linked.facts.entries]
+
+    @cached_property
     def _classes(self) -> ClassHierarchy:
         """Built when first asked (``inherits_module_state``, ``runs_module``), not on every run."""
         return ClassHierarchy.of(self._linked_modules)
