@@ -30,8 +30,8 @@ from graphlint.checks.facts import ExtractOptions, FileFacts
 from graphlint.checks.findings import Finding, candidate_finding, parse_error, project_findings
 from graphlint.checks.graph_cache import SolvedGraphs
 from graphlint.checks.presets import framework_presets, knowledge
-from graphlint.checks.link import LinkedFile, Project
-from graphlint.checks.modules import ModuleNames, imported_heads, module_name
+from graphlint.checks.link import LinkedFile, LinkedFiles, Project
+from graphlint.checks.modules import ImportedHeads, ModuleNames, module_name
 from graphlint.checks.class_hierarchy import absolute_name
 from graphlint.checks.regions import Regions, mark_regions
 from graphlint.checks.roots import add_root_entries
@@ -133,16 +133,18 @@ def link_paths(options: CheckOptions) -> LinkedProject:
 
 
 def module_names(
-    root: Path, config: Config, facts: Mapping[Path, FileFacts], extra: Iterable[Path] = (), kept: ModuleNames | None = None
+    root: Path,
+    config: Config,
+    facts: Mapping[Path, FileFacts],
+    extra: Iterable[Path] = (),
+    kept: ModuleNames | None = None,
+    heads: ImportedHeads | None = None,
 ) -> ModuleNames:
     """How the files of ``facts`` are named as modules: up to the configured import roots (and
     the extra paths), else to the roots the project's own absolute imports show. ``kept``: the
-    naming of an earlier check, used again (with the names it found) when it has the same roots."""
-    names = ModuleNames(
-        [*(root / src for src in config.src), *extra],
-        imported_heads(name for f in facts.values() for name in f.imports.values()),
-        top=root,
-    )
+    naming of an earlier check, used again (with the names it found) when it has the same roots;
+    ``heads``: the imports' heads of an earlier check, taken again for the changed files only."""
+    names = ModuleNames([*(root / src for src in config.src), *extra], (heads or ImportedHeads()).of(facts), top=root)
     if kept is not None and (kept.roots, kept.imported, kept.top) == (names.roots, names.imported, names.top):
         return kept
     return names
@@ -158,15 +160,18 @@ def link(
     graphs: SolvedGraphs | None = None,
     preview: bool = False,
     held: Mapping[str, str] | None = None,
+    linked_files: LinkedFiles | None = None,
 ) -> tuple[Project, Regions]:
     """Every file of ``facts`` linked, in the order of ``facts`` (``link_paths`` puts the targets
     first), then the read-only ``libraries``, with what ``known`` says of frameworks, and the
     regions marked on it. ``graphs``: where solved call graphs are kept (none: the graph is
     solved); an order that does not change with the targets (a session's) keeps their key.
     ``preview``: the value flow's preview contexts (``[tool.graphlint] preview``). ``held``: the
-    frameworks whose own capture blocks are not analysed (``presets.framework_presets``)."""
+    frameworks whose own capture blocks are not analysed (``presets.framework_presets``).
+    ``linked_files``: the files linked by an earlier call, taken again where their facts are the same."""
     read_only = set(libraries)
-    files = [LinkedFile(path, display(path), *names.name(path), facts[path]) for path in facts if path not in read_only]
+    own = [path for path in facts if path not in read_only] if read_only else facts.keys()
+    files = (linked_files or LinkedFiles()).linked(own, facts, names, display)
     files += [LinkedFile(path, display(path), *names.name(path), facts[path], library=True) for path in libraries]
     project = Project(
         files, dispatch=known.dispatch, not_dispatched=known.not_dispatched, graphs=graphs or SolvedGraphs(), preview=preview,
@@ -195,12 +200,15 @@ def judge(
     graphs: SolvedGraphs | None = None,
     preview: bool = False,
     held: Mapping[str, str] | None = None,
+    linked_files: LinkedFiles | None = None,
 ) -> tuple[list[Finding], int]:
     """The findings in ``targets``, with every file of ``facts`` linked (the targets and their
     context) with what ``known`` says of frameworks, and how many targets met an internal error.
-    ``display`` and ``graphs`` are where a long-lived caller memoizes how each path is reported
-    and the solved call graphs; ``held`` as for ``link``."""
-    project, regions = link(targets, facts, known, names, display=display, graphs=graphs, preview=preview, held=held)
+    ``display``, ``graphs`` and ``linked_files`` are where a long-lived caller memoizes how each
+    path is reported, the solved call graphs and the linked files; ``held`` as for ``link``."""
+    project, regions = link(
+        targets, facts, known, names, display=display, graphs=graphs, preview=preview, held=held, linked_files=linked_files
+    )
     named = set(targets)
     indices = [index for index, linked in enumerate(project.files) if linked.path in named]
     return judge_linked(project, regions, indices, root, selection, catalog)

@@ -18,11 +18,12 @@ import json
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from graphlint.checks.addition import adds_to
 from graphlint.checks.cache import FactsCache
+from graphlint.checks.facts import FileFacts
 from graphlint.checks.value_graph import CallGraph, FunctionKey, LinkedModule, Target
 from graphlint.checks.incremental_solve import LiveSolve
 from graphlint.checks.valueflow import solve
@@ -37,15 +38,23 @@ def solve_key(
     dispatch: Mapping[str, tuple[str, ...]],
     not_dispatched: Mapping[str, tuple[str, ...]],
     preview: bool = False,
+    part: Callable[[LinkedModule], bytes] | None = None,
 ) -> str:
+    """``part``: each file's share of the key (``file_key_part``), where a caller keeps them."""
     digest = hashlib.sha256(json.dumps([sorted(dispatch.items()), sorted(not_dispatched.items()), preview]).encode())
+    part = part or file_key_part
     for linked in files:
-        flow = linked.facts.flow
-        targets = [entry.targets for entry in linked.facts.entries]
-        # host_calls too: ``device="cpu"`` and ``device="npu"`` give the same flow facts
-        digest.update(json.dumps([linked.module, linked.is_package, flow.digest or flow.solver_digest(), targets,
-                                  sorted(linked.facts.host_calls)]).encode())
+        digest.update(part(linked))
     return digest.hexdigest()
+
+
+def file_key_part(linked: LinkedModule) -> bytes:
+    """One file's share of ``solve_key``: what the solve reads of it."""
+    flow = linked.facts.flow
+    targets = [entry.targets for entry in linked.facts.entries]
+    # host_calls too: ``device="cpu"`` and ``device="npu"`` give the same flow facts
+    return json.dumps([linked.module, linked.is_package, flow.digest or flow.solver_digest(), targets,
+                       sorted(linked.facts.host_calls)]).encode()
 
 
 class SolvedGraphs:
@@ -62,6 +71,9 @@ class SolvedGraphs:
         self.write = True
         self._memory: OrderedDict[str, CallGraph] = OrderedDict()
         self._last: list[LinkedModule] | None = None  # the project of the last graph given
+        # Each file's part of the last key, by its facts (never changed once made) and name: an
+        # edit encodes only the edited file's. The facts are held, so that no other takes their id.
+        self._parts: dict[tuple[int, str, bool], tuple[FileFacts, bytes]] = {}
 
     def graph(
         self,
@@ -71,7 +83,7 @@ class SolvedGraphs:
         preview: bool = False,
     ) -> CallGraph:
         not_dispatched = not_dispatched or {}
-        key = solve_key(files, dispatch, not_dispatched, preview)
+        key = solve_key(files, dispatch, not_dispatched, preview, self._kept_part())
         graph = self._memory.get(key)
         if graph is None:
             # One table per set of modules: a project's table is replaced when its facts change,
@@ -89,6 +101,21 @@ class SolvedGraphs:
         while len(self._memory) > _KEPT_IN_MEMORY:
             self._memory.popitem(last=False)
         return graph
+
+    def _kept_part(self) -> Callable[[LinkedModule], bytes]:
+        """``file_key_part``, from the last key's parts where the file's facts and name are the
+        same; the parts kept are then this key's only."""
+        kept, self._parts = self._parts, {}
+
+        def part(linked: LinkedModule) -> bytes:
+            name = (id(linked.facts), linked.module, linked.is_package)
+            found = kept.get(name)
+            if found is None:
+                found = (linked.facts, file_key_part(linked))
+            self._parts[name] = found
+            return found[1]
+
+        return part
 
     def _solve(
         self,

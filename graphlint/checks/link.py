@@ -9,6 +9,7 @@ hands to dynamo or to capture.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -19,6 +20,7 @@ from graphlint.checks.class_hierarchy import ClassHierarchy
 from graphlint.checks.device_construction import built_on_device, construction_functions
 from graphlint.checks.facts import MODULE_SCOPE, CallSite, FileFacts, FunctionFacts
 from graphlint.checks.graph_cache import SolvedGraphs
+from graphlint.checks.modules import ModuleNames
 from graphlint.checks.value_graph import CallGraph, FunctionKey, LinkedModule, Obj, Target
 
 
@@ -30,6 +32,28 @@ class LinkedFile:
     is_package: bool
     facts: FileFacts
     library: bool = False  # read-only context (an installed library, an extra path): never reported
+
+
+class LinkedFiles:
+    """Each path's ``LinkedFile``, for a caller that links again and again (a session): made
+    again only where the file's facts (never changed once made) or the module naming changed."""
+
+    def __init__(self) -> None:
+        self._names: ModuleNames | None = None
+        self._files: dict[Path, LinkedFile] = {}
+
+    def linked(
+        self, paths: Iterable[Path], facts: Mapping[Path, FileFacts], names: ModuleNames, display: Callable[[Path], str]
+    ) -> list[LinkedFile]:
+        """The files of ``paths``, in that order; ``display`` says how a path is reported."""
+        kept = self._files if names is self._names else {}
+        self._names, self._files = names, {}
+        for path in paths:
+            linked = kept.get(path)
+            if linked is None or linked.facts is not facts[path]:  # (roots.py gives a file's entries new facts)
+                linked = LinkedFile(path, display(path), *names.name(path), facts[path])
+            self._files[path] = linked
+        return list(self._files.values())
 
 
 @dataclass
@@ -60,6 +84,12 @@ class Project:
     @cached_property
     def graph(self) -> CallGraph:
         return self.graphs.graph(self._linked_modules, self.dispatch, self.not_dispatched, self.preview)
+
+    @cached_property
+    def entry_files(self) -> list[int]:
+        """The files with entry points (few of a large project's): what the regions walk from.
+        Asked after ``roots.add_root_entries`` adds its entries."""
+        return [index for index, linked in enumerate(self.files) if linked.facts.entries]
 
     @cached_property
     def _classes(self) -> ClassHierarchy:

@@ -13,8 +13,13 @@ keeps its regular-package name.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from graphlint.checks.facts import FileFacts
 
 
 class ModuleNames:
@@ -74,3 +79,34 @@ def module_name(path: Path) -> tuple[str, bool]:
 def imported_heads(imports: Iterable[str]) -> set[str]:
     """Top-level names of absolute imports (``torch.nn`` → ``torch``)."""
     return {name.split(".", 1)[0] for name in imports if name and not name.startswith(".")}
+
+
+class ImportedHeads:
+    """``imported_heads`` of every file's imports, for a caller that asks again and again (a
+    session): each file's heads are kept with its facts (never changed once made) and counted,
+    so that a check takes again only the files whose facts are new."""
+
+    def __init__(self) -> None:
+        self._files: dict[Path, tuple[FileFacts, set[str]]] = {}
+        self._counts: Counter[str] = Counter()  # head → how many kept files import it
+
+    def of(self, facts: Mapping[Path, FileFacts]) -> set[str]:
+        """The top-level names the files of ``facts`` import (absolute imports)."""
+        for path, file_facts in facts.items():
+            kept = self._files.get(path)
+            if kept is None or kept[0] is not file_facts:
+                if kept is not None:
+                    self._forget(kept[1])
+                heads = imported_heads(file_facts.imports.values())
+                self._counts.update(heads)
+                self._files[path] = (file_facts, heads)
+        if len(self._files) != len(facts):  # files gone since the last check
+            for path in [p for p in self._files if p not in facts]:
+                self._forget(self._files.pop(path)[1])
+        return set(self._counts)
+
+    def _forget(self, heads: set[str]) -> None:
+        for head in heads:
+            self._counts[head] -= 1
+            if not self._counts[head]:
+                del self._counts[head]

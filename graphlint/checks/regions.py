@@ -118,7 +118,9 @@ def mark_regions(
     regions = Regions(unimportable=unimportable_files(project.files, unavailable_modules), mode_flow=ModeFlow(project))
     held_patterns = [(glob_pattern(f"{module}.**"), preset) for module, preset in (held or {}).items()]
     patterns = [glob_pattern(glob) for glob in other_platform_modules]
-    foreign = {index for index, linked in enumerate(project.files) if any(p.match(linked.module) for p in patterns)}
+    foreign: set[int] = set()
+    if patterns:  # (a large project's files are matched only where globs are configured)
+        foreign = {index for index, linked in enumerate(project.files) if any(p.match(linked.module) for p in patterns)}
     foreign |= regions.unimportable.keys()
     outside = _named_functions(project, outside_regions + other_platform_modules)
     outside_capture = outside | _named_functions(project, outside_captures)
@@ -127,15 +129,16 @@ def mark_regions(
     regions.wrapped = {entry for entry, _ in wrappers.values()}
     compiled_by = {
         EntryId(file_index, entry_index): live_entry_functions(project, file_index, entry_index)
-        for file_index, linked in enumerate(project.files)
-        for entry_index, entry in enumerate(linked.facts.entries)
+        for file_index in project.entry_files
+        for entry_index, entry in enumerate(project.files[file_index].facts.entries)
         if entry.traced and not entry.replaced
     }
     compiled = {key for functions in compiled_by.values() for key in functions}
     # ``g = torch.compile(f)`` leaves ``f`` eager: its calls by its own name run it as it is,
     # only its wrapper's calls run it compiled (a walk's start keeps both: it may be the wrapper)
     compiled_by_name = {key for entry, functions in compiled_by.items() if entry not in regions.wrapped for key in functions}
-    for file_index, linked in enumerate(project.files):
+    for file_index in project.entry_files:
+        linked = project.files[file_index]
         for entry_index, entry in enumerate(linked.facts.entries):
             entry_id = EntryId(file_index, entry_index)
             regions.entries[entry_id] = entry
@@ -188,8 +191,8 @@ def _followed_wrappers(project: Project) -> Wrappers:
     region entered by ``f``'s own calls too (what its wrapper does is not seen)."""
     by_call = {
         (file_index, entry.targets[0][1]): EntryId(file_index, entry_index)
-        for file_index, linked in enumerate(project.files)
-        for entry_index, entry in enumerate(linked.facts.entries)
+        for file_index in project.entry_files
+        for entry_index, entry in enumerate(project.files[file_index].facts.entries)
         if entry.via == "call" and entry.traced and not entry.replaced and [t[0] for t in entry.targets] == ["arg"]
     }
     if not by_call:  # asked only where there are such entries: no entry point, no solve

@@ -6,7 +6,9 @@ server``): the stable interface between an editor and the checker.
 The facts of each file are kept in memory: a file on disk is read again only when its size or
 modification time changed (then from the facts cache when its content is known), an unsaved
 text is walked only when it is new. The call graph is solved again only when the files' flow
-facts changed (``graph_cache.py``); the regions and the judging run every time.
+facts changed (``graph_cache.py``); the regions and the judging run every time. What the
+project's naming takes from each file's imports, its linked file and its part of the solve key
+are kept by its facts (never changed once made): an edit takes them again for the edited file.
 
 The facts cache is read and filled for files on disk, never for unsaved text: an editor changes
 a buffer at every key stroke, and none of those texts needs to outlive the session.
@@ -32,7 +34,8 @@ from graphlint.checks.selection import Selection
 from graphlint.checks.engine import CheckResult, cache_dir, extract_options_of, judge, module_names
 from graphlint.checks.facts import FileFacts
 from graphlint.checks.graph_cache import SolvedGraphs
-from graphlint.checks.modules import ModuleNames
+from graphlint.checks.link import LinkedFiles
+from graphlint.checks.modules import ImportedHeads, ModuleNames
 from graphlint.checks.presets import framework_presets, knowledge
 from graphlint.config import Config, Knowledge, load_config
 
@@ -88,9 +91,12 @@ class CheckSession:
         self._files: list[Path] | None = None
         self._on_disk: dict[Path, tuple[_Stamp, FileFacts]] = {}
         self._unsaved: OrderedDict[str, FileFacts] = OrderedDict()
+        self._open: dict[Path, tuple[str, FileFacts]] = {}  # each unsaved file's last text: unchanged, it is not hashed again
         self._displays: dict[Path, str] = {}
         self._catalog: Catalog | None = None
         self._names: ModuleNames | None = None  # module names found so far (the files' places don't change)
+        self._heads = ImportedHeads()  # what each file's imports add to the naming, by its facts
+        self._linked = LinkedFiles()  # each file linked, by its facts and the naming
         self._graphs: SolvedGraphs | None = None  # solved call graphs: an edit that changes no flow solves nothing
         self._presets: list[str] = []
         self._held: dict[str, str] = {}  # frameworks whose own capture blocks are not analysed
@@ -134,6 +140,7 @@ class CheckSession:
             if known != self._known:  # other entry points: other facts
                 self._on_disk.clear()
                 self._unsaved.clear()
+                self._open.clear()
                 self._catalog = None
                 self._graphs = None
             self._presets, self._known = presets, known
@@ -151,10 +158,10 @@ class CheckSession:
         self._graphs.write = not unsaved.keys() & facts.keys()
         named = [t for t in named if t in facts]  # neither on disk nor unsaved: nothing to check
         selection = Selection(config, self._select, self._ignore, self._catalog.codes())
-        names = self._names = module_names(self.root, config, facts, kept=self._names)
+        names = self._names = module_names(self.root, config, facts, kept=self._names, heads=self._heads)
         findings, internal = judge(
             named, facts, self.root, self._known, selection, self._catalog, names, display=self._display, graphs=self._graphs,
-            preview=config.preview, held=self._held,
+            preview=config.preview, held=self._held, linked_files=self._linked,
         )
         held = sorted(set(self._held.values()))
         elapsed = time.perf_counter() - started
@@ -170,7 +177,11 @@ class CheckSession:
             self._stated_at = now
         for path in files:
             if path in unsaved:
-                facts[path] = self._unsaved_facts(unsaved[path], known)
+                text = unsaved[path]
+                kept_text = self._open.get(path)
+                if kept_text is None or kept_text[0] != text:
+                    kept_text = self._open[path] = (text, self._unsaved_facts(text, known))
+                facts[path] = kept_text[1]
                 continue
             kept = self._on_disk.get(path)
             if kept is not None and not look:
@@ -184,6 +195,8 @@ class CheckSession:
             else:
                 changed.append(path)
                 stamps[path] = stamp
+        for path in [p for p in self._open if p not in unsaved]:  # closed or saved
+            del self._open[path]
         if changed:
             loaded = collect_facts(changed, extract_options_of(known), self._cache(known), self._jobs)
             for path in changed:
@@ -230,6 +243,7 @@ class CheckSession:
         self.refresh()
         self._on_disk.clear()
         self._unsaved.clear()
+        self._open.clear()
         self._catalog = None
         self._graphs = None
 
