@@ -30,6 +30,7 @@ from typing import Any
 
 from graphlint.checks.addition import adds_to
 from graphlint.checks.cache import FactsCache
+from graphlint.checks.collector import collector_paused
 from graphlint.checks.value_graph import CallGraph, FunctionKey, LinkedModule, Target
 from graphlint.checks.incremental_solve import LiveSolve, bounded
 from graphlint.checks.valueflow import solve
@@ -215,7 +216,11 @@ class _SolveAhead:
     ) -> None:
         started = time.thread_time()
         try:
-            self.live = LiveSolve(files, *settings)
+            # The collector paused until ``LiveSolve`` froze what it made: its first pass after
+            # the solve scanned those millions of objects, holding the interpreter lock for
+            # seconds (a hover waited 4.4 s on models/)
+            with collector_paused():
+                self.live = LiveSolve(files, *settings)
         except Exception as exc:  # a solver bug: the next edit that changes what flows solves in full
             self.failure = f"{type(exc).__name__}: {exc}"
         finally:

@@ -149,7 +149,14 @@ class GraphlintServer(LanguageServer):
         idle, so that the first edit that changes what flows extends it instead of solving in
         full (``SolvedGraphs.solve_ahead``); taken on this thread when it ends."""
         loop = asyncio.get_running_loop()
-        session.solve_ahead(lambda: loop.call_soon_threadsafe(session.take_solved_ahead))
+
+        def ended() -> None:
+            try:
+                loop.call_soon_threadsafe(session.take_solved_ahead)
+            except RuntimeError:  # the loop closed: the server stopped meanwhile
+                pass
+
+        session.solve_ahead(ended)
 
     def _check(self, session: CheckSession, documents: list[TextDocument]) -> None:
         paths = {document.uri: Path(to_fs_path(document.uri) or document.path).resolve() for document in documents}
