@@ -7,6 +7,7 @@ dropped."""
 
 from __future__ import annotations
 
+import gc
 import logging
 import random
 import threading
@@ -17,6 +18,7 @@ import pytest
 
 from graphlint.checks import valueflow
 from graphlint.checks.cache import FactsCache
+from graphlint.checks.collector import collector_paused
 from graphlint.checks.facts import ExtractOptions
 from graphlint.checks.graph_cache import SolvedGraphs
 from graphlint.checks.incremental_solve import LiveSolve
@@ -128,3 +130,29 @@ def test_a_solve_ahead_of_a_project_since_changed_is_dropped(tmp_path: Path, ful
     full_solves.clear()
     assert canonical(graphs.graph(again, {}, {})) == canonical(solve(again))
     assert full_solves == ["MainThread", "MainThread"]  # the project before the edit (then extended), the fresh one
+
+
+def test_a_check_that_ends_while_the_project_is_solved_ahead_leaves_the_collector_off(tmp_path: Path) -> None:
+    """The solve ahead runs with the cyclic collector off (its millions of objects, frozen when
+    it ends); a check on the server's thread that paused it first and ends first does not turn
+    it on under the solve."""
+    graphs = read_from_cache(tmp_path, dict(BASE))
+    solving, gate, ended = threading.Event(), threading.Event(), threading.Event()
+    real = LiveSolve.__init__
+
+    def gated(self: LiveSolve, *args: Any) -> None:
+        solving.set()
+        gate.wait()
+        real(self, *args)
+
+    assert gc.isenabled()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(LiveSolve, "__init__", gated)
+        with collector_paused():  # a check, under way when the solve ahead starts
+            graphs.solve_ahead(ended.set)
+            assert solving.wait(60)
+        assert not gc.isenabled()
+        gate.set()
+        assert ended.wait(60)
+    graphs.take_solved_ahead()
+    assert gc.isenabled() and graphs._live is not None

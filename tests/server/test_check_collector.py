@@ -17,7 +17,7 @@ from tests.server.client import uri
 def test_a_check_runs_with_the_collector_off_and_turns_it_on_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "pyproject.toml").write_text("[tool.graphlint]\n", encoding="utf-8")
     (tmp_path / "model.py").write_text("import torch\n", encoding="utf-8")
-    server = build_server(ServerOptions())
+    server = build_server(ServerOptions(solve_ahead=False))  # (no event loop here to take a solve ahead)
     server.protocol._workspace = Workspace(uri(tmp_path))
     server.workspace.put_text_document(types.TextDocumentItem(uri(tmp_path / "model.py"), "python", 1, "import torch\n"))
     during: list[bool] = []
