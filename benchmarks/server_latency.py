@@ -48,11 +48,12 @@ from benchmarks.check_throughput import copy_models, count_lines, python_files, 
 from tests.server.client import GRAPHLINT, Editor  # noqa: E402
 
 
-def spread(files: Sequence[Path], count: int) -> list[Path]:
-    """``count`` files evenly spaced through ``files`` (sorted by path): small and large ones."""
+def spread(files: Sequence[Path], count: int, offset: int = 0) -> list[Path]:
+    """``count`` files evenly spaced through ``files`` (sorted by path): small and large ones;
+    ``offset``: from that file on (another sample)."""
     ordered = sorted(files)
     step = max(len(ordered) // max(count, 1), 1)
-    return ordered[::step][:count]
+    return ordered[offset::step][:count]
 
 
 EDITS = {"constant": "EDIT_{0} = {0}\n", "value": "EDIT_{0} = int({0})\n", "append": "EDIT_{0} = int({0})\n",
@@ -199,6 +200,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--glob", default="*", help="models/ subdirectories (default '*': the whole models/ tree)")
     parser.add_argument("--files", type=int, default=20, help="modeling files opened and edited (default 20)")
     parser.add_argument("--edits", type=int, default=5, help="edits per file (default 5)")
+    parser.add_argument("--offset", type=int, default=0,
+                        help="the files edited are spread through the tree from this modeling file on (default 0)")
     parser.add_argument("--debounce", type=float, action="append",
                         help="the server's debounce in seconds, one run each (default: 0.05, its own default, and 0)")
     parser.add_argument("--edit", choices=sorted(EDITS), default="constant",
@@ -233,7 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"graphlint check (warm): {wall:.2f} s, {cpu:.2f} cpu-s, exit {result.returncode}; "
                   f"load average {os.getloadavg()[0]:.1f}")
         modeling = [f for f in files if f.name.startswith("modeling_")] or files
-        chosen = spread(modeling, args.files)
+        chosen = spread(modeling, args.files, args.offset)
         sizes = sorted(count_lines([f]) for f in chosen)
         print(f"edited files: {len(chosen)}, {sizes[0]}–{sizes[-1]} lines (median {statistics.median(sizes):.0f})")
         for debounce in args.debounce or [0.05, 0.0]:
