@@ -167,6 +167,8 @@ async def measure(
             print(f"server resident memory after the opens: {rss_mib(pid):.0f} MiB")
         if wait_ahead:
             await solved_ahead(editor, files[0], timeout)
+            if pid:
+                print(f"server resident memory with the solve ahead kept: {rss_mib(pid):.0f} MiB")
         latencies: list[float] = []
         spent: list[float] = []  # the server's CPU seconds per edit
         for path in files:
