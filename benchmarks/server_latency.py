@@ -22,6 +22,8 @@ re-derive in the kept solve (``rederive.py``). The latency of an edit is
 the time from sending ``didChange`` to receiving the diagnostics published for that version;
 it includes ``--debounce``. Also printed: the time to the first diagnostics after ``didOpen``
 (the first one loads the whole project from the cache) and the server's resident memory.
+The server solves the value flow ahead once the first diagnostics are out (``graph_cache.py``);
+``--wait-solve-ahead`` waits for it (timing hovers meanwhile) before the first edit.
 """
 
 from __future__ import annotations
@@ -46,11 +48,12 @@ from benchmarks.check_throughput import copy_models, count_lines, python_files, 
 from tests.server.client import GRAPHLINT, Editor  # noqa: E402
 
 
-def spread(files: Sequence[Path], count: int) -> list[Path]:
-    """``count`` files evenly spaced through ``files`` (sorted by path): small and large ones."""
+def spread(files: Sequence[Path], count: int, offset: int = 0) -> list[Path]:
+    """``count`` files evenly spaced through ``files`` (sorted by path): small and large ones;
+    ``offset``: from that file on (another sample)."""
     ordered = sorted(files)
     step = max(len(ordered) // max(count, 1), 1)
-    return ordered[::step][:count]
+    return ordered[offset::step][:count]
 
 
 EDITS = {"constant": "EDIT_{0} = {0}\n", "value": "EDIT_{0} = int({0})\n", "append": "EDIT_{0} = int({0})\n",
@@ -130,10 +133,27 @@ def rss_mib(pid: int) -> float | None:
     return None
 
 
+async def solved_ahead(editor: Editor, path: Path, timeout: float) -> None:
+    """Wait until the server logs that the value flow it solved ahead is kept, hovering over
+    ``path`` meanwhile: how long the server's thread answers while the solve runs beside it."""
+    started, hovers = time.perf_counter(), []
+    while not any(line.startswith(("value flow solved ahead", "value flow solved in full")) for line in editor.logs):
+        if time.perf_counter() - started > timeout:
+            print(f"no solve ahead within {timeout:.0f} s")
+            return
+        asked = time.perf_counter()
+        await editor.hover(path, 0, 0)
+        hovers.append(time.perf_counter() - asked)
+        await asyncio.sleep(0.5)
+    print(f"solved ahead {time.perf_counter() - started:.1f} s after the last open; hovers meanwhile: {len(hovers)}, "
+          f"median {statistics.median(hovers) * 1000:.0f} ms, max {max(hovers) * 1000:.0f} ms" if hovers else "")
+
+
 async def measure(
-    root: Path, cache: Path, files: list[Path], edits: int, debounce: float, jobs: int, kind: str, timeout: float = 120
+    root: Path, cache: Path, files: list[Path], edits: int, debounce: float, jobs: int, kind: str, timeout: float = 120,
+    server_args: Sequence[str] = (), wait_ahead: bool = False,
 ) -> None:
-    async with Editor(root, "--cache-dir", str(cache), "--debounce", str(debounce), "-j", str(jobs)) as editor:
+    async with Editor(root, "--cache-dir", str(cache), "--debounce", str(debounce), "-j", str(jobs), *server_args) as editor:
         opened: list[float] = []
         for path in files:
             started = time.perf_counter()
@@ -143,6 +163,12 @@ async def measure(
         print(f"open: first {opened[0] * 1000:.0f} ms (loads the project), then median "
               f"{statistics.median(opened[1:]) * 1000:.0f} ms over {len(opened) - 1} files" if len(opened) > 1 else "")
         pid = editor.client._server.pid if editor.client._server else None  # type: ignore[attr-defined]
+        if pid:
+            print(f"server resident memory after the opens: {rss_mib(pid):.0f} MiB")
+        if wait_ahead:
+            await solved_ahead(editor, files[0], timeout)
+            if pid:
+                print(f"server resident memory with the solve ahead kept: {rss_mib(pid):.0f} MiB")
         latencies: list[float] = []
         spent: list[float] = []  # the server's CPU seconds per edit
         for path in files:
@@ -176,6 +202,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--glob", default="*", help="models/ subdirectories (default '*': the whole models/ tree)")
     parser.add_argument("--files", type=int, default=20, help="modeling files opened and edited (default 20)")
     parser.add_argument("--edits", type=int, default=5, help="edits per file (default 5)")
+    parser.add_argument("--offset", type=int, default=0,
+                        help="the files edited are spread through the tree from this modeling file on (default 0)")
     parser.add_argument("--debounce", type=float, action="append",
                         help="the server's debounce in seconds, one run each (default: 0.05, its own default, and 0)")
     parser.add_argument("--edit", choices=sorted(EDITS), default="constant",
@@ -187,6 +215,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--warm-runs", type=int, default=0, help="warm `graphlint check` runs after the fill (default 0)")
     parser.add_argument("-j", "--jobs", type=int, default=2, help="processes for the cold fill of the cache (default 2)")
     parser.add_argument("--cache-dir", type=Path, help="reuse this facts cache (filled if needed) instead of a fresh one")
+    parser.add_argument("--wait-solve-ahead", action="store_true",
+                        help="before the first edit, wait until the server logs that it solved the value flow ahead "
+                             "(hovering meanwhile, timed); default: edit at once")
+    parser.add_argument("--server-arg", action="append", default=[], metavar="ARG",
+                        help="an argument for `graphlint server` (repeat), e.g. --server-arg=--no-solve-ahead")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as scratch:
         tree = Path(scratch) / "models"
@@ -205,11 +238,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"graphlint check (warm): {wall:.2f} s, {cpu:.2f} cpu-s, exit {result.returncode}; "
                   f"load average {os.getloadavg()[0]:.1f}")
         modeling = [f for f in files if f.name.startswith("modeling_")] or files
-        chosen = spread(modeling, args.files)
+        chosen = spread(modeling, args.files, args.offset)
         sizes = sorted(count_lines([f]) for f in chosen)
         print(f"edited files: {len(chosen)}, {sizes[0]}–{sizes[-1]} lines (median {statistics.median(sizes):.0f})")
         for debounce in args.debounce or [0.05, 0.0]:
-            asyncio.run(measure(tree, cache, chosen, args.edits, debounce, args.jobs, args.edit, args.timeout))
+            asyncio.run(measure(tree, cache, chosen, args.edits, debounce, args.jobs, args.edit, args.timeout,
+                                args.server_arg, args.wait_solve_ahead))
     return 0
 
 

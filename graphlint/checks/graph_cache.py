@@ -9,6 +9,12 @@ caller such as ``graphlint server`` solves only when an edit changes what flows 
 the facts, as a JSON table of the facts cache (``graphlint check`` with every file cached reads
 the graph instead of solving it). The facts cache's directory is named by the checker's
 fingerprint, which hashes the solver's sources too: a changed solver never reads an old graph.
+
+A graph read from the cache comes without the solver that ``incremental_solve.py`` extends, so
+the first edit that changes what flows would solve in full (24 s on transformers' ``models/``):
+``graphlint server`` has the project solved ahead on another thread once its diagnostics are
+out (``SolvedGraphs.solve_ahead``), and keeps that solver if the project is still the one it
+solved when it ends; an edit that needs a solve before then waits for it.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -23,14 +30,17 @@ from typing import Any
 
 from graphlint.checks.addition import adds_to
 from graphlint.checks.cache import FactsCache
+from graphlint.checks.collector import collector_paused
 from graphlint.checks.facts import FileFacts
 from graphlint.checks.value_graph import CallGraph, FunctionKey, LinkedModule, Target
-from graphlint.checks.incremental_solve import LiveSolve
+from graphlint.checks.incremental_solve import LiveSolve, bounded
 from graphlint.checks.valueflow import solve
 
 log = logging.getLogger(__name__)
 
 _KEPT_IN_MEMORY = 2  # the graph before an edit and after it: an undo solves nothing
+
+_Settings = tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]], bool]  # dispatch, not dispatched, preview
 
 
 def solve_key(
@@ -74,6 +84,10 @@ class SolvedGraphs:
         # Each file's part of the last key, by its facts (never changed once made) and name: an
         # edit encodes only the edited file's. The facts are held, so that no other takes their id.
         self._parts: dict[tuple[int, str, bool], tuple[FileFacts, bytes]] = {}
+        self._last_key = ""  # its ``solve_key``
+        self._last_graph: CallGraph | None = None
+        self._last_settings: _Settings = ({}, {}, False)
+        self._ahead: _SolveAhead | None = None  # the last project's solve under way on another thread
 
     def graph(
         self,
@@ -96,7 +110,8 @@ class SolvedGraphs:
                     self.cache.put_table(table, {"key": key, "graph": graph_to_json(graph)})
                     self.cache.put_table(f"{table}-key", {"key": key})
             self._memory[key] = graph
-        self._last = list(files)
+        self._last, self._last_key, self._last_graph = list(files), key, graph
+        self._last_settings = (dict(dispatch), dict(not_dispatched), preview)
         self._memory.move_to_end(key)
         while len(self._memory) > _KEPT_IN_MEMORY:
             self._memory.popitem(last=False)
@@ -126,6 +141,8 @@ class SolvedGraphs:
     ) -> CallGraph:
         if not self.incremental:
             return solve(files, dispatch, not_dispatched, preview)
+        if self._ahead is not None:  # it has solved part of what a full solve would: waited for
+            self.take_solved_ahead(wait=True)
         if self._live is not None:
             started = time.process_time()
             answer = self._live.extend(files, dispatch, not_dispatched, preview)
@@ -157,6 +174,37 @@ class SolvedGraphs:
         log.info("value flow solved in full (%.2f CPU-s%s)", time.process_time() - started, bounds)
         return self._live.graph
 
+    def solve_ahead(self, done: Callable[[], None]) -> None:
+        """Where no solver is kept (the last graph was read from the cache), solve the last
+        project on another thread, for ``_solve`` to extend at the next edit that changes what
+        flows; ``done`` is called on that thread when it ends. The solve reads a snapshot (the
+        linked modules given, which nothing changes) and is taken by ``take_solved_ahead``, on
+        the caller's thread, only for the project it solved (``solve_key``)."""
+        if not self.incremental or self._live is not None or self._ahead is not None or self._last_graph is None:
+            return
+        if bounded(self._last_graph):  # a bounded solve is not kept (``LiveSolve``)
+            return
+        self._ahead = _SolveAhead(self._last_key, list(self._last), self._last_settings, done)
+
+    def take_solved_ahead(self, wait: bool = False) -> None:
+        """Keep the solve made ahead if it is of the last project given (an edit since that
+        changed the solve's inputs makes it stale: dropped); ``wait``: for it to end."""
+        ahead = self._ahead
+        if ahead is None or (not wait and not ahead.ended.is_set()):
+            return
+        started = time.perf_counter()
+        ahead.thread.join()
+        self._ahead = None
+        waited = f"; the edit waited {time.perf_counter() - started:.2f} s for it" if wait else ""
+        if ahead.live is None:
+            log.warning("value flow solved ahead failed: %s%s", ahead.failure, waited)
+        elif ahead.key != self._last_key:
+            ahead.live.release()
+            log.info("value flow solved ahead dropped: the project changed while it was solved%s", waited)
+        else:
+            self._live = ahead.live
+            log.info("value flow solved ahead, kept for the next edit (%.2f CPU-s on another thread%s)", ahead.cpu, waited)
+
     def _read(self, table: str, key: str) -> CallGraph | None:
         if self.cache is None or self.cache.get_table(f"{table}-key") != {"key": key}:
             return None  # (the small table says so without reading the graph)
@@ -167,6 +215,45 @@ class SolvedGraphs:
             return graph_from_json(data["graph"])
         except (KeyError, TypeError, ValueError, IndexError, AttributeError):
             return None  # unreadable: solve again
+
+
+class _SolveAhead:
+    """A ``LiveSolve`` of a project made on a thread of its own."""
+
+    def __init__(
+        self,
+        key: str,
+        files: list[LinkedModule],
+        settings: _Settings,
+        done: Callable[[], None],
+    ) -> None:
+        self.key = key  # the ``solve_key`` of ``files``
+        self.live: LiveSolve | None = None
+        self.failure = ""  # why ``live`` is None once the thread ended
+        self.cpu = 0.0  # the thread's CPU seconds
+        self.ended = threading.Event()  # set before ``done`` is called (the thread is alive still)
+        self.thread = threading.Thread(target=self._solve, args=(files, settings, done), name="graphlint-solve-ahead", daemon=True)
+        self.thread.start()
+
+    def _solve(
+        self,
+        files: list[LinkedModule],
+        settings: _Settings,
+        done: Callable[[], None],
+    ) -> None:
+        started = time.thread_time()
+        try:
+            # The collector paused until ``LiveSolve`` froze what it made: its first pass after
+            # the solve scanned those millions of objects, holding the interpreter lock for
+            # seconds (a hover waited 4.4 s on models/)
+            with collector_paused():
+                self.live = LiveSolve(files, *settings)
+        except Exception as exc:  # a solver bug: the next edit that changes what flows solves in full
+            self.failure = f"{type(exc).__name__}: {exc}"
+        finally:
+            self.cpu = time.thread_time() - started
+            self.ended.set()
+            done()
 
 
 def _target_to_json(target: Target) -> Any:

@@ -128,7 +128,7 @@ class LiveSolve:
         # A solve that hit its bounds is never extended: not kept (on transformers' models/,
         # keeping its millions of objects alive doubled the CPU of the next edits).
         self.solver: Solver | None = solver
-        if _bounded(solver):
+        if bounded(solver):
             self.release()
         else:
             self.work = _work_bound(solver, 0)
@@ -158,7 +158,7 @@ class LiveSolve:
         solver = self.solver
         self.retracted = self.rederived = False
         if solver is None:
-            return "the last solve hit its bounds" if _bounded(self.graph) else "no kept solve"
+            return "the last solve hit its bounds" if bounded(self.graph) else "no kept solve"
         if (dispatch, not_dispatched, preview) != self.settings:
             return "the framework dispatch or preview changed"
         # the files as the project numbers their calls (the solver may number some otherwise)
@@ -314,7 +314,7 @@ class LiveSolve:
             solver.solved(lambda: _extend(solver, file, old, new))
         finally:
             del solver.add, solver.watch, solver.edge, solver.call, solver.record, solver.unseen_defaults, solver.undecided_decorations
-        if _bounded(solver):
+        if bounded(solver):
             return "the extended solve hit its bounds"
         grown = [name for name in _NOT_GROWING if mass(getattr(solver, name)) != sizes[name]]
         if grown or mass(solver.graph.implicit_calls) != implicit:
@@ -360,7 +360,7 @@ def _guarded_add(solver: Solver, existing: int) -> Callable[[int, Iterable[Obj]]
     return add
 
 
-def _bounded(solved: Solver | CallGraph) -> bool:
+def bounded(solved: Solver | CallGraph) -> bool:
     """Whether the solve hit a bound that makes its answer hang on the order the values came in:
     stopped, a set saturated (collapsed outside names do not: ``value_graph.OUTSIDE_ANY``)."""
     if isinstance(solved, CallGraph):

@@ -21,7 +21,7 @@ import os
 import time
 import tokenize
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -166,6 +166,17 @@ class CheckSession:
         held = sorted(set(self._held.values()))
         elapsed = time.perf_counter() - started
         return CheckResult(findings, len(named), elapsed, internal, list(self._presets), None, config.platform, held)
+
+    def solve_ahead(self, done: Callable[[], None]) -> None:
+        """Solve the value flow of the project as last checked on another thread, for the next
+        edit that changes it (``SolvedGraphs.solve_ahead``); ``done`` is called on that thread
+        when the solve ends, and ``take_solved_ahead`` then takes it on this one."""
+        if self._graphs is not None:
+            self._graphs.solve_ahead(done)
+
+    def take_solved_ahead(self) -> None:
+        if self._graphs is not None:
+            self._graphs.take_solved_ahead()
 
     def _facts(self, files: list[Path], unsaved: Mapping[Path, str], known: Knowledge) -> dict[Path, FileFacts]:
         facts: dict[Path, FileFacts] = {}

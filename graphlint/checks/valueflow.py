@@ -18,12 +18,12 @@ the answer is nothing: an unresolved call is better than a wrong one.
 from __future__ import annotations
 
 import dataclasses
-import gc
 from collections.abc import Callable, Iterable
 
 from graphlint.checks import apis
 from graphlint.checks.call_semantics import CallSemantics
 from graphlint.checks.class_hierarchy import ClassHierarchy, absolute_name
+from graphlint.checks.collector import collector_paused
 from graphlint.checks.compile_wrappers import WRAPPER, escaped_wrappers, wrapper_rows
 from graphlint.checks.facts import CallSite, Expr
 from graphlint.checks.instance_methods import any_instance
@@ -150,13 +150,8 @@ class Solver(CallSemantics):
         # The graph is millions of small sets and tuples and makes no cycles the cyclic collector
         # must find: its passes over the growing heap were a third of the solve on transformers'
         # models/ (2,544 files).
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
+        with collector_paused():
             return work()
-        finally:
-            if collecting:
-                gc.enable()
 
     def release(self) -> None:
         """Breaks the cycles through the watchers (they close over the solver)."""

@@ -18,7 +18,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "diagnostics (with the region chain) on open, change and save, quick fixes, and the "
             "rule's documentation on hover. Reads [tool.graphlint] like `graphlint check`. "
             "Editor setup: docs/editors.md. The client's initializationOptions may set debounce, "
-            "unsafeFixes, select and ignore too."
+            "unsafeFixes, solveAhead, select and ignore too."
         ),
     )
     server.add_argument("--debounce", type=float, default=0.05, metavar="SECONDS",
@@ -28,6 +28,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="report only these codes or prefixes, comma-separated; replaces [tool.graphlint] select")
     server.add_argument("--ignore", action="append", default=[], metavar="CODES",
                         help="do not report these codes or prefixes, comma-separated; adds to [tool.graphlint] ignore")
+    server.add_argument("--no-solve-ahead", action="store_true",
+                        help="do not solve the value flow ahead on another thread once diagnostics are out: "
+                             "saves the kept solve's memory (about 2 GB on transformers' models/) until an edit "
+                             "changes what flows, which then solves the project in full")
     server.add_argument("--no-cache", action="store_true", help="neither read nor write the facts cache")
     server.add_argument("--cache-dir", type=Path, default=None, metavar="DIR",
                         help="facts cache directory (default: $GRAPHLINT_CACHE_DIR, else .graphlint_cache/ at the project root)")
@@ -56,6 +60,7 @@ def run_server_command(args: argparse.Namespace) -> int:
         use_cache=not args.no_cache,
         cache_dir=args.cache_dir,
         jobs=args.jobs,
+        solve_ahead=not args.no_solve_ahead,
     )
     build_server(options).start_io()
     return 0

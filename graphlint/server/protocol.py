@@ -25,6 +25,7 @@ from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
 from graphlint import __version__
+from graphlint.checks.collector import collector_paused
 from graphlint.checks.findings import Finding
 from graphlint.checks.fix import fix_source
 from graphlint.checks.rules import rule_by_code
@@ -52,6 +53,9 @@ class ServerOptions:
     use_cache: bool = True
     cache_dir: Path | None = None
     jobs: int = 0
+    # solve the value flow on another thread once diagnostics are out, and keep the solve (about
+    # 2 GB more on transformers' models/): the first edit that changes what flows extends it
+    solve_ahead: bool = True
 
     def update(self, given: Any) -> list[str]:
         """Apply ``initializationOptions``; returns what was wrong with them (nothing is applied
@@ -66,12 +70,14 @@ class ServerOptions:
                 self.debounce = float(value)
             elif key == "unsafeFixes" and isinstance(value, bool):
                 self.unsafe_fixes = value
+            elif key == "solveAhead" and isinstance(value, bool):
+                self.solve_ahead = value
             elif key in ("select", "ignore") and isinstance(value, list) and all(isinstance(v, str) for v in value):
                 setattr(self, key, tuple(code.strip().upper() for code in value if code.strip()))
-            elif key in ("debounce", "unsafeFixes", "select", "ignore"):
+            elif key in ("debounce", "unsafeFixes", "solveAhead", "select", "ignore"):
                 problems.append(f"initializationOptions.{key}: {value!r} is not a valid value")
             else:
-                problems.append(f"initializationOptions: unknown key {key!r} (known: debounce, unsafeFixes, select, ignore)")
+                problems.append(f"initializationOptions: unknown key {key!r} (known: debounce, unsafeFixes, solveAhead, select, ignore)")
         return problems
 
 
@@ -130,9 +136,7 @@ class GraphlintServer(LanguageServer):
         # of objects that live as long as the session, and a full pass over them (3.2 CPU-s on
         # models/, 6.3 M objects) stalled an edit every few dozen. Frozen objects are still freed
         # when nothing refers to them; only a cycle among them would outlive its last reference.
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
+        with collector_paused():
             for root, group in by_session.items():
                 try:
                     self._check(self.sessions[root], group)
@@ -141,11 +145,26 @@ class GraphlintServer(LanguageServer):
                 except Exception as exc:  # a checker bug: say so, keep serving
                     log.error("graphlint check failed:\n%s", traceback.format_exc())
                     self._show_once(types.MessageType.Error, f"graphlint: internal error: {type(exc).__name__}: {exc}")
-        finally:
-            if collecting:
-                gc.enable()
-                gc.collect(1)
-                gc.freeze()
+        if gc.isenabled():  # (not while a solve ahead holds it off: its objects are not all made)
+            gc.collect(1)
+            gc.freeze()
+        if self.options.solve_ahead:
+            for root in by_session:
+                self.solve_ahead(self.sessions[root])
+
+    def solve_ahead(self, session: CheckSession) -> None:
+        """The value flow of what was just checked solved on another thread while the editor is
+        idle, so that the first edit that changes what flows extends it instead of solving in
+        full (``SolvedGraphs.solve_ahead``); taken on this thread when it ends."""
+        loop = asyncio.get_running_loop()
+
+        def ended() -> None:
+            try:
+                loop.call_soon_threadsafe(session.take_solved_ahead)
+            except RuntimeError:  # the loop closed: the server stopped meanwhile
+                pass
+
+        session.solve_ahead(ended)
 
     def _check(self, session: CheckSession, documents: list[TextDocument]) -> None:
         paths = {document.uri: Path(to_fs_path(document.uri) or document.path).resolve() for document in documents}

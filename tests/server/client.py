@@ -24,10 +24,12 @@ def uri(path: Path) -> str:
 class Editor:
     """One client session: open, edit, save and close documents; wait for what is published."""
 
-    def __init__(self, root: Path, *server_args: str, initialization_options: Any = None) -> None:
+    def __init__(self, root: Path, *server_args: str, initialization_options: Any = None, env: dict[str, str] | None = None) -> None:
+        """``env``: the server's environment (default: this process's)."""
         self.root = root
         self.server_args = server_args
         self.initialization_options = initialization_options
+        self.env = env
         self.client = LanguageClient("graphlint-tests", "1")
         self.published: dict[str, list[types.PublishDiagnosticsParams]] = {}
         self.messages: list[types.ShowMessageParams] = []
@@ -51,7 +53,7 @@ class Editor:
             self._arrived.set()
 
     async def __aenter__(self) -> Editor:
-        await self.client.start_io(sys.executable, str(GRAPHLINT), "server", *self.server_args, cwd=str(self.root))
+        await self.client.start_io(sys.executable, str(GRAPHLINT), "server", *self.server_args, cwd=str(self.root), env=self.env)
         self.capabilities = await asyncio.wait_for(self.client.initialize_async(types.InitializeParams(
             capabilities=types.ClientCapabilities(),
             root_uri=uri(self.root),

@@ -1,4 +1,4 @@
-"""The server's checks run with the cyclic collector off, and leave it as they found it."""
+"""The server's checks run with the cyclic collector off, leave it as they found it, and freeze what survived."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from tests.server.client import uri
 def test_a_check_runs_with_the_collector_off_and_turns_it_on_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "pyproject.toml").write_text("[tool.graphlint]\n", encoding="utf-8")
     (tmp_path / "model.py").write_text("import torch\n", encoding="utf-8")
-    server = build_server(ServerOptions())
+    server = build_server(ServerOptions(solve_ahead=False))  # (no event loop here to take a solve ahead)
     server.protocol._workspace = Workspace(uri(tmp_path))
     server.workspace.put_text_document(types.TextDocumentItem(uri(tmp_path / "model.py"), "python", 1, "import torch\n"))
     during: list[bool] = []
@@ -30,7 +30,13 @@ def test_a_check_runs_with_the_collector_off_and_turns_it_on_again(tmp_path: Pat
     monkeypatch.setattr(GraphlintServer, "_check", check)
     monkeypatch.setattr(GraphlintServer, "publish", lambda self, *args: None)  # no client to send to
     assert gc.isenabled()
-    server.check_now()
+    gc.unfreeze()
+    try:
+        server.check_now()
+        # what survived the check is frozen (no full pass over the project's facts at a later edit)
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
     assert during == [False]
     assert gc.isenabled()
     assert server.checked[uri(tmp_path / "model.py")].findings == []
