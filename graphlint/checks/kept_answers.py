@@ -9,7 +9,8 @@ and asking them again was most of what an edit re-walked for nothing (issue 18).
 The tables are keyed by ``id()`` of the node, which is sound only while the node is alive: the
 tables keep every module they were filled from (so every node keyed), and are emptied together
 with those modules once ``MODULES_KEPT`` of them are held. Nothing that depends on the rest of
-the file (scopes, ordinals, lines, modes) is kept here.
+the file (scopes, ordinals, lines, modes) is kept here. What a top-level statement's text alone
+says (the names it binds) is kept by that text.
 """
 
 from __future__ import annotations
@@ -29,12 +30,13 @@ class KeptAnswers:
         self.sure_calls: dict[int, tuple[cst.Call, ...]] = {}
         self.function_names: dict[int, frozenset[str]] = {}
         self.statement_bindings: dict[int, StatementBindings] = {}  # unbound_names.py
+        self.piece_names: dict[str, frozenset[str]] = {}  # empty_values.py: by a statement's text
 
     def hold(self, module: cst.Module) -> None:
         """Keep ``module`` (and so each node of it) alive as long as answers about it are kept."""
         if len(self._modules) >= MODULES_KEPT:
             self._modules.clear()
-            tables = (self.leaving_nodes, self.none_operands, self.sure_calls, self.function_names, self.statement_bindings)
+            tables = (self.leaving_nodes, self.none_operands, self.sure_calls, self.function_names, self.statement_bindings, self.piece_names)
             for table in tables:
                 table.clear()
         self._modules.append(module)

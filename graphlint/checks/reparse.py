@@ -43,12 +43,9 @@ class StatementParser:
         return module
 
     def _parse(self, text: str, tree: ast.Module) -> cst.Module:
-        starts = sorted({_first_line(node) for node in tree.body})
-        if len(starts) < 2:
+        texts = [piece for piece, _ in statement_pieces(text, tree)]
+        if len(texts) < 2:
             return cst.parse_module(text)
-        lines = io.StringIO(text, newline="").readlines()  # breaks at \r\n, \r and \n, as ast counts
-        bounds = [0, *(start - 1 for start in starts[1:]), len(lines)]
-        texts = ["".join(lines[a:b]) for a, b in zip(bounds, bounds[1:])]
         # A piece met twice in one text is parsed again the second time: one node in two places
         # of a module would be one call, one report, one anchor for the walk (keyed by ``id()``).
         again = [piece in texts[:index] for index, piece in enumerate(texts)]
@@ -105,6 +102,20 @@ class StatementParser:
         else:
             self._pieces.move_to_end(text)
         return module
+
+
+def statement_pieces(text: str, tree: ast.Module) -> list[tuple[str, list[ast.stmt]]]:
+    """``text`` cut where each top-level statement of ``tree`` (its ``ast``) starts (its first
+    decorator's line): each piece's text, from that line to the next piece's, with the
+    statements that start in it (several where ``;`` puts them on one line). A piece's text is
+    all there is to know of its statements but their lines: a whole-file parse has them."""
+    groups: dict[int, list[ast.stmt]] = {}
+    for node in tree.body:
+        groups.setdefault(_first_line(node), []).append(node)
+    starts = list(groups)
+    lines = io.StringIO(text, newline="").readlines()  # breaks at \r\n, \r and \n, as ast counts
+    bounds = [0, *(start - 1 for start in starts[1:]), len(lines)]
+    return [("".join(lines[a:b]), groups[start]) for start, a, b in zip(starts, bounds, bounds[1:])]
 
 
 def _joined(between: tuple[cst.EmptyLine, ...], first: cst.BaseStatement) -> cst.BaseStatement:

@@ -2,7 +2,8 @@
 (``kept_answers.py``, ``reparse.StatementParser``), has the facts a fresh walk of each text has:
 a seeded random walk of edits (lines inserted, deleted and changed in functions, classes and at
 module level) over a real transformers modeling file and sglang-shaped modules whose blocks
-raise in some capture modes or read names bound only on other platforms, facts compared as the
+raise in some capture modes, read names bound only on other platforms or loop over what is
+empty, facts compared as the
 cache writes them."""
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from graphlint.checks.facts import ExtractOptions
 from graphlint.checks.presets import knowledge
 from graphlint.checks.reparse import StatementParser
 from graphlint.config import Config
+from tests.checks.test_capture_empty import MODEL as EMPTY
 from tests.checks.test_raising_blocks import GUARDED, MODEL
 from tests.checks.test_reparse import transformers_files
 from tests.checks.test_unbound_names import ALIGN
@@ -27,7 +29,7 @@ from tests.checks.test_unbound_names import ALIGN
 SGLANG = extract_options_of(knowledge(Config(presets=("sglang",)), ["sglang"]))
 
 # Lines an edit puts in a body: ways to leave a block, operands None cannot be, calls, names
-# bound; the same lines again are edits too (a statement met twice in one text).
+# bound (builtins' too); the same lines again are edits too (a statement met twice in one text).
 BODY_LINES = (
     "return None",
     "return x",
@@ -42,12 +44,15 @@ BODY_LINES = (
     "yield x",
     "_unbound_name = missing_global(x)",
     "global EDITED",
+    "len = max",
+    "zip = map",
 )
 MODULE_LINES = (
     "EDITED = 1",
     "kernel_align_block_size = None",
     "if _is_cuda:\n    from kernels import missing_global\n",
     "import math",
+    "def zip(*args):\n    return args\n",
     "if False:\n    from kernels import missing_global\n",
     "def helper(x):\n    return x.item()\n",
     "class Edited(nn.Module):\n    def forward(self, x):\n        return x[0]\n",
@@ -95,10 +100,10 @@ def walk(text: str, options: ExtractOptions, edits: int, seed: str) -> None:
         text = edit(text, chosen)
 
 
-@pytest.mark.parametrize("shape", ["model", "guarded", "align"])
+@pytest.mark.parametrize("shape", ["model", "guarded", "align", "empty"])
 def test_sglang_shapes_edited_many_times(shape: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(kept_answers, "MODULES_KEPT", 8)  # answers dropped often: ids of dead nodes come back
-    source = textwrap.dedent({"model": MODEL, "guarded": GUARDED, "align": ALIGN}[shape])
+    source = textwrap.dedent({"model": MODEL, "guarded": GUARDED, "align": ALIGN, "empty": EMPTY}[shape])
     walk(source, SGLANG, 60, shape)
 
 
@@ -115,3 +120,15 @@ def test_a_statement_written_twice_is_two_statements() -> None:
     module = parser(text, ast.parse(text))
     assert module.body[-1] is not module.body[-2] and module.body[-1].body[0] is not module.body[-2].body[0]
     assert extract_facts(text.encode(), parse=parser).to_text() == extract_facts(text.encode()).to_text()
+
+
+def test_a_builtin_bound_in_an_edit_is_no_longer_the_builtin() -> None:
+    """``zip = map`` typed into another function of the file: the loop over ``zip(...)`` of
+    what a capture batch lacks is no longer known to run nothing, in the next walk as in a fresh
+    one (the names a statement binds are kept by its whole text, not by its first line)."""
+    text = textwrap.dedent(EMPTY)
+    edited = text.replace("    into.append(len(inputs))", "    zip = map\n    into.append(len(inputs))")
+    parser = StatementParser()
+    for source in (text.encode(), edited.encode()):
+        assert extract_facts(source, SGLANG, parse=parser).to_text() == extract_facts(source, SGLANG).to_text()
+    assert extract_facts(edited.encode(), SGLANG).to_text() != extract_facts(text.encode(), SGLANG).to_text()
