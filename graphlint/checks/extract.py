@@ -276,7 +276,7 @@ class _Extractor(
         # A second def of one name (property setters, TYPE_CHECKING branches) adds to the first.
         facts = self.facts.functions.setdefault(qualname, FunctionFacts(qualname))
         scope = WalkScope("function", qualname, class_name=outer.class_name if outer.kind == "class" else None)
-        scope.capture_locals = CaptureLocals(node)
+        scope.capture_locals = CaptureLocals(node, self.kept.binding_counts)
         scope.definition = node
         self._start_returns(node, qualname)
         self._start_elements(node, qualname)

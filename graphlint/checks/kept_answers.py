@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from graphlint.checks.binding_counts import BindingCounts
 from graphlint.checks.unbound_names import StatementBindings
 
 MODULES_KEPT = 32  # a server's recent texts; their unchanged statements are shared, not copied
@@ -25,18 +26,21 @@ MODULES_KEPT = 32  # a server's recent texts; their unchanged statements are sha
 class KeptAnswers:
     def __init__(self) -> None:
         self._modules: list[cst.Module] = []
+        self._empty()
+
+    def _empty(self) -> None:
         self.leaving_nodes: dict[int, bool] = {}  # raising_blocks.py, each as ``RaisingBlocks`` says
         self.none_operands: dict[int, tuple[cst.BaseExpression, ...]] = {}
         self.sure_calls: dict[int, tuple[cst.Call, ...]] = {}
         self.function_names: dict[int, frozenset[str]] = {}
+        self.binding_counts: dict[int, BindingCounts] = {}  # capture_values.py, per function
         self.statement_bindings: dict[int, StatementBindings] = {}  # unbound_names.py
         self.piece_names: dict[str, frozenset[str]] = {}  # empty_values.py: by a statement's text
 
     def hold(self, module: cst.Module) -> None:
-        """Keep ``module`` (and so each node of it) alive as long as answers about it are kept."""
+        """Keep ``module`` (and so each node of it) alive as long as answers about it are kept:
+        before a walk of it takes the tables."""
         if len(self._modules) >= MODULES_KEPT:
             self._modules.clear()
-            tables = (self.leaving_nodes, self.none_operands, self.sure_calls, self.function_names, self.statement_bindings, self.piece_names)
-            for table in tables:
-                table.clear()
+            self._empty()
         self._modules.append(module)

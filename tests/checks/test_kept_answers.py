@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import random
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -108,14 +109,14 @@ def test_sglang_shapes_edited_many_times(shape: str, monkeypatch: pytest.MonkeyP
 
 
 @pytest.mark.parametrize("path", transformers_files(2)[:1], ids=lambda p: p.name)
-def test_a_transformers_file_edited_many_times(path) -> None:
+def test_a_transformers_file_edited_many_times(path: Path) -> None:
     walk(path.read_text(encoding="utf-8"), ExtractOptions(), 12, path.name)
 
 
 def test_a_statement_written_twice_is_two_statements() -> None:
     """Two equal top-level statements are two pieces of one text: each its own nodes (one node
     in both places would be one call of the two)."""
-    text = "import torch\n\n@torch.compile\ndef f(x):\n    return x\n\ny = f(torch.ones(1)).item()\ny = f(torch.ones(1)).item()\n"
+    text = "import torch\n\n@torch.compile\ndef f(x):\n    return x\n\n" + "y = f(torch.ones(1)).item()\n" * 2
     parser = StatementParser()
     module = parser(text, ast.parse(text))
     assert module.body[-1] is not module.body[-2] and module.body[-1].body[0] is not module.body[-2].body[0]
