@@ -9,7 +9,9 @@ statements, with the comments and blank lines between them where a whole-file pa
 (before the next statement), so that the module gives the text back as a whole-file parse does.
 A piece that does not parse on its own (none should: a top-level statement is complete)
 makes the whole text parse the ordinary way, and so does a text libcst refuses or one that mixes
-kinds of line break (each piece would write its own).
+kinds of line break (each piece would write its own). A piece met twice in one text is parsed
+twice: the walk keys what it learns of a node by ``id()``. The parser also holds what the walk
+learns of the nodes it shares between texts (``kept_answers.py``).
 """
 
 from __future__ import annotations
