@@ -271,9 +271,11 @@ class CaptureLocals:
     """The bindings of one function's (or a module's top level's) names that a capture can run,
     recorded as the walk meets them (``record``), and what a name is known to be (``value``)."""
 
-    def __init__(self, function: cst.FunctionDef | cst.Module) -> None:
+    def __init__(self, function: cst.FunctionDef | cst.Module, counted: dict[int, BindingCounts] | None = None) -> None:
         self.function = function
         self._counts: BindingCounts | None = None  # every binding in the function, counted once asked
+        # each function's counts by id(), kept while the function is (``kept_answers.py``)
+        self._counted = counted if counted is not None else {}
         self.seen: dict[str, int] = {}
         self.values: dict[str, list[Binding]] = {}  # per name, each binding a capture can run
 
@@ -340,7 +342,9 @@ class CaptureLocals:
 
     def _binding_counts(self) -> BindingCounts:
         if self._counts is None:  # counted only once a name may be known
-            self._counts = binding_counts(self.function)
+            self._counts = self._counted.get(id(self.function))
+        if self._counts is None:
+            self._counts = self._counted[id(self.function)] = binding_counts(self.function)
         return self._counts
 
 

@@ -27,6 +27,8 @@ import libcst as cst
 
 from graphlint.checks.capture_values import Modes, matches
 from graphlint.checks.facts import ExtractOptions
+from graphlint.checks.kept_answers import KeptAnswers
+from graphlint.checks.reparse import statement_pieces
 from graphlint.checks.syntax import children
 
 # Builtins whose result is empty when what they iterate is (``zip``: any of its arguments).
@@ -61,6 +63,8 @@ class EmptyValues:
     uncaptured: bool
     function_scope: Any
     tree: ast.Module
+    text: str
+    kept: KeptAnswers
     qualify: Callable[[cst.BaseExpression], str | None]
     uncaptured_blocks: set[int]  # id() of the blocks the walk met with no capture mode left
     _true_modes: Callable[[cst.BaseExpression, Modes], Modes | None]
@@ -74,23 +78,15 @@ class EmptyValues:
 
     @cached_property
     def bound_names(self) -> frozenset[str]:
-        """Every name the file binds anywhere (read from its ``ast``, once asked)."""
+        """Every name the file binds anywhere (read from its ``ast``, once asked), gathered per
+        top-level statement, whose names its text alone says: kept between texts of a buffer."""
         names: set[str] = set()
-        for node in ast.walk(self.tree):
-            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-                names.add(node.id)
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                names.add(node.name)
-            elif isinstance(node, ast.arg):
-                names.add(node.arg)
-            elif isinstance(node, ast.alias):
-                names.add((node.asname or node.name).split(".")[0])
-            elif isinstance(node, (ast.Global, ast.Nonlocal)):
-                names.update(node.names)
-            elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
-                names.add(node.name)
-            elif isinstance(node, ast.MatchMapping) and node.rest:
-                names.add(node.rest)
+        kept = self.kept.piece_names
+        for piece, statements in statement_pieces(self.text, self.tree):
+            found = kept.get(piece)
+            if found is None:
+                found = kept[piece] = _bound_names(statements)
+            names |= found
         return frozenset(names)
 
     def _empty_modes(self, expr: cst.BaseExpression, modes: Modes, at: cst.CSTNode) -> Modes:
@@ -243,3 +239,25 @@ def _zero_comparison(test: cst.BaseExpression) -> bool | None:
 
 def _one_positional(call: cst.Call) -> bool:
     return len(call.args) == 1 and call.args[0].keyword is None and not call.args[0].star
+
+
+def _bound_names(statements: list[ast.stmt]) -> frozenset[str]:
+    """The names ``statements`` bind anywhere in them."""
+    names: set[str] = set()
+    for statement in statements:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                names.add(node.id)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.arg):
+                names.add(node.arg)
+            elif isinstance(node, ast.alias):
+                names.add((node.asname or node.name).split(".")[0])
+            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                names.update(node.names)
+            elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+                names.add(node.name)
+            elif isinstance(node, ast.MatchMapping) and node.rest:
+                names.add(node.rest)
+    return frozenset(names)

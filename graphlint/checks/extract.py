@@ -37,6 +37,7 @@ from graphlint.checks.empty_values import EmptyValues
 from graphlint.checks.entry_points import EntryPoints, decorated_callee
 from graphlint.checks.error_messages import ErrorMessages
 from graphlint.checks.import_names import ImportNames
+from graphlint.checks.kept_answers import KeptAnswers
 from graphlint.checks.local_bindings import LocalBindings, module_state_names
 from graphlint.checks.module_branches import ast_branches
 from graphlint.checks.module_state_arguments import ModuleStateArguments
@@ -50,6 +51,7 @@ from graphlint.checks.returning_calls import ReturningCalls
 from graphlint.checks.scalar_operands import ScalarOperands
 from graphlint.checks.presets import glob_pattern
 from graphlint.checks.raising_blocks import RaisingBlocks
+from graphlint.checks.reparse import StatementParser
 from graphlint.checks.scopes import ScopeStack
 from graphlint.checks.site_values import SiteValues
 from graphlint.checks.walk_scope import WalkScope
@@ -105,7 +107,8 @@ def extract_facts(
             error_line=max(exc.raw_line, 1),
             error_column=exc.raw_column + 1,
         )
-    return _Extractor(text, tree, options).run(module)
+    kept = parse.answers if isinstance(parse, StatementParser) else KeptAnswers()
+    return _Extractor(text, tree, options, kept).run(module)
 
 
 class _Extractor(
@@ -113,7 +116,7 @@ class _Extractor(
     ErrorMessages, RaisingBlocks, ReturningCalls, ScalarOperands, ImportNames, ModuleStateArguments, ReturnedDevices,
     ScopeStack[WalkScope],
 ):
-    def __init__(self, text: str, tree: ast.Module, options: ExtractOptions) -> None:
+    def __init__(self, text: str, tree: ast.Module, options: ExtractOptions, kept: KeptAnswers) -> None:
         self.text = text
         self.tree = tree
         self.options = options
@@ -121,7 +124,10 @@ class _Extractor(
         self.scopes = [WalkScope("module", MODULE_SCOPE)]
         self.facts.functions[MODULE_SCOPE] = FunctionFacts(MODULE_SCOPE)
         self.eager = self.in_try = False
-        self.leaving_nodes, self.none_operands, self.sure_calls, self.scanned_imports = {}, {}, {}, {}  # raising_blocks.py
+        # raising_blocks.py; answers about a node's subtree alone, kept between texts (kept_answers.py)
+        self.leaving_nodes, self.none_operands, self.sure_calls = kept.leaving_nodes, kept.none_operands, kept.sure_calls
+        self.function_names, self.scanned_imports = kept.function_names, {}
+        self.kept = kept
         self.alike_modes, self.modes_differ = None, modes_may_differ(options, text)
         self.all_capture_modes = self.capture_modes = capture_modes(options)  # none: ``uncaptured``
         # returned_none.py, empty_values.py
@@ -151,7 +157,7 @@ class _Extractor(
     # ---- the walk ---------------------------------------------------------------------------
     def run(self, module: cst.Module) -> FileFacts:
         self.module_scope.capture_locals = CaptureLocals(module)  # its top level's names (capture_values.py)
-        self.module_names, self.skipped_module_blocks, self.function_names = ModuleNames(module), set(), {}
+        self.module_names, self.skipped_module_blocks = ModuleNames(module, self.kept.statement_bindings), set()
         self.untaken_module_branches = set()
         # What each node type asks of the walk (its anchor kind, handler, rules' hooks), looked
         # up once per node; most nodes (names, attributes, strings) ask nothing. Local to the
@@ -270,7 +276,7 @@ class _Extractor(
         # A second def of one name (property setters, TYPE_CHECKING branches) adds to the first.
         facts = self.facts.functions.setdefault(qualname, FunctionFacts(qualname))
         scope = WalkScope("function", qualname, class_name=outer.class_name if outer.kind == "class" else None)
-        scope.capture_locals = CaptureLocals(node)
+        scope.capture_locals = CaptureLocals(node, self.kept.binding_counts)
         scope.definition = node
         self._start_returns(node, qualname)
         self._start_elements(node, qualname)

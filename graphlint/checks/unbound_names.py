@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Iterator
+from typing import NamedTuple
 
 import libcst as cst
 
@@ -46,12 +47,25 @@ _IMPORT_STAR, _INDENTED_BLOCK = NodeTypes(cst.ImportStar), NodeTypes(cst.Indente
 _DYNAMIC_NAMES = frozenset({"globals", "vars", "exec"})
 
 
+class StatementBindings(NamedTuple):
+    """What one top-level statement adds to its module's ``ModuleNames``: each name it binds with
+    the module-level blocks around that binding (``id()`` of each, inside the statement), the
+    blocks around each ``from x import *``, and whether it may bind any name (a ``global``
+    statement, a dynamic binding). Its subtree's alone: kept between texts (``kept_answers.py``)."""
+
+    bindings: tuple[tuple[str, tuple[int, ...]], ...]
+    stars: tuple[tuple[int, ...], ...]
+    open: bool
+
+
 class ModuleNames:
     """Where each module-level name of one module is bound: per binding, the module-level blocks
-    around it (``id()`` of each), computed once asked."""
+    around it (``id()`` of each), computed once asked; ``kept``: each statement's part, by
+    ``id()`` of statements alive while it is (``kept_answers.py``)."""
 
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, module: cst.Module, kept: dict[int, StatementBindings] | None = None) -> None:
         self.module = module
+        self._kept = kept if kept is not None else {}
         self._blocks: dict[str, list[tuple[int, ...]]] | None = None
         self._stars: list[tuple[int, ...]] = []  # the blocks around each ``from x import *``
         self._open = False  # a global statement or a dynamic binding: any name may be bound
@@ -71,25 +85,40 @@ class ModuleNames:
         if self._blocks is not None:
             return self._blocks
         self._blocks = {}
-        for node in preorder(self.module):
-            node_type = type(node)
-            if _GLOBAL[node_type] or (_NAME[node_type] and node.value in _DYNAMIC_NAMES) or (  # type: ignore[attr-defined]
-                _ATTRIBUTE[node_type] and dotted_name(node) == "sys.modules"  # type: ignore[arg-type]
-            ):
-                self._open = True
-        pending: list[tuple[cst.CSTNode, tuple[int, ...]]] = [(self.module, ())]
-        while pending:
-            node, chain = pending.pop()
-            node_type = type(node)
-            if _IMPORT_STAR[node_type]:
-                self._stars.append(chain)
-            for name in bound_names(node):
+        for statement in self.module.body:
+            part = self._kept.get(id(statement))
+            if part is None:
+                part = self._kept[id(statement)] = statement_bindings(statement)
+            for name, chain in part.bindings:
                 self._blocks.setdefault(name, []).append(chain)
-            if _OWN_SCOPES[node_type]:
-                continue  # their bodies bind names of their own scopes
-            inner = (*chain, id(node)) if _INDENTED_BLOCK[node_type] else chain
-            pending.extend((child, inner) for child in children(node))
+            self._stars.extend(part.stars)
+            self._open = self._open or part.open
         return self._blocks
+
+
+def statement_bindings(statement: cst.BaseStatement) -> StatementBindings:
+    """The part of a module's ``ModuleNames`` that ``statement`` (one of its top-level ones) makes."""
+    is_open = False
+    for node in preorder(statement):
+        node_type = type(node)
+        if _GLOBAL[node_type] or (_NAME[node_type] and node.value in _DYNAMIC_NAMES) or (  # type: ignore[attr-defined]
+            _ATTRIBUTE[node_type] and dotted_name(node) == "sys.modules"  # type: ignore[arg-type]
+        ):
+            is_open = True
+    bindings: list[tuple[str, tuple[int, ...]]] = []
+    stars: list[tuple[int, ...]] = []
+    pending: list[tuple[cst.CSTNode, tuple[int, ...]]] = [(statement, ())]
+    while pending:
+        node, chain = pending.pop()
+        node_type = type(node)
+        if _IMPORT_STAR[node_type]:
+            stars.append(chain)
+        bindings.extend((name, chain) for name in bound_names(node))
+        if _OWN_SCOPES[node_type]:
+            continue  # their bodies bind names of their own scopes
+        inner = (*chain, id(node)) if _INDENTED_BLOCK[node_type] else chain
+        pending.extend((child, inner) for child in children(node))
+    return StatementBindings(tuple(bindings), tuple(stars), is_open)
 
 
 def function_names(function: cst.FunctionDef) -> frozenset[str]:
