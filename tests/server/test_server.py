@@ -50,15 +50,20 @@ RUN_EAGER = RUN_CAPTURED.replace('torch.compile(Decoder(), mode="reduce-overhead
 COPY_LINE = 4  # 0-based: `return torch.arange(x.shape[1]).to(x.device)`
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
+def write_project(tmp_path: Path, helpers: str = HELPERS, model: str = MODEL, run: str = RUN_CAPTURED) -> Path:
+    """A project of one package ``pkg`` (``helpers.py``, ``model.py``, ``run.py``) under ``tmp_path``."""
     root = tmp_path / "project"
     package = root / "pkg"
     package.mkdir(parents=True)
     (root / "pyproject.toml").write_text("[tool.graphlint]\n", encoding="utf-8")
-    for name, text in {"__init__.py": "", "helpers.py": HELPERS, "model.py": MODEL, "run.py": RUN_CAPTURED}.items():
+    for name, text in {"__init__.py": "", "helpers.py": helpers, "model.py": model, "run.py": run}.items():
         (package / name).write_text(text, encoding="utf-8")
     return root
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    return write_project(tmp_path)
 
 
 def editor(project: Path, tmp_path: Path, *args: str, **kwargs: object) -> Editor:

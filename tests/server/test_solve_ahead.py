@@ -20,7 +20,7 @@ import pytest
 from lsprotocol import types
 
 from tests.server.client import GRAPHLINT, WAIT, Editor
-from tests.server.test_server import EXTENDED_HELPERS, HELPERS, RUN_COMPILED, TO_HOST_LINE, run
+from tests.server.test_server import EXTENDED_HELPERS, RUN_COMPILED, TO_HOST_LINE, editor, run, write_project
 
 # ``y`` is read by nothing: what it is assigned may change without anything else changing
 MODEL = textwrap.dedent("""\
@@ -43,19 +43,10 @@ SOLVED_AHEAD = "value flow solved ahead, kept for the next edit"
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """The project, its graph in the facts cache (``graphlint check``): opened, nothing is solved."""
-    root = tmp_path / "project"
-    package = root / "pkg"
-    package.mkdir(parents=True)
-    (root / "pyproject.toml").write_text("[tool.graphlint]\n", encoding="utf-8")
-    for name, text in {"__init__.py": "", "helpers.py": EXTENDED_HELPERS, "model.py": MODEL, "run.py": RUN_COMPILED}.items():
-        (package / name).write_text(text, encoding="utf-8")
+    root = write_project(tmp_path, EXTENDED_HELPERS, MODEL, RUN_COMPILED)
     subprocess.run([sys.executable, str(GRAPHLINT), "check", "--cache-dir", str(tmp_path / "cache"), str(root)],
                    capture_output=True, check=False, timeout=WAIT)
     return root
-
-
-def editor(project: Path, tmp_path: Path, *args: str, **kwargs: object) -> Editor:
-    return Editor(project, "--cache-dir", str(tmp_path / "cache"), "--debounce", "0.05", *args, **kwargs)  # type: ignore[arg-type]
 
 
 def fresh_check(project: Path, tmp_path: Path, edited: dict[str, str], path: str) -> list[tuple[str, int]]:
