@@ -12,7 +12,6 @@ thread, so a check never sees a half-applied change.
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 import traceback
 from dataclasses import dataclass
@@ -131,11 +130,7 @@ class GraphlintServer(LanguageServer):
         # The cyclic collector waits until the diagnostics are out: a check makes about a million
         # objects, and the collector's passes over them and the project's tables in memory took
         # a third of an edit on transformers' models/ (a young pass per 700 objects, a full one
-        # every few edits). Once the diagnostics are out, one young pass collects what the check
-        # left, and what survived it is frozen: the project's facts and a kept solve are millions
-        # of objects that live as long as the session, and a full pass over them (3.2 CPU-s on
-        # models/, 6.3 M objects) stalled an edit every few dozen. Frozen objects are still freed
-        # when nothing refers to them; only a cycle among them would outlive its last reference.
+        # every few edits). Once enabled again, one pass collects what the check left.
         with collector_paused():
             for root, group in by_session.items():
                 try:
@@ -145,9 +140,6 @@ class GraphlintServer(LanguageServer):
                 except Exception as exc:  # a checker bug: say so, keep serving
                     log.error("graphlint check failed:\n%s", traceback.format_exc())
                     self._show_once(types.MessageType.Error, f"graphlint: internal error: {type(exc).__name__}: {exc}")
-        if gc.isenabled():  # (not while a solve ahead holds it off: its objects are not all made)
-            gc.collect(1)
-            gc.freeze()
         if self.options.solve_ahead:
             for root in by_session:
                 self.solve_ahead(self.sessions[root])
