@@ -50,7 +50,11 @@ class StatementParser:
             return cst.parse_module(text)
         # A piece met twice in one text is parsed again the second time: one node in two places
         # of a module would be one call, one report, one anchor for the walk (keyed by ``id()``).
-        again = [piece in texts[:index] for index, piece in enumerate(texts)]
+        again: list[bool] = []
+        seen: set[str] = set()
+        for piece in texts:
+            again.append(piece in seen)
+            seen.add(piece)
         try:
             modules = [cst.parse_module(piece) if twice else self._piece(piece) for piece, twice in zip(texts, again)]
         except cst.ParserSyntaxError:

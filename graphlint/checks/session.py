@@ -138,11 +138,7 @@ class CheckSession:
             presets, self._held = framework_presets(config, self._files)
             known = knowledge(config, presets, self._held.values())
             if known != self._known:  # other entry points: other facts
-                self._on_disk.clear()
-                self._unsaved.clear()
-                self._open.clear()
-                self._catalog = None
-                self._graphs = None
+                self._forget_facts()
             self._presets, self._known = presets, known
         assert self._known is not None
         # One order whatever the targets (the project's files, then unsaved files not on disk):
@@ -252,6 +248,9 @@ class CheckSession:
 
     def _forget_files(self) -> None:
         self.refresh()
+        self._forget_facts()
+
+    def _forget_facts(self) -> None:
         self._on_disk.clear()
         self._unsaved.clear()
         self._open.clear()
